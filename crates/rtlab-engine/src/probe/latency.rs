@@ -1,0 +1,707 @@
+//! The cyclic timer-latency probe (what cyclictest measures).
+//!
+//! Each thread sleeps until an absolute time with `clock_nanosleep(TIMER_ABSTIME)`,
+//! reads the clock on wake-up, and records how late it woke. If the thread woke so
+//! late that later periods already expired, those periods are counted as
+//! **overruns** and skipped, never silently dropped. A wake-up later than the
+//! deadline is a **deadline miss**.
+//!
+//! The loop ([`run_loop`]) is generic over [`Clock`] so that tests can script time.
+//! It does integer arithmetic only: no allocation, lock, I/O or formatting. Live
+//! values leave through relaxed atomics ([`LiveStats`]); the stop flag is an
+//! `AtomicBool`.
+
+use crate::rt::clock::{Clock, ClockId, SleepError, SystemClock};
+use crate::rt::sched::{self, Policy, SchedError};
+use crate::rt::{gettid, mem};
+use crate::stats::hist::{LatencyHistogram, UsBuckets};
+use crate::stats::trace::MaxTrace;
+use crate::stats::{Moments, Summary};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+
+/// What one measuring thread does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopSpec {
+    /// The period, in ns (> 0).
+    pub interval_ns: u64,
+    /// Stop after this many wake-ups (0 = no limit).
+    pub loops: u64,
+    /// Stop at the first wake-up at or after this absolute time (ns).
+    pub end_ns: Option<u64>,
+    /// A wake-up later than this is a deadline miss (ns).
+    pub deadline_ns: u64,
+    /// Stop every thread when a latency exceeds this (ns).
+    pub breaktrace_ns: Option<u64>,
+}
+
+/// Why a measuring loop ended. `Copy`, so it can leave the hot path freely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopEnd {
+    /// The stop flag was raised (signal, or another thread's breaktrace).
+    Stopped,
+    /// The requested number of loops was done.
+    LoopsDone,
+    /// The requested duration has passed.
+    DurationDone,
+    /// This thread's latency exceeded the breaktrace threshold.
+    Break {
+        /// 0-based wake-up number.
+        cycle: u64,
+        /// The latency that exceeded the threshold (ns).
+        latency_ns: u64,
+    },
+    /// The kernel refused to sleep on the clock.
+    ClockError(SleepError),
+}
+
+/// Values published by a measuring thread for the live view. The owning thread is
+/// the only writer, so plain relaxed stores suffice.
+#[derive(Debug)]
+pub struct LiveStats {
+    cycles: AtomicU64,
+    last: AtomicU64,
+    min: AtomicU64,
+    max: AtomicU64,
+    sum: AtomicU64,
+    overruns: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl Default for LiveStats {
+    fn default() -> Self {
+        LiveStats {
+            cycles: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            overruns: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A copy of one thread's live values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveSnapshot {
+    /// Wake-ups so far.
+    pub cycles: u64,
+    /// The last latency (ns).
+    pub last_ns: u64,
+    /// Smallest latency so far (ns; 0 before the first wake-up).
+    pub min_ns: u64,
+    /// Largest latency so far (ns).
+    pub max_ns: u64,
+    /// Mean latency so far (ns).
+    pub avg_ns: u64,
+    /// Overruns so far.
+    pub overruns: u64,
+    /// Deadline misses so far.
+    pub misses: u64,
+}
+
+impl LiveStats {
+    /// Reads the current values.
+    pub fn snapshot(&self) -> LiveSnapshot {
+        let cycles = self.cycles.load(Relaxed);
+        let min = self.min.load(Relaxed);
+        LiveSnapshot {
+            cycles,
+            last_ns: self.last.load(Relaxed),
+            min_ns: if min == u64::MAX { 0 } else { min },
+            max_ns: self.max.load(Relaxed),
+            avg_ns: self.sum.load(Relaxed).checked_div(cycles).unwrap_or(0),
+            overruns: self.overruns.load(Relaxed),
+            misses: self.misses.load(Relaxed),
+        }
+    }
+}
+
+/// Everything one thread gathers. Allocated before the start barrier; recording
+/// into it never allocates.
+#[derive(Debug, Clone)]
+pub struct ThreadStats {
+    /// Exact count, min, max, mean and stddev.
+    pub moments: Moments,
+    /// Latency histogram, 1 ns to 100 s at 3 significant digits.
+    pub hist: LatencyHistogram,
+    /// 1-µs buckets up to the histogram maximum, as cyclictest keeps them.
+    pub us: UsBuckets,
+    /// Per-block maxima over time, for scatter plots.
+    pub trace: MaxTrace,
+    /// Periods that expired while the thread was late.
+    pub overruns: u64,
+    /// Wake-ups later than the deadline.
+    pub misses: u64,
+    /// Wake-up number (0-based) of the maximum.
+    pub max_cycle: u64,
+}
+
+impl ThreadStats {
+    /// Allocates all storage: `hist_max_us` 1-µs buckets and `trace_points` points.
+    pub fn new(hist_max_us: u32, trace_points: usize) -> Self {
+        ThreadStats {
+            moments: Moments::default(),
+            hist: LatencyHistogram::new(),
+            us: UsBuckets::new(hist_max_us),
+            trace: MaxTrace::new(trace_points),
+            overruns: 0,
+            misses: 0,
+            max_cycle: 0,
+        }
+    }
+
+    /// Folds another thread's stats into these (for the all-threads series).
+    /// The trace is not merged: it is per thread.
+    pub fn merge(&mut self, o: &ThreadStats) {
+        if o.moments.count > 0 && (self.moments.count == 0 || o.moments.max > self.moments.max) {
+            self.max_cycle = o.max_cycle;
+        }
+        self.moments.merge(&o.moments);
+        self.hist.merge(&o.hist);
+        self.us.merge(&o.us);
+        self.overruns += o.overruns;
+        self.misses += o.misses;
+    }
+
+    /// Values above the 1-µs histogram's range.
+    pub fn overflows(&self) -> u64 {
+        self.us.overflow()
+    }
+
+    /// The order statistics of what was recorded.
+    pub fn summary(&self) -> Summary {
+        Summary::new(&self.moments, &self.hist)
+    }
+}
+
+/// The measuring loop of one thread. Sleeps until `first_wake`, then every
+/// `spec.interval_ns`, recording each wake-up's latency into `stats` and publishing
+/// it to `live`, until a stop condition holds.
+///
+/// Overruns: after a wake-up `latency` ns late, the periods
+/// `next + k·interval` for `k = 1 ..= latency / interval` have already expired;
+/// they are counted and the next wake-up is the first period still in the future.
+pub fn run_loop<C: Clock>(
+    clock: &C,
+    spec: &LoopSpec,
+    first_wake: u64,
+    stats: &mut ThreadStats,
+    live: &LiveStats,
+    stop: &AtomicBool,
+) -> LoopEnd {
+    let interval = spec.interval_ns.max(1);
+    let origin = first_wake.saturating_sub(interval);
+    let mut next = first_wake;
+    let mut cycle: u64 = 0;
+    let mut live_sum: u64 = 0;
+    loop {
+        if stop.load(Relaxed) {
+            return LoopEnd::Stopped;
+        }
+        match clock.sleep_until(next) {
+            Ok(()) => {}
+            Err(SleepError::Interrupted) => continue,
+            Err(e) => return LoopEnd::ClockError(e),
+        }
+        let now = clock.now();
+        // A clock that reads earlier than the requested wake-up would be a kernel
+        // bug; count it as 0 rather than wrapping.
+        let latency = now.saturating_sub(next);
+        let expired = latency / interval;
+
+        if latency > stats.moments.max || stats.moments.count == 0 {
+            stats.max_cycle = cycle;
+        }
+        stats.moments.record(latency);
+        stats.hist.record(latency);
+        stats.us.record(latency, cycle);
+        stats.trace.record(now.saturating_sub(origin), latency);
+        stats.overruns += expired;
+        if latency > spec.deadline_ns {
+            stats.misses += 1;
+        }
+
+        live_sum = live_sum.wrapping_add(latency);
+        live.cycles.store(cycle + 1, Relaxed);
+        live.last.store(latency, Relaxed);
+        live.min.store(stats.moments.min, Relaxed);
+        live.max.store(stats.moments.max, Relaxed);
+        live.sum.store(live_sum, Relaxed);
+        live.overruns.store(stats.overruns, Relaxed);
+        live.misses.store(stats.misses, Relaxed);
+
+        if let Some(limit) = spec.breaktrace_ns {
+            if latency > limit {
+                stop.store(true, Relaxed);
+                return LoopEnd::Break {
+                    cycle,
+                    latency_ns: latency,
+                };
+            }
+        }
+        cycle += 1;
+        if spec.loops != 0 && cycle >= spec.loops {
+            return LoopEnd::LoopsDone;
+        }
+        if spec.end_ns.is_some_and(|end| now >= end) {
+            return LoopEnd::DurationDone;
+        }
+        // Cannot overflow for real clocks: `expired + 1` periods past `next` is at
+        // most one period past `now`.
+        next = next.saturating_add((expired + 1).saturating_mul(interval));
+    }
+}
+
+/// The whole probe's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatencyConfig {
+    /// One entry per thread: the CPU it is pinned to, or `None` for no pinning.
+    pub threads: Vec<Option<usize>>,
+    /// Base period (ns).
+    pub interval_ns: u64,
+    /// Thread `i` uses period `interval + i·distance` (ns), as cyclictest's `-d`.
+    pub distance_ns: u64,
+    /// Scheduling policy of the measuring threads.
+    pub policy: Policy,
+    /// Priority (1..=99 for fifo/rr, 0 otherwise).
+    pub priority: i32,
+    /// Clock to sleep on and read.
+    pub clock: ClockId,
+    /// Wake-ups per thread (0 = no limit).
+    pub loops: u64,
+    /// Duration (ns; 0 = no limit).
+    pub duration_ns: u64,
+    /// Deadline (ns); `None`: each thread's own period.
+    pub deadline_ns: Option<u64>,
+    /// Breaktrace threshold (ns).
+    pub breaktrace_ns: Option<u64>,
+    /// 1-µs buckets kept per thread.
+    pub hist_max_us: u32,
+    /// Points kept in each thread's time series.
+    pub trace_points: usize,
+}
+
+/// A thread could not be set up as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupError {
+    /// `sched_setaffinity` refused the CPU.
+    Affinity {
+        /// Thread index.
+        thread: usize,
+        /// The CPU asked for.
+        cpu: usize,
+        /// The refusal.
+        err: SchedError,
+    },
+    /// `sched_setscheduler` refused the policy/priority.
+    Policy {
+        /// Thread index.
+        thread: usize,
+        /// The refusal.
+        err: SchedError,
+    },
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Affinity { thread, cpu, err } => {
+                write!(f, "thread {thread}: cannot pin to CPU {cpu}: {err}")
+            }
+            SetupError::Policy { thread, err } => {
+                write!(
+                    f,
+                    "thread {thread}: cannot set the scheduling policy: {err}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// What one thread hands back on join.
+#[derive(Debug, Clone)]
+pub struct ThreadResult {
+    /// Thread index.
+    pub index: usize,
+    /// CPU it was pinned to.
+    pub cpu: Option<usize>,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Its period (ns).
+    pub interval_ns: u64,
+    /// What it gathered.
+    pub stats: ThreadStats,
+    /// Why it stopped.
+    pub end: LoopEnd,
+}
+
+/// A breaktrace event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakInfo {
+    /// Thread index that saw it.
+    pub thread: usize,
+    /// Its tid.
+    pub tid: i32,
+    /// Wake-up number (0-based).
+    pub cycle: u64,
+    /// The latency (ns).
+    pub latency_ns: u64,
+}
+
+/// The probe's result.
+#[derive(Debug, Clone)]
+pub struct LatencyOutcome {
+    /// Per-thread results, in thread order.
+    pub threads: Vec<ThreadResult>,
+    /// The first breaktrace event, if any.
+    pub breaktrace: Option<BreakInfo>,
+    /// Whether a marker was written to ftrace's `trace_marker` (and tracing stopped).
+    pub trace_marker_written: bool,
+    /// Time from the start barrier to the last join (ns).
+    pub elapsed_ns: u64,
+}
+
+/// Where ftrace markers go when tracefs is mounted.
+const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// The ftrace files a breaktrace writes to, opened before measuring.
+struct Ftrace {
+    marker: File,
+    tracing_on: Option<File>,
+}
+
+impl Ftrace {
+    fn open() -> Option<Ftrace> {
+        TRACEFS_DIRS.iter().find_map(|dir| {
+            let marker = OpenOptions::new()
+                .write(true)
+                .open(format!("{dir}/trace_marker"))
+                .ok()?;
+            let tracing_on = OpenOptions::new()
+                .write(true)
+                .open(format!("{dir}/tracing_on"))
+                .ok();
+            Some(Ftrace { marker, tracing_on })
+        })
+    }
+
+    /// Writes the marker line and stops tracing so the buffer keeps the event.
+    fn hit(&self, b: &BreakInfo) -> bool {
+        let line = format!(
+            "rtlab breaktrace: thread {} tid {} cycle {} latency {} ns\n",
+            b.thread, b.tid, b.cycle, b.latency_ns
+        );
+        let ok = (&self.marker).write_all(line.as_bytes()).is_ok();
+        if let Some(on) = &self.tracing_on {
+            let _ = (&*on).write_all(b"0");
+        }
+        ok
+    }
+}
+
+/// Runs the probe: spawns one thread per entry of `cfg.threads`, pins it, sets its
+/// policy, allocates and prefaults, then starts all threads together. While they
+/// run, `observe` is called with every thread's live values about every `tick`.
+/// `stop` ends the run early (the results gathered so far are returned).
+///
+/// Memory locking and the `cpu_dma_latency` request are the caller's business, as
+/// they concern the whole process.
+pub fn run(
+    cfg: &LatencyConfig,
+    stop: &AtomicBool,
+    tick: Duration,
+    observe: &mut dyn FnMut(&[LiveSnapshot]),
+) -> Result<LatencyOutcome, SetupError> {
+    let n = cfg.threads.len();
+    let setup = Barrier::new(n + 1);
+    let go = Barrier::new(n + 1);
+    let abort = AtomicBool::new(false);
+    let start_at = AtomicU64::new(0);
+    let errors: Vec<Mutex<Option<SetupError>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let lives: Vec<LiveStats> = (0..n).map(|_| LiveStats::default()).collect();
+    let ftrace = cfg.breaktrace_ns.and_then(|_| Ftrace::open());
+    let clock = SystemClock::new(cfg.clock);
+
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cfg
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, &cpu)| {
+                let (setup, go, abort, start_at) = (&setup, &go, &abort, &start_at);
+                let (err_slot, live) = (&errors[i], &lives[i]);
+                std::thread::Builder::new()
+                    .name(format!("rtlab-lat{i}"))
+                    .stack_size(256 * 1024)
+                    .spawn_scoped(s, move || {
+                        let tid = gettid();
+                        let interval_ns = cfg.interval_ns + i as u64 * cfg.distance_ns;
+                        let mut stats = ThreadStats::new(cfg.hist_max_us, cfg.trace_points);
+                        let mut failure = None;
+                        if let Some(cpu) = cpu {
+                            if let Err(err) = sched::set_thread_affinity(0, &[cpu]) {
+                                failure = Some(SetupError::Affinity {
+                                    thread: i,
+                                    cpu,
+                                    err,
+                                });
+                            }
+                        }
+                        if failure.is_none() {
+                            if let Err(err) = sched::set_thread_policy(0, cfg.policy, cfg.priority)
+                            {
+                                failure = Some(SetupError::Policy { thread: i, err });
+                            }
+                        }
+                        *err_slot.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+                        mem::prefault_stack();
+                        setup.wait();
+                        go.wait();
+                        let end = if abort.load(Relaxed) {
+                            LoopEnd::Stopped
+                        } else {
+                            let start = start_at.load(Relaxed);
+                            let spec = LoopSpec {
+                                interval_ns,
+                                loops: cfg.loops,
+                                end_ns: (cfg.duration_ns > 0).then(|| start + cfg.duration_ns),
+                                deadline_ns: cfg.deadline_ns.unwrap_or(interval_ns),
+                                breaktrace_ns: cfg.breaktrace_ns,
+                            };
+                            run_loop(&clock, &spec, start + interval_ns, &mut stats, live, stop)
+                        };
+                        ThreadResult {
+                            index: i,
+                            cpu,
+                            tid,
+                            interval_ns,
+                            stats,
+                            end,
+                        }
+                    })
+                    .expect("spawning a probe thread")
+            })
+            .collect();
+
+        setup.wait();
+        let first_error = errors
+            .iter()
+            .find_map(|e| *e.lock().unwrap_or_else(|e| e.into_inner()));
+        if first_error.is_some() {
+            abort.store(true, Relaxed);
+        }
+        let t0 = clock.now();
+        start_at.store(t0, Relaxed);
+        go.wait();
+
+        if first_error.is_none() {
+            let mut snaps = vec![LiveSnapshot::default(); n];
+            let step = Duration::from_millis(20).min(tick);
+            let mut since_tick = Duration::ZERO;
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(step);
+                since_tick += step;
+                if since_tick >= tick {
+                    since_tick = Duration::ZERO;
+                    for (snap, live) in snaps.iter_mut().zip(&lives) {
+                        *snap = live.snapshot();
+                    }
+                    observe(&snaps);
+                }
+            }
+        }
+        let threads: Vec<ThreadResult> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a probe thread panicked"))
+            .collect();
+        let elapsed_ns = clock.now().saturating_sub(t0);
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let breaktrace = threads.iter().find_map(|t| match t.end {
+            LoopEnd::Break { cycle, latency_ns } => Some(BreakInfo {
+                thread: t.index,
+                tid: t.tid,
+                cycle,
+                latency_ns,
+            }),
+            _ => None,
+        });
+        let trace_marker_written = match (&breaktrace, &ftrace) {
+            (Some(b), Some(f)) => f.hit(b),
+            _ => false,
+        };
+        Ok(LatencyOutcome {
+            threads,
+            breaktrace,
+            trace_marker_written,
+            elapsed_ns,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+
+    /// A clock whose every wake-up is late by the next scripted amount.
+    struct ScriptedClock {
+        now: Cell<u64>,
+        lateness: RefCell<std::vec::IntoIter<u64>>,
+        sleeps: RefCell<Vec<u64>>,
+    }
+
+    impl ScriptedClock {
+        fn new(lateness: Vec<u64>) -> Self {
+            ScriptedClock {
+                now: Cell::new(0),
+                lateness: RefCell::new(lateness.into_iter()),
+                sleeps: RefCell::new(Vec::new()),
+            }
+        }
+    }
+
+    impl Clock for ScriptedClock {
+        fn now(&self) -> u64 {
+            self.now.get()
+        }
+        fn sleep_until(&self, deadline: u64) -> Result<(), SleepError> {
+            self.sleeps.borrow_mut().push(deadline);
+            let late = self.lateness.borrow_mut().next().unwrap_or(0);
+            self.now.set(deadline.max(self.now.get()) + late);
+            Ok(())
+        }
+    }
+
+    fn spec(loops: u64) -> LoopSpec {
+        LoopSpec {
+            interval_ns: 1_000,
+            loops,
+            end_ns: None,
+            deadline_ns: 1_000,
+            breaktrace_ns: None,
+        }
+    }
+
+    fn run_scripted(spec: &LoopSpec, lateness: Vec<u64>) -> (ThreadStats, LoopEnd, Vec<u64>) {
+        let clock = ScriptedClock::new(lateness);
+        let mut stats = ThreadStats::new(10, 64);
+        let live = LiveStats::default();
+        let stop = AtomicBool::new(false);
+        let end = run_loop(&clock, spec, 1_000, &mut stats, &live, &stop);
+        let s = live.snapshot();
+        assert_eq!(s.cycles, stats.moments.count);
+        assert_eq!(s.max_ns, stats.moments.max);
+        (stats, end, clock.sleeps.into_inner())
+    }
+
+    #[test]
+    fn records_exact_latencies() {
+        let (stats, end, sleeps) = run_scripted(&spec(4), vec![10, 250, 3, 999]);
+        assert_eq!(end, LoopEnd::LoopsDone);
+        assert_eq!(sleeps, vec![1_000, 2_000, 3_000, 4_000]);
+        let s = stats.summary();
+        assert_eq!((s.samples, s.min_ns, s.max_ns), (4, 3, 999));
+        assert_eq!(stats.moments.sum, 10 + 250 + 3 + 999);
+        assert_eq!((stats.overruns, stats.misses), (0, 0));
+        assert_eq!(stats.max_cycle, 3);
+    }
+
+    #[test]
+    fn a_stall_of_5_3_intervals_counts_5_overruns_and_skips_them() {
+        let (stats, _, sleeps) = run_scripted(&spec(3), vec![0, 5_300, 0]);
+        assert_eq!(stats.overruns, 5);
+        assert_eq!(stats.misses, 1, "5.3 µs late against a 1 µs deadline");
+        // Woke at 7_300 for the period due at 2_000; periods 3_000..=7_000 expired.
+        assert_eq!(sleeps, vec![1_000, 2_000, 8_000]);
+        assert_eq!(stats.moments.max, 5_300);
+    }
+
+    #[test]
+    fn deadline_misses_are_latencies_above_the_deadline() {
+        let mut sp = spec(5);
+        sp.deadline_ns = 100;
+        let (stats, _, _) = run_scripted(&sp, vec![100, 101, 50, 900, 0]);
+        assert_eq!(stats.misses, 2, "100 is on time, 101 and 900 are late");
+        assert_eq!(stats.overruns, 0);
+    }
+
+    #[test]
+    fn breaktrace_stops_at_the_first_cycle_over_the_threshold() {
+        let mut sp = spec(100);
+        sp.breaktrace_ns = Some(500);
+        let clock = ScriptedClock::new(vec![10, 500, 20, 501, 7]);
+        let mut stats = ThreadStats::new(10, 64);
+        let stop = AtomicBool::new(false);
+        let end = run_loop(&clock, &sp, 1_000, &mut stats, &LiveStats::default(), &stop);
+        assert_eq!(
+            end,
+            LoopEnd::Break {
+                cycle: 3,
+                latency_ns: 501
+            }
+        );
+        assert!(stop.load(Relaxed), "a break stops the other threads too");
+        assert_eq!(stats.moments.count, 4);
+    }
+
+    #[test]
+    fn histogram_overflows_are_counted() {
+        // 10 one-µs buckets: 10_000 ns and above overflow.
+        let mut sp = spec(4);
+        sp.interval_ns = 100_000;
+        let (stats, _, _) = run_scripted(&sp, vec![9_999, 10_000, 50_000, 1]);
+        assert_eq!(stats.overflows(), 2);
+        assert_eq!(stats.us.overflow_cycles(), &[1, 2]);
+        assert_eq!(stats.us.count(9), 1);
+        assert_eq!(stats.us.count(0), 1);
+        assert_eq!(stats.hist.len(), 4, "the HdrHistogram keeps every value");
+    }
+
+    #[test]
+    fn duration_ends_the_loop() {
+        let mut sp = spec(0);
+        sp.end_ns = Some(10_000);
+        let (stats, end, _) = run_scripted(&sp, vec![]);
+        assert_eq!(end, LoopEnd::DurationDone);
+        assert_eq!(stats.moments.count, 10, "wake-ups at 1_000 ..= 10_000");
+    }
+
+    #[test]
+    fn stop_flag_ends_before_sleeping() {
+        let clock = ScriptedClock::new(vec![]);
+        let stop = AtomicBool::new(true);
+        let mut stats = ThreadStats::new(10, 8);
+        let end = run_loop(
+            &clock,
+            &spec(0),
+            1_000,
+            &mut stats,
+            &LiveStats::default(),
+            &stop,
+        );
+        assert_eq!(end, LoopEnd::Stopped);
+        assert_eq!(stats.moments.count, 0);
+    }
+
+    #[test]
+    fn merged_thread_stats_equal_all_values() {
+        let (a, _, _) = run_scripted(&spec(3), vec![5, 700, 9]);
+        let (b, _, _) = run_scripted(&spec(3), vec![1, 2, 3_000]);
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.moments.count, 6);
+        assert_eq!((m.moments.min, m.moments.max), (1, 3_000));
+        assert_eq!(m.overruns, 2);
+        assert_eq!(m.max_cycle, 2);
+        assert_eq!(m.hist.len(), 6);
+    }
+}

@@ -1,0 +1,4 @@
+//! Probes: code that measures. Each probe pre-allocates everything, runs a bounded
+//! loop on its own threads, and hands back per-thread results on join.
+
+pub mod latency;

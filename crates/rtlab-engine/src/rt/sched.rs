@@ -1,0 +1,235 @@
+//! Scheduling policy, priority and CPU affinity of threads.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A Linux scheduling policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// `SCHED_FIFO`: real-time, runs until it blocks or a higher priority preempts.
+    #[default]
+    Fifo,
+    /// `SCHED_RR`: real-time with a time slice among equal priorities.
+    Rr,
+    /// `SCHED_OTHER`: the normal time-sharing policy (priority must be 0).
+    Other,
+    /// `SCHED_BATCH`: time-sharing for CPU-bound batch work.
+    Batch,
+    /// `SCHED_IDLE`: runs only when nothing else wants the CPU.
+    Idle,
+    /// `SCHED_DEADLINE` (only reported, never set by rtlab).
+    Deadline,
+}
+
+impl Policy {
+    /// The raw policy number for `sched_setscheduler(2)`.
+    pub fn raw(self) -> i32 {
+        match self {
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Other => libc::SCHED_OTHER,
+            Policy::Batch => libc::SCHED_BATCH,
+            Policy::Idle => libc::SCHED_IDLE,
+            Policy::Deadline => 6,
+        }
+    }
+
+    /// The policy for a raw number, as read from `sched_getscheduler(2)` or
+    /// `/proc/PID/stat` (the `SCHED_RESET_ON_FORK` flag is ignored).
+    pub fn from_raw(raw: i32) -> Option<Policy> {
+        match raw & !0x4000_0000 {
+            libc::SCHED_FIFO => Some(Policy::Fifo),
+            libc::SCHED_RR => Some(Policy::Rr),
+            libc::SCHED_OTHER => Some(Policy::Other),
+            libc::SCHED_BATCH => Some(Policy::Batch),
+            libc::SCHED_IDLE => Some(Policy::Idle),
+            6 => Some(Policy::Deadline),
+            _ => None,
+        }
+    }
+
+    /// True for the real-time policies (FIFO, RR).
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// The name used on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Deadline => "deadline",
+        }
+    }
+
+    /// The valid priority range for the policy (1..=99 for FIFO/RR, 0 otherwise).
+    pub fn priority_range(self) -> (i32, i32) {
+        if self.is_realtime() {
+            (1, 99)
+        } else {
+            (0, 0)
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A refused scheduling call: the errno, kept small and `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedError {
+    /// The errno returned by the kernel (`EPERM`, `EINVAL`, `ESRCH`).
+    pub errno: i32,
+}
+
+impl SchedError {
+    /// True when the refusal is a permission problem.
+    pub fn is_permission(self) -> bool {
+        self.errno == libc::EPERM
+    }
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::errno_text(self.errno))
+    }
+}
+
+/// Sets the policy and priority of thread `tid` (0 = the calling thread) with
+/// `sched_setscheduler(2)`, which on Linux acts on a single thread.
+pub fn set_thread_policy(tid: i32, policy: Policy, priority: i32) -> Result<(), SchedError> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler(2) reads one sched_param through a valid pointer.
+    let rc = unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(SchedError {
+            errno: super::errno(),
+        })
+    }
+}
+
+/// Reads the policy and priority of thread `tid` (0 = the calling thread).
+pub fn thread_policy(tid: i32) -> Result<(Option<Policy>, i32), SchedError> {
+    // SAFETY: sched_getscheduler(2) takes a tid only.
+    let raw = unsafe { libc::sched_getscheduler(tid) };
+    if raw < 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_getparam(2) writes one sched_param through a valid pointer.
+    let rc = unsafe { libc::sched_getparam(tid, &mut param) };
+    if rc != 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    Ok((Policy::from_raw(raw), param.sched_priority))
+}
+
+/// Pins thread `tid` (0 = the calling thread) to the given CPUs with
+/// `sched_setaffinity(2)`.
+pub fn set_thread_affinity(tid: i32, cpus: &[usize]) -> Result<(), SchedError> {
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(SchedError {
+                errno: libc::EINVAL,
+            });
+        }
+        // SAFETY: `cpu` is below CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: sched_setaffinity(2) reads `size_of::<cpu_set_t>()` bytes from `set`.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(SchedError {
+            errno: super::errno(),
+        })
+    }
+}
+
+/// Reads the CPU affinity of thread `tid` (0 = the calling thread).
+pub fn thread_affinity(tid: i32) -> Result<Vec<usize>, SchedError> {
+    // SAFETY: as in `set_thread_affinity`.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sched_getaffinity(2) writes at most `size_of::<cpu_set_t>()` bytes.
+    let rc =
+        unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
+/// Sets the nice value of thread `tid` (0 = the calling thread).
+pub fn set_thread_nice(tid: i32, nice: i32) -> Result<(), SchedError> {
+    // SAFETY: setpriority(2) takes integers only; on Linux PRIO_PROCESS with a tid
+    // acts on that thread.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(SchedError {
+            errno: super::errno(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_numbers_round_trip() {
+        for p in [
+            Policy::Fifo,
+            Policy::Rr,
+            Policy::Other,
+            Policy::Batch,
+            Policy::Idle,
+            Policy::Deadline,
+        ] {
+            assert_eq!(Policy::from_raw(p.raw()), Some(p));
+        }
+        assert_eq!(
+            Policy::from_raw(libc::SCHED_FIFO | 0x4000_0000),
+            Some(Policy::Fifo)
+        );
+    }
+
+    #[test]
+    fn affinity_round_trip_on_this_thread() {
+        let before = thread_affinity(0).unwrap();
+        assert!(!before.is_empty());
+        set_thread_affinity(0, &before[..1]).unwrap();
+        assert_eq!(thread_affinity(0).unwrap(), &before[..1]);
+        set_thread_affinity(0, &before).unwrap();
+    }
+
+    #[test]
+    fn other_policy_is_always_allowed() {
+        set_thread_policy(0, Policy::Other, 0).unwrap();
+        assert_eq!(thread_policy(0).unwrap(), (Some(Policy::Other), 0));
+    }
+}

@@ -1,0 +1,209 @@
+//! Statistics kept while measuring and derived afterwards: exact moments
+//! ([`Moments`]), HdrHistograms ([`hist::LatencyHistogram`]), cyclictest-style 1-µs
+//! buckets ([`hist::UsBuckets`]), bounded time series ([`trace::MaxTrace`]) and the
+//! [`Summary`] every series reports.
+
+pub mod hist;
+pub mod trace;
+
+use serde::{Deserialize, Serialize};
+
+/// Exact count, min, max, sum and sum of squares of nanosecond values.
+///
+/// Sums are `u128`: a value is below 2^64 ns, so its square is below 2^128, and
+/// the sum of squares of latencies under 100 s (1e11 ns, square 1e22) overflows
+/// only after 3e16 samples, centuries of measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moments {
+    /// Number of values.
+    pub count: u64,
+    /// Smallest value (u64::MAX when empty).
+    pub min: u64,
+    /// Largest value (0 when empty).
+    pub max: u64,
+    /// Sum of values.
+    pub sum: u128,
+    /// Sum of squared values.
+    pub sum_sq: u128,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments {
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            sum_sq: 0,
+        }
+    }
+}
+
+impl Moments {
+    /// Adds one value. Integer arithmetic only; cannot allocate or fail.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.count += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v as u128;
+        self.sum_sq += (v as u128) * (v as u128);
+    }
+
+    /// Adds `n` copies of one value (used when rebuilding from histogram buckets).
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.count += n;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v as u128 * n as u128;
+        self.sum_sq += (v as u128) * (v as u128) * n as u128;
+    }
+
+    /// Folds another set of moments into this one.
+    pub fn merge(&mut self, o: &Moments) {
+        self.count += o.count;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.sum += o.sum;
+        self.sum_sq += o.sum_sq;
+    }
+
+    /// The arithmetic mean (0 when empty).
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    /// The population standard deviation (0 when empty).
+    pub fn stddev(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        let mean = self.sum as f64 / n;
+        let var = self.sum_sq as f64 / n - mean * mean;
+        var.max(0.0).sqrt()
+    }
+}
+
+/// The order statistics and moments every series reports. All values in ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    /// Number of values observed.
+    pub samples: u64,
+    /// Smallest value observed (exact).
+    pub min_ns: u64,
+    /// Arithmetic mean (exact).
+    pub mean_ns: f64,
+    /// Population standard deviation (exact).
+    pub stddev_ns: f64,
+    /// Median (within the histogram's 0.1% resolution).
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 95th percentile.
+    pub p95_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// 99.99th percentile.
+    pub p9999_ns: u64,
+    /// Largest value observed (exact).
+    pub max_ns: u64,
+}
+
+impl Summary {
+    /// Combines exact moments with percentiles from the histogram. Percentiles are
+    /// clamped into `[min, max]`: the histogram reports the top of a value's bucket,
+    /// which may lie up to 0.1% above the exact maximum.
+    pub fn new(m: &Moments, h: &hist::LatencyHistogram) -> Summary {
+        if m.count == 0 {
+            return Summary::default();
+        }
+        let q = |q: f64| h.value_at_quantile(q).clamp(m.min, m.max);
+        Summary {
+            samples: m.count,
+            min_ns: m.min,
+            mean_ns: m.mean(),
+            stddev_ns: m.stddev(),
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p95_ns: q(0.95),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            p9999_ns: q(0.9999),
+            max_ns: m.max,
+        }
+    }
+
+    /// Stability spread max − min, as in the satellite report.
+    pub fn spread_max_min(&self) -> u64 {
+        self.max_ns.saturating_sub(self.min_ns)
+    }
+
+    /// Stability spread p95 − mean (can be negative for skewed-low data).
+    pub fn spread_p95_mean(&self) -> f64 {
+        self.p95_ns as f64 - self.mean_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hist::LatencyHistogram;
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn moments_of_known_values() {
+        let mut m = Moments::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            m.record(v);
+        }
+        assert_eq!((m.count, m.min, m.max), (8, 2, 9));
+        assert_eq!(m.mean(), 5.0);
+        assert_eq!(m.stddev(), 2.0);
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        let s = Summary::new(&Moments::default(), &LatencyHistogram::new());
+        assert_eq!(s.samples, 0);
+        assert_eq!(s.max_ns, 0);
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_are_ordered_and_bounded(values in proptest::collection::vec(0u64..50_000_000_000, 1..400)) {
+            let mut m = Moments::default();
+            let mut h = LatencyHistogram::new();
+            for &v in &values { m.record(v); h.record(v); }
+            let s = Summary::new(&m, &h);
+            prop_assert!(s.min_ns <= s.p50_ns);
+            prop_assert!(s.p50_ns <= s.p90_ns);
+            prop_assert!(s.p90_ns <= s.p95_ns);
+            prop_assert!(s.p95_ns <= s.p99_ns);
+            prop_assert!(s.p99_ns <= s.p999_ns);
+            prop_assert!(s.p999_ns <= s.p9999_ns);
+            prop_assert!(s.p9999_ns <= s.max_ns);
+            prop_assert_eq!(s.max_ns, *values.iter().max().unwrap());
+            prop_assert_eq!(s.min_ns, *values.iter().min().unwrap());
+            prop_assert!((s.mean_ns as f64) <= s.max_ns as f64 && s.mean_ns >= s.min_ns as f64);
+        }
+
+        #[test]
+        fn merged_moments_equal_recording_everything(a in proptest::collection::vec(0u64..1u64<<40, 0..100), b in proptest::collection::vec(0u64..1u64<<40, 0..100)) {
+            let (mut ma, mut mb, mut all) = (Moments::default(), Moments::default(), Moments::default());
+            for &v in &a { ma.record(v); all.record(v); }
+            for &v in &b { mb.record(v); all.record(v); }
+            ma.merge(&mb);
+            prop_assert_eq!(ma, all);
+        }
+    }
+}

@@ -1,0 +1,543 @@
+//! `rtlab latency`: the cyclic timer-latency probe.
+
+use super::common::{self, Context, OutputArgs, SaveArgs};
+use crate::error::{bad_flag, SystemError, UsageError};
+use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
+use crate::report::{self, histfile};
+use crate::system;
+use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
+use anyhow::{Context as _, Result};
+use clap::Args;
+use rtlab_engine::probe::latency::{self as probe, LatencyConfig, LoopEnd, ThreadStats};
+use rtlab_engine::rt::clock::ClockId;
+use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::dma::DmaLatencyGuard;
+use rtlab_engine::rt::sched::{self, Policy};
+use rtlab_engine::rt::{mem, signals};
+use rtlab_engine::sysinfo::Fingerprint;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Measure how late periodic real-time threads wake up.
+///
+/// One SCHED_FIFO thread (priority 90) per online CPU, pinned, sleeping on
+/// CLOCK_MONOTONIC with absolute deadlines, memory locked and /dev/cpu_dma_latency
+/// held at 0, until the loop count or duration is reached or Ctrl-C.
+/// Bare numbers are µs for -i/--deadline/--max-latency/--breaktrace/--histogram-max
+/// and seconds for -D, as in cyclictest.
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// Period of the measuring threads (e.g. 200us, 1ms).
+    #[arg(short, long, default_value = "1ms", value_name = "DUR")]
+    interval: String,
+    /// Wake-ups per thread, then stop (default: no limit).
+    #[arg(short, long, value_name = "N")]
+    loops: Option<u64>,
+    /// Run this long, then stop (e.g. 30s, 5m).
+    #[arg(short = 'D', long, value_name = "DUR")]
+    duration: Option<String>,
+    /// CPUs to measure on, one pinned thread each (default: all online CPUs).
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
+    /// Number of threads: unpinned, or spread over --cpus in round-robin order.
+    #[arg(short, long, value_name = "N")]
+    threads: Option<usize>,
+    /// Real-time priority of the measuring threads (1-99; 0 with --policy other).
+    #[arg(short, long, value_name = "PRIO")]
+    priority: Option<i32>,
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
+    policy: PolicyArg,
+    /// Thread N runs at interval + N×distance (cyclictest's -d).
+    #[arg(short, long, default_value = "0", value_name = "DUR")]
+    distance: String,
+    /// Clock to sleep on and read.
+    #[arg(long, value_enum, default_value_t = ClockArg::Monotonic)]
+    clock: ClockArg,
+    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
+    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    mlock: bool,
+    /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": don't).
+    #[arg(long, default_value = "0", value_name = "US|off")]
+    dma_latency: String,
+    /// Range of the 1-µs histogram (--histfile, overflow counts).
+    #[arg(long, default_value = "10ms", value_name = "DUR")]
+    histogram_max: String,
+    /// Stop all threads when a latency exceeds this; write an ftrace marker.
+    #[arg(short, long, value_name = "DUR")]
+    breaktrace: Option<String>,
+    /// A wake-up later than this is a deadline miss (default: the interval).
+    #[arg(long, value_name = "DUR")]
+    deadline: Option<String>,
+    /// Exit 1 if the maximum latency exceeds this (CI gate).
+    #[arg(long, value_name = "DUR")]
+    max_latency: Option<String>,
+    /// Write the 1-µs histogram in cyclictest's -h layout to this file.
+    #[arg(long, value_name = "PATH")]
+    histfile: Option<PathBuf>,
+    /// Points kept per thread in the latency-over-time series (block maxima).
+    #[arg(long, default_value_t = 2048, value_name = "N")]
+    trace_points: usize,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    save: SaveArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PolicyArg {
+    Fifo,
+    Rr,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ClockArg {
+    Monotonic,
+    Realtime,
+}
+
+/// The probe configuration and everything else a run needs, validated.
+struct Plan {
+    cfg: LatencyConfig,
+    dma_latency_us: Option<i32>,
+    max_latency_ns: Option<u64>,
+    warnings: Vec<Warning>,
+}
+
+fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
+    parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
+}
+
+/// Which CPUs this process may run on and are online.
+fn usable_cpus(fp: &Fingerprint) -> Vec<usize> {
+    let online = CpuList::parse(&fp.cpus_online).unwrap_or_default();
+    let allowed = sched::thread_affinity(0).unwrap_or_default();
+    let both: Vec<usize> = allowed
+        .into_iter()
+        .filter(|c| online.contains(*c))
+        .collect();
+    if both.is_empty() {
+        online.cpus().to_vec()
+    } else {
+        both
+    }
+}
+
+fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
+    let mut warnings = Vec::new();
+    let interval_ns = us_or_unit("--interval", &a.interval)?;
+    let distance_ns =
+        parse_duration(&a.distance, DefaultUnit::Micros).map_err(|e| bad_flag("--distance", e))?;
+    let duration_ns = match &a.duration {
+        Some(d) => parse_positive_duration(d, DefaultUnit::Seconds)
+            .map_err(|e| bad_flag("--duration", e))?,
+        None => 0,
+    };
+    if a.loops == Some(0) {
+        return Err(bad_flag(
+            "--loops",
+            "0 loops measures nothing; give a count above 0 or leave it out to run until Ctrl-C",
+        ));
+    }
+    let hist_max = us_or_unit("--histogram-max", &a.histogram_max)?;
+    let hist_max_us = u32::try_from(hist_max / 1000)
+        .ok()
+        .filter(|&us| (1..=10_000_000).contains(&us))
+        .ok_or_else(|| {
+            bad_flag(
+                "--histogram-max",
+                format!("'{}' must be between 1us and 10s", a.histogram_max),
+            )
+        })?;
+    let breaktrace_ns = a
+        .breaktrace
+        .as_deref()
+        .map(|b| us_or_unit("--breaktrace", b))
+        .transpose()?;
+    let deadline_ns = a
+        .deadline
+        .as_deref()
+        .map(|d| us_or_unit("--deadline", d))
+        .transpose()?;
+    let max_latency_ns = a
+        .max_latency
+        .as_deref()
+        .map(|m| us_or_unit("--max-latency", m))
+        .transpose()?;
+    if a.trace_points < 2 {
+        return Err(bad_flag("--trace-points", "keep at least 2 points"));
+    }
+
+    let policy = match a.policy {
+        PolicyArg::Fifo => Policy::Fifo,
+        PolicyArg::Rr => Policy::Rr,
+        PolicyArg::Other => Policy::Other,
+    };
+    let (lo, hi) = policy.priority_range();
+    let priority = a
+        .priority
+        .unwrap_or(if policy.is_realtime() { 90 } else { 0 });
+    if !(lo..=hi).contains(&priority) {
+        return Err(bad_flag(
+            "--priority",
+            if policy.is_realtime() {
+                format!(
+                    "{priority} is outside {lo}-{hi} for SCHED_{}",
+                    policy.name().to_uppercase()
+                )
+            } else {
+                format!("SCHED_OTHER takes priority 0, not {priority} (use --policy fifo for RT priorities)")
+            },
+        ));
+    }
+    if priority == 99 {
+        warnings.push(Warning::new(
+            "priority99",
+            "priority 99 is above the kernel's own RT threads (migration, watchdogs) and can starve them; 90-98 measures the same",
+        ));
+    }
+    if !policy.is_realtime() {
+        warnings.push(Warning::new(
+            "not_realtime",
+            "the measuring threads run SCHED_OTHER: the numbers show time-sharing wake-up latency, not what an RT thread gets",
+        ));
+    }
+
+    let usable = usable_cpus(fp);
+    let threads: Vec<Option<usize>> = match (&a.cpus, a.threads) {
+        (Some(list), n) => {
+            let cpus = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
+            if cpus.is_empty() {
+                return Err(bad_flag("--cpus", "the list is empty"));
+            }
+            if let Some(bad) = cpus.cpus().iter().find(|c| !usable.contains(c)) {
+                return Err(bad_flag(
+                    "--cpus",
+                    format!(
+                        "CPU {bad} is not online or not allowed for this process (usable: {})",
+                        CpuList::from_cpus(usable.clone())
+                    ),
+                ));
+            }
+            let n = n.unwrap_or(cpus.cpus().len());
+            (0..n)
+                .map(|i| Some(cpus.cpus()[i % cpus.cpus().len()]))
+                .collect()
+        }
+        (None, Some(n)) => vec![None; n],
+        (None, None) => usable.iter().map(|&c| Some(c)).collect(),
+    };
+    if threads.is_empty() {
+        return Err(bad_flag(
+            "--threads",
+            "0 threads measures nothing; give 1 or more",
+        ));
+    }
+    if threads.len() > 1024 {
+        return Err(bad_flag(
+            "--threads",
+            format!("{} threads is more than 1024", threads.len()),
+        ));
+    }
+    if let Some(w) = smt_sharing(&threads) {
+        warnings.push(w);
+    }
+
+    let dma_latency_us = match a.dma_latency.trim() {
+        "off" | "none" => None,
+        v => Some(v.parse::<i32>().ok().filter(|v| *v >= 0).ok_or_else(|| {
+            bad_flag(
+                "--dma-latency",
+                format!("'{v}' is not a whole number of µs ≥ 0 or 'off'"),
+            )
+        })?),
+    };
+    Ok(Plan {
+        cfg: LatencyConfig {
+            threads,
+            interval_ns,
+            distance_ns,
+            policy,
+            priority,
+            clock: match a.clock {
+                ClockArg::Monotonic => ClockId::Monotonic,
+                ClockArg::Realtime => ClockId::Realtime,
+            },
+            loops: a.loops.unwrap_or(0),
+            duration_ns,
+            deadline_ns,
+            breaktrace_ns,
+            hist_max_us,
+            trace_points: a.trace_points,
+        },
+        dma_latency_us,
+        max_latency_ns,
+        warnings,
+    })
+}
+
+/// A warning when two measuring threads sit on SMT siblings of one core.
+fn smt_sharing(threads: &[Option<usize>]) -> Option<Warning> {
+    let cpus: Vec<usize> = threads.iter().flatten().copied().collect();
+    for &c in &cpus {
+        let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+        let Some(sib) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| CpuList::parse(&s).ok())
+        else {
+            continue;
+        };
+        if let Some(&other) = cpus.iter().find(|&&o| o != c && sib.contains(o)) {
+            return Some(Warning::new(
+                "smt_shared",
+                format!("CPUs {c} and {other} are SMT siblings of one core: their threads disturb each other"),
+            ));
+        }
+    }
+    None
+}
+
+fn permission_help(policy: Policy, priority: i32, why: &str) -> String {
+    format!(
+        "cannot run the measuring threads as SCHED_{} priority {priority}: {why}.\n\
+         To fix: run as root; or give the binary CAP_SYS_NICE (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlab));\n\
+         or raise the RT priority limit (ulimit -r 99, 'LimitRTPRIO=99' in a systemd unit, '@realtime - rtprio 99' in /etc/security/limits.conf);\n\
+         in a container: --cap-add=SYS_NICE, and --cpu-rt-runtime=950000 where RT group scheduling is on.\n\
+         To measure anyway without RT priority: --policy other (the numbers then show time-sharing latency).",
+        policy.name().to_uppercase()
+    )
+}
+
+fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>) -> Series {
+    Series {
+        name,
+        thread: t.map(|t| t.index),
+        cpu: t.and_then(|t| t.cpu),
+        tid: t.map(|t| t.tid),
+        interval_ns: t.map(|t| t.interval_ns),
+        counters: Counters {
+            samples: stats.moments.count,
+            overruns: stats.overruns,
+            deadline_misses: stats.misses,
+            overflows: stats.overflows(),
+        },
+        summary: stats.summary(),
+        max_at: (stats.moments.count > 0).then_some(stats.max_cycle),
+        histogram: stats.hist.to_data(),
+        us_histogram: Some(stats.us.to_data()),
+        trace: t.map(|_| stats.trace.points().to_vec()).unwrap_or_default(),
+    }
+}
+
+/// Runs `rtlab latency`.
+pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
+    let fp = system::fingerprint();
+    let Plan {
+        cfg,
+        dma_latency_us,
+        max_latency_ns,
+        mut warnings,
+    } = plan(&a, &fp)?;
+    warnings.extend(system::fingerprint_warnings(&fp));
+    let stop = signals::install();
+    let started_at = record::now_rfc3339();
+
+    let dma = match dma_latency_us {
+        Some(us) => match DmaLatencyGuard::request(us) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                warnings.push(Warning::new(
+                    "dma_latency",
+                    format!("cannot hold /dev/cpu_dma_latency ({e}): deep C-states may add exit latency"),
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    if a.mlock {
+        if let Err(errno) = mem::lock_all() {
+            warnings.push(Warning::new(
+                "mlock",
+                format!(
+                    "mlockall failed ({}): page faults may add latency (raise 'ulimit -l' or LimitMEMLOCK=)",
+                    rtlab_engine::rt::errno_text(errno)
+                ),
+            ));
+        }
+    }
+
+    let names: Vec<String> = cfg
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match c {
+            Some(cpu) => format!("cpu{cpu}"),
+            None => format!("thread{i}"),
+        })
+        .collect();
+    let mut live = a
+        .out
+        .live()
+        .then(|| report::live::LiveView::new(names.clone(), a.out.unit));
+    let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut |snaps| {
+        if let Some(v) = live.as_mut() {
+            v.draw(snaps);
+        }
+    });
+    if let Some(v) = live.as_mut() {
+        v.clear();
+    }
+    if a.mlock {
+        mem::unlock_all();
+    }
+    drop(dma);
+    let outcome = match result {
+        Ok(o) => o,
+        Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
+            return Err(
+                SystemError(permission_help(cfg.policy, cfg.priority, &e.to_string())).into(),
+            );
+        }
+        Err(e @ probe::SetupError::Policy { .. }) => {
+            return Err(SystemError(format!(
+                "{e} (is RT group scheduling limiting this cgroup? see cpu.rt_runtime_us)"
+            ))
+            .into());
+        }
+        Err(e) => return Err(UsageError(format!("--cpus: {e}")).into()),
+    };
+
+    let by_signal = signals::received().is_some()
+        || (stop.load(Ordering::Relaxed) && outcome.breaktrace.is_none());
+    let clock_error = outcome.threads.iter().find_map(|t| match t.end {
+        LoopEnd::ClockError(e) => Some(e),
+        _ => None,
+    });
+    let all_done = outcome
+        .threads
+        .iter()
+        .all(|t| matches!(t.end, LoopEnd::LoopsDone | LoopEnd::DurationDone));
+    let status = if clock_error.is_some() {
+        Status::Failed
+    } else if all_done {
+        Status::Complete
+    } else {
+        Status::Interrupted
+    };
+    if let Some(e) = clock_error {
+        warnings.push(Warning::new(
+            "clock",
+            format!(
+                "the kernel refused to sleep on the {} clock: {e:?}",
+                cfg.clock.name()
+            ),
+        ));
+    }
+    if outcome.breaktrace.is_some() && !outcome.trace_marker_written {
+        warnings.push(Warning::new(
+            "tracefs",
+            "breaktrace hit but tracefs is not mounted: no ftrace marker was written",
+        ));
+    }
+
+    let series: Vec<Series> = outcome
+        .threads
+        .iter()
+        .zip(names)
+        .map(|(t, name)| series_of(name, &t.stats, Some(t)))
+        .collect();
+    let mut merged = ThreadStats::new(cfg.hist_max_us, 2);
+    for t in &outcome.threads {
+        merged.merge(&t.stats);
+    }
+    let total = series_of("all".into(), &merged, None);
+    let max = total.summary.max_ns;
+    let threshold_failed = max_latency_ns.is_some_and(|l| max > l) || outcome.breaktrace.is_some();
+
+    let mut run = Run {
+        format: record::FORMAT.into(),
+        id: None,
+        kind: "latency".into(),
+        label: a
+            .save
+            .label
+            .clone()
+            .unwrap_or_else(|| record::default_label(&fp)),
+        tags: a.save.tags.clone(),
+        campaign: None,
+        status,
+        exit_code: common::exit_code_for(status, by_signal, threshold_failed),
+        started_at,
+        ended_at: record::now_rfc3339(),
+        duration_ns: outcome.elapsed_ns,
+        rtlab_version: env!("CARGO_PKG_VERSION").into(),
+        command_line: common::command_line(),
+        params: json!({
+            "interval_ns": cfg.interval_ns,
+            "distance_ns": cfg.distance_ns,
+            "threads": cfg.threads.len(),
+            "cpus": cfg.threads,
+            "policy": cfg.policy.name(),
+            "priority": cfg.priority,
+            "clock": cfg.clock.name(),
+            "loops": cfg.loops,
+            "duration_ns": cfg.duration_ns,
+            "deadline_ns": cfg.deadline_ns,
+            "breaktrace_ns": cfg.breaktrace_ns,
+            "max_latency_ns": max_latency_ns,
+            "histogram_max_us": cfg.hist_max_us,
+            "mlock": a.mlock,
+            "dma_latency_us": dma_latency_us,
+            "trace_points": cfg.trace_points,
+        }),
+        fingerprint: fp,
+        loads: Vec::new(),
+        series,
+        total: Some(total),
+        breaktrace: outcome.breaktrace.map(|b| BreakRecord {
+            thread: b.thread,
+            tid: b.tid,
+            cycle: b.cycle,
+            latency_ns: b.latency_ns,
+            trace_marker: outcome.trace_marker_written,
+        }),
+        warnings,
+    };
+
+    if let Some(path) = &a.histfile {
+        write_histfile(path, &run)?;
+    }
+    let unit = a.out.unit;
+    common::finish(ctx, &a.save, &a.out, &mut run, |r| {
+        report::latency::render(r, unit)
+    })
+}
+
+/// Writes the cyclictest-layout histogram next to its final name, then renames it,
+/// so a reader never sees half a file.
+fn write_histfile(path: &std::path::Path, run: &Run) -> Result<()> {
+    let cols: Vec<histfile::HistColumn> = run
+        .series
+        .iter()
+        .filter_map(|s| {
+            let us = s.us_histogram.as_ref()?;
+            Some(histfile::HistColumn::from_series(
+                us,
+                s.summary.min_ns,
+                s.summary.mean_ns,
+                s.summary.max_ns,
+            ))
+        })
+        .collect();
+    let tmp = path.with_extension("rtlab-tmp");
+    std::fs::write(&tmp, histfile::render(&cols))
+        .with_context(|| format!("--histfile: cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("--histfile: cannot write {}", path.display()))?;
+    Ok(())
+}

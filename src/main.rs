@@ -1,0 +1,23 @@
+//! rtlab: measure, compare and tune Linux real-time behaviour.
+
+mod cli;
+mod error;
+mod record;
+mod report;
+mod store;
+mod system;
+mod units;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse();
+    let code = match cli::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("rtlab: error: {err:#}");
+            error::exit_code(&err)
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,328 @@
+//! cyclictest's histogram layout (`cyclictest -h N`), written by
+//! `rtlab latency --histfile` and read back by the importer. A script or gnuplot
+//! file that reads one reads the other:
+//!
+//! ```text
+//! # Histogram
+//! 000000 000000	000000
+//! 000001 000012	000009
+//! ...
+//! # Total: 000001993 000001990
+//! # Min Latencies: 00004 00004
+//! # Avg Latencies: 00004 00005
+//! # Max Latencies: 00040 00038
+//! # Histogram Overflows: 00007 00010
+//! # Histogram Overflow at cycle number:
+//! # Thread 0: 00248 00459
+//! # Thread 1: 00012 # 00009 others
+//! ```
+//!
+//! As in cyclictest 2.x, every bucket from 0 to max−1 µs is a line (the reader also
+//! takes the sparse form some versions print), counts are per
+//! thread separated by tabs, `Total` counts only values inside the histogram, and
+//! latencies are whole microseconds (averages truncated).
+
+use rtlab_engine::stats::hist::UsBucketsData;
+
+/// One thread's column.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HistColumn {
+    /// Non-overflow buckets, dense, one per µs.
+    pub buckets: Vec<u64>,
+    /// Minimum latency in µs.
+    pub min_us: u64,
+    /// Average latency in µs (truncated).
+    pub avg_us: u64,
+    /// Maximum latency in µs.
+    pub max_us: u64,
+    /// Values at or above the histogram's range.
+    pub overflows: u64,
+    /// Wake-up numbers of the first overflows.
+    pub overflow_cycles: Vec<u64>,
+    /// How many overflows are not listed.
+    pub overflow_others: u64,
+}
+
+impl HistColumn {
+    /// A column from a series' 1-µs buckets and its exact min/mean/max (ns).
+    pub fn from_series(us: &UsBucketsData, min_ns: u64, mean_ns: f64, max_ns: u64) -> Self {
+        let mut buckets = vec![0; us.max_us as usize];
+        for &(i, c) in &us.buckets {
+            if let Some(b) = buckets.get_mut(i as usize) {
+                *b += c;
+            }
+        }
+        HistColumn {
+            buckets,
+            min_us: min_ns / 1000,
+            avg_us: (mean_ns / 1000.0) as u64,
+            max_us: max_ns / 1000,
+            overflows: us.overflow,
+            overflow_cycles: us.overflow_cycles.clone(),
+            overflow_others: us.overflow.saturating_sub(us.overflow_cycles.len() as u64),
+        }
+    }
+}
+
+/// Writes the columns in cyclictest's layout.
+pub fn render(cols: &[HistColumn]) -> String {
+    let rows = cols.iter().map(|c| c.buckets.len()).max().unwrap_or(0);
+    let mut out = String::from("# Histogram\n");
+    for i in 0..rows {
+        out.push_str(&format!("{i:06} "));
+        let cells: Vec<String> = cols
+            .iter()
+            .map(|c| format!("{:06}", c.buckets.get(i).copied().unwrap_or(0)))
+            .collect();
+        out.push_str(&cells.join("\t"));
+        out.push('\n');
+    }
+    let line = |name: &str, width: usize, f: &dyn Fn(&HistColumn) -> u64| {
+        let cells: Vec<String> = cols.iter().map(|c| format!("{:0width$}", f(c))).collect();
+        format!("# {name}: {}\n", cells.join(" "))
+    };
+    out.push_str(&line("Total", 9, &|c| c.buckets.iter().sum()));
+    out.push_str(&line("Min Latencies", 5, &|c| c.min_us));
+    out.push_str(&line("Avg Latencies", 5, &|c| c.avg_us));
+    out.push_str(&line("Max Latencies", 5, &|c| c.max_us));
+    out.push_str(&line("Histogram Overflows", 5, &|c| c.overflows));
+    out.push_str("# Histogram Overflow at cycle number:\n");
+    for (i, c) in cols.iter().enumerate() {
+        out.push_str(&format!("# Thread {i}:"));
+        for cyc in &c.overflow_cycles {
+            out.push_str(&format!(" {cyc:05}"));
+        }
+        let others = c.overflows.saturating_sub(c.overflow_cycles.len() as u64);
+        if others > 0 {
+            out.push_str(&format!(" # {others:05} others"));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// A parse failure, with the 1-based line number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// Line number (1-based).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses cyclictest `-h`/`-H` output (or an rtlab histfile). With `-H` the last
+/// column is cyclictest's total over all threads and `histofall` must be true so
+/// that it is dropped. Lines that are neither histogram lines nor known `#`
+/// summaries (cyclictest's own status lines, `T: 0 (...)`) are ignored.
+pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError> {
+    let mut cols: Vec<HistColumn> = Vec::new();
+    let mut rows = 0usize;
+    let mut in_cycles = false;
+    for (n, raw) in text.lines().enumerate() {
+        let line_no = n + 1;
+        let err = |m: String| ParseError {
+            line: line_no,
+            message: m,
+        };
+        let line = raw.trim_end_matches('\r');
+        let nums = |s: &str| -> Result<Vec<u64>, ParseError> {
+            s.split_whitespace()
+                .map(|w| {
+                    w.parse::<u64>()
+                        .map_err(|_| err(format!("'{w}' is not a number")))
+                })
+                .collect()
+        };
+        if let Some(rest) = line.strip_prefix('#') {
+            let rest = rest.trim();
+            let (key, value) = match rest.split_once(':') {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => (rest, ""),
+            };
+            let mut per_thread = |set: fn(&mut HistColumn, u64)| -> Result<(), ParseError> {
+                let mut v = nums(value)?;
+                if histofall && v.len() > cols.len() {
+                    v.truncate(cols.len());
+                }
+                if v.len() != cols.len() {
+                    return Err(err(format!(
+                        "'{key}' has {} values for {} threads",
+                        v.len(),
+                        cols.len()
+                    )));
+                }
+                for (c, x) in cols.iter_mut().zip(v) {
+                    set(c, x);
+                }
+                Ok(())
+            };
+            match key {
+                "Min Latencies" => per_thread(|c, v| c.min_us = v)?,
+                "Avg Latencies" => per_thread(|c, v| c.avg_us = v)?,
+                "Max Latencies" => per_thread(|c, v| c.max_us = v)?,
+                "Histogram Overflows" => per_thread(|c, v| c.overflows = v)?,
+                "Histogram Overflow at cycle number" => in_cycles = true,
+                k if in_cycles && k.starts_with("Thread ") => {
+                    let t: usize = k["Thread ".len()..]
+                        .trim()
+                        .parse()
+                        .map_err(|_| err(format!("'{k}' is not 'Thread N'")))?;
+                    let col = cols
+                        .get_mut(t)
+                        .ok_or_else(|| err(format!("thread {t} has no histogram column")))?;
+                    let (listed, others) = match value.split_once('#') {
+                        Some((l, o)) => (l, o.trim().trim_end_matches("others").trim()),
+                        None => (value, ""),
+                    };
+                    col.overflow_cycles = nums(listed)?;
+                    if !others.is_empty() {
+                        col.overflow_others = others
+                            .parse()
+                            .map_err(|_| err(format!("'{others}' is not a count of others")))?;
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        if !first.chars().all(|c| c.is_ascii_digit()) {
+            // cyclictest's status lines ("T: 0 ( 123) P:90 ...") and others.
+            continue;
+        }
+        let bucket: usize = first
+            .parse()
+            .map_err(|_| err(format!("'{first}' is not a bucket")))?;
+        let mut counts = nums(&words.collect::<Vec<_>>().join(" "))?;
+        if histofall {
+            counts.pop();
+        }
+        if bucket < rows {
+            return Err(err(format!(
+                "bucket {bucket} out of order (the previous line was bucket {})",
+                rows - 1
+            )));
+        }
+        if cols.is_empty() {
+            cols = vec![HistColumn::default(); counts.len()];
+            if cols.is_empty() {
+                return Err(err("a histogram line without counts".into()));
+            }
+        }
+        if counts.len() != cols.len() {
+            return Err(err(format!(
+                "{} counts where earlier lines had {}",
+                counts.len(),
+                cols.len()
+            )));
+        }
+        for (c, v) in cols.iter_mut().zip(counts) {
+            // Sparse output leaves out empty buckets.
+            c.buckets.resize(bucket, 0);
+            c.buckets.push(v);
+        }
+        rows = bucket + 1;
+    }
+    if cols.is_empty() {
+        return Err(ParseError {
+            line: text.lines().count().max(1),
+            message: "no histogram lines found (expected cyclictest -h output)".into(),
+        });
+    }
+    for c in &mut cols {
+        if c.overflow_others == 0 {
+            c.overflow_others = c.overflows.saturating_sub(c.overflow_cycles.len() as u64);
+        }
+    }
+    Ok(cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Output of `cyclictest -l2000 -m -a0 -t1 -p90 -i200 -h20 -q` (rt-tests 2.40).
+    const CYCLICTEST_H20: &str = "# /dev/cpu_dma_latency set to 0us
+# Histogram
+000000 000000
+000001 000000
+000002 000000
+000003 000000
+000004 001662
+000005 000237
+000006 000057
+000007 000012
+000008 000005
+000009 000006
+000010 000006
+000011 000001
+000012 000003
+000013 000000
+000014 000001
+000015 000001
+000016 000000
+000017 000001
+000018 000001
+000019 000000
+# Total: 000001993
+# Min Latencies: 00004
+# Avg Latencies: 00004
+# Max Latencies: 00040
+# Histogram Overflows: 00007
+# Histogram Overflow at cycle number:
+# Thread 0: 00248 00459 00959 01213 01459 01633 01938
+";
+
+    #[test]
+    fn parses_real_cyclictest_output_and_writes_it_back_identically() {
+        let cols = parse(CYCLICTEST_H20, false).unwrap();
+        assert_eq!(cols.len(), 1);
+        let c = &cols[0];
+        assert_eq!(c.buckets.len(), 20);
+        assert_eq!(c.buckets.iter().sum::<u64>(), 1993);
+        assert_eq!((c.min_us, c.avg_us, c.max_us, c.overflows), (4, 4, 40, 7));
+        assert_eq!(c.overflow_cycles.len(), 7);
+        let again = render(&cols);
+        let expected = CYCLICTEST_H20.split_once('\n').unwrap().1.to_string() + "\n";
+        assert_eq!(again, expected);
+    }
+
+    #[test]
+    fn histofall_drops_the_total_column() {
+        let text = "# Histogram\n000000 000001\t000002\t000003\n000001 000000\t000001\t000001\n# Total: 000000001 000000003 000000004\n# Min Latencies: 00000 00000\n# Avg Latencies: 00000 00000\n# Max Latencies: 00000 00001 00001\n# Histogram Overflows: 00000 00000 00000\n";
+        let cols = parse(text, true).unwrap();
+        assert_eq!(cols.len(), 2);
+        assert_eq!(cols[1].buckets, vec![2, 1]);
+        assert_eq!(cols[1].max_us, 1);
+    }
+
+    #[test]
+    fn sparse_output_is_filled_with_empty_buckets() {
+        let cols = parse(
+            "# Histogram\n000000 000001\n000005 000007\n# Max Latencies: 00005\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(cols[0].buckets, vec![1, 0, 0, 0, 0, 7]);
+        assert_eq!(cols[0].max_us, 5);
+    }
+
+    #[test]
+    fn malformed_input_names_the_line() {
+        let e = parse("# Histogram\n000003 000001\n000002 000001\n", false).unwrap_err();
+        assert_eq!(e.line, 3);
+        let e = parse("# Histogram\n000000 000001\n000001 00x001\n", false).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(parse("hello\n", false).is_err());
+    }
+}

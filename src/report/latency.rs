@@ -1,0 +1,113 @@
+//! The human table of a latency run.
+
+use super::table::Table;
+use crate::record::{Run, Series};
+use crate::units::{Human, TimeUnit};
+
+/// Headline text of a run: what, where, how long, observed how much.
+pub fn headline(run: &Run) -> String {
+    let p = &run.params;
+    let total = run.total.as_ref().map(|t| t.counters.samples).unwrap_or(0);
+    let policy = p["policy"].as_str().unwrap_or("?");
+    let prio = p["priority"].as_i64().unwrap_or(0);
+    let interval = p["interval_ns"].as_u64().unwrap_or(0);
+    format!(
+        "rtlab latency  {}  [{}]\ninterval {}, {} {}, {} thread(s), {} samples in {} observed\n",
+        run.label,
+        run.status.name(),
+        Human(interval),
+        policy,
+        prio,
+        run.series.len(),
+        total,
+        Human(run.duration_ns),
+    )
+}
+
+/// The per-thread table with an `all` row.
+pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -> String {
+    let mut t = Table::new(&[
+        "thread",
+        "samples",
+        "min",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "stddev",
+        "overruns",
+        "misses",
+        "overflows",
+    ]);
+    let c = |ns: f64| unit.cell(ns);
+    for s in series.iter().chain(total) {
+        let m = &s.summary;
+        t.row(vec![
+            s.name.clone(),
+            s.counters.samples.to_string(),
+            c(m.min_ns as f64),
+            c(m.mean_ns),
+            c(m.p50_ns as f64),
+            c(m.p90_ns as f64),
+            c(m.p99_ns as f64),
+            c(m.p999_ns as f64),
+            c(m.p9999_ns as f64),
+            c(m.max_ns as f64),
+            c(m.stddev_ns),
+            s.counters.overruns.to_string(),
+            s.counters.deadline_misses.to_string(),
+            s.counters.overflows.to_string(),
+        ]);
+    }
+    format!("{}(times in {})\n", t.render(), unit.symbol())
+}
+
+/// The whole text report of a latency run.
+pub fn render(run: &Run, unit: TimeUnit) -> String {
+    let mut out = headline(run);
+    out.push('\n');
+    out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+    if let Some(b) = &run.breaktrace {
+        out.push_str(&format!(
+            "\nbreaktrace: thread {} (tid {}) at cycle {}: {} ({})\n",
+            b.thread,
+            b.tid,
+            b.cycle,
+            Human(b.latency_ns),
+            if b.trace_marker {
+                "marker written to trace_marker, tracing stopped"
+            } else {
+                "no ftrace marker: tracefs not available"
+            }
+        ));
+    }
+    if let Some(limit) = run.params["max_latency_ns"].as_u64() {
+        let max = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
+        let verdict = if max > limit { "FAIL" } else { "PASS" };
+        out.push_str(&format!(
+            "\nmax-latency {}: {verdict} (observed max {}, margin {})\n",
+            Human(limit),
+            Human(max),
+            signed(limit as i128 - max as i128)
+        ));
+    }
+    if !run.warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in &run.warnings {
+            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
+        }
+    }
+    out
+}
+
+/// A signed duration in human form.
+fn signed(ns: i128) -> String {
+    if ns < 0 {
+        format!("-{}", Human(ns.unsigned_abs() as u64))
+    } else {
+        Human(ns as u64).to_string()
+    }
+}

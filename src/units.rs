@@ -1,0 +1,272 @@
+//! Durations, sizes and time units on the command line and in scenario files.
+//!
+//! Durations take a unit (`200us`, `1.5ms`, `30s`, `5m`, `2h`); a bare number uses
+//! the flag's documented default unit. Sizes take binary multiples (`64K`, `256M`,
+//! `3G`, also `KiB`/`MB` spellings, all powers of 1024 as in stress and sysbench).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The unit a bare duration number is read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultUnit {
+    /// Microseconds (cyclictest's `-i`, `--breaktrace`).
+    Micros,
+    /// Milliseconds.
+    Millis,
+    /// Seconds (cyclictest's `-D`).
+    Seconds,
+}
+
+const DURATION_UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("m", 60_000_000_000),
+    ("min", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+];
+
+/// Parses a duration to nanoseconds. Negative, non-numeric and unknown units are
+/// errors that say what is accepted.
+pub fn parse_duration(text: &str, default: DefaultUnit) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration (write e.g. 200us, 1ms, 30s, 5m)".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("'{t}' is negative; a duration must be positive"));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{t}' does not start with a number (write e.g. 200us, 1ms, 30s)"
+        ));
+    }
+    let mult = if unit.is_empty() {
+        match default {
+            DefaultUnit::Micros => 1_000,
+            DefaultUnit::Millis => 1_000_000,
+            DefaultUnit::Seconds => 1_000_000_000,
+        }
+    } else {
+        DURATION_UNITS
+            .iter()
+            .find(|(u, _)| *u == unit.trim())
+            .map(|(_, m)| *m)
+            .ok_or_else(|| format!("unknown unit '{unit}' in '{t}' (use ns, us, ms, s, m or h)"))?
+    };
+    scale(num, mult).ok_or_else(|| format!("'{t}' is not a number I can read or is too large"))
+}
+
+/// `num` (decimal, maybe fractional) times `mult`, exactly when possible.
+fn scale(num: &str, mult: u64) -> Option<u64> {
+    match num.split_once('.') {
+        None => num.parse::<u64>().ok()?.checked_mul(mult),
+        Some((int, frac)) => {
+            if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
+                return None;
+            }
+            let int: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+            let mut value = int.checked_mul(mult)?;
+            // Add each fractional digit's share of `mult`, truncating below 1.
+            let mut place = mult;
+            for d in frac.chars() {
+                let d = d.to_digit(10)? as u64;
+                place /= 10;
+                value = value.checked_add(d * place)?;
+            }
+            Some(value)
+        }
+    }
+}
+
+/// Parses a duration that must be above zero.
+pub fn parse_positive_duration(text: &str, default: DefaultUnit) -> Result<u64, String> {
+    match parse_duration(text, default)? {
+        0 => Err(format!("'{}' is zero; it must be above zero", text.trim())),
+        v => Ok(v),
+    }
+}
+
+/// Parses a size in bytes: `4096`, `64K`, `256M`, `3G`, `1T`, `16KiB`, `2MB`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{t}' is negative; a size must be positive"));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{t}' does not start with a number (write e.g. 64K, 256M, 3G)"
+        ));
+    }
+    let u = unit.trim().to_ascii_uppercase();
+    let u = u.trim_end_matches("IB").trim_end_matches('B');
+    let mult: u64 = match u {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "unknown size unit '{unit}' in '{t}' (use K, M, G or T)"
+            ))
+        }
+    };
+    scale(num, mult).ok_or_else(|| format!("'{t}' is not a size I can read or is too large"))
+}
+
+/// The unit times are shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeUnit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    #[default]
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl TimeUnit {
+    /// The unit's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TimeUnit::Ns => "ns",
+            TimeUnit::Us => "us",
+            TimeUnit::Ms => "ms",
+        }
+    }
+
+    fn divisor(self) -> f64 {
+        match self {
+            TimeUnit::Ns => 1.0,
+            TimeUnit::Us => 1_000.0,
+            TimeUnit::Ms => 1_000_000.0,
+        }
+    }
+
+    /// A nanosecond value in this unit.
+    pub fn convert(self, ns: f64) -> f64 {
+        ns / self.divisor()
+    }
+
+    /// A value in this unit, as a table cell: integers for ns, one decimal for µs
+    /// (100 ns resolution), three for ms.
+    pub fn cell(self, ns: f64) -> String {
+        let v = self.convert(ns);
+        match self {
+            TimeUnit::Ns => format!("{v:.0}"),
+            TimeUnit::Us => format!("{v:.1}"),
+            TimeUnit::Ms => format!("{v:.3}"),
+        }
+    }
+}
+
+/// A human form of a nanosecond duration, in the largest unit that keeps it
+/// readable: `850ns`, `12.5us`, `1.000ms`, `30s`.
+pub struct Human(pub u64);
+
+impl fmt::Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        if ns < 1_000 {
+            write!(f, "{ns}ns")
+        } else if ns < 1_000_000 {
+            write!(f, "{}us", trim(ns as f64 / 1e3))
+        } else if ns < 1_000_000_000 {
+            write!(f, "{}ms", trim(ns as f64 / 1e6))
+        } else {
+            write!(f, "{}s", trim(ns as f64 / 1e9))
+        }
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn durations_with_units() {
+        let us = DefaultUnit::Micros;
+        assert_eq!(parse_duration("200us", us), Ok(200_000));
+        assert_eq!(parse_duration("1ms", us), Ok(1_000_000));
+        assert_eq!(parse_duration("1.5ms", us), Ok(1_500_000));
+        assert_eq!(parse_duration("30s", us), Ok(30_000_000_000));
+        assert_eq!(parse_duration("5m", us), Ok(300_000_000_000));
+        assert_eq!(parse_duration("400", us), Ok(400_000));
+        assert_eq!(
+            parse_duration("400", DefaultUnit::Seconds),
+            Ok(400_000_000_000)
+        );
+        assert_eq!(parse_duration("0.25", DefaultUnit::Millis), Ok(250_000));
+        assert_eq!(parse_duration("750ns", us), Ok(750));
+    }
+
+    #[test]
+    fn bad_durations_say_why() {
+        let us = DefaultUnit::Micros;
+        assert!(parse_duration("1parsec", us)
+            .unwrap_err()
+            .contains("unknown unit 'parsec'"));
+        assert!(parse_duration("-5", us).unwrap_err().contains("negative"));
+        assert!(parse_positive_duration("0", us)
+            .unwrap_err()
+            .contains("zero"));
+        assert!(parse_duration("ms", us).unwrap_err().contains("number"));
+        assert!(parse_duration("1.2.3ms", us).is_err());
+        assert!(parse_duration("99999999999999h", us).is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("3G"), Ok(3 << 30));
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("12Q").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("-1M").is_err());
+    }
+
+    #[test]
+    fn human_form() {
+        assert_eq!(Human(850).to_string(), "850ns");
+        assert_eq!(Human(12_500).to_string(), "12.5us");
+        assert_eq!(Human(1_000_000).to_string(), "1ms");
+        assert_eq!(Human(30_000_000_000).to_string(), "30s");
+    }
+
+    proptest! {
+        #[test]
+        fn ns_us_ms_conversions_agree(ns in 0u64..1u64<<50) {
+            prop_assert_eq!(parse_duration(&format!("{ns}ns"), DefaultUnit::Micros), Ok(ns));
+            let us = ns / 1000;
+            prop_assert_eq!(parse_duration(&format!("{us}us"), DefaultUnit::Micros), Ok(us * 1000));
+            prop_assert_eq!(parse_duration(&format!("{us}"), DefaultUnit::Micros), Ok(us * 1000));
+            // Fractional ms with three decimals is exact to the µs.
+            let text = format!("{}.{:03}ms", us / 1000, us % 1000);
+            prop_assert_eq!(parse_duration(&text, DefaultUnit::Micros), Ok(us * 1000));
+            let cell: f64 = TimeUnit::Us.convert(ns as f64);
+            prop_assert!((cell * 1000.0 - ns as f64).abs() <= 1e-6 * ns as f64 + 1e-6);
+        }
+    }
+}
