@@ -48,13 +48,13 @@ impl Table {
         let mut out = String::new();
         for r in std::iter::once(&self.header).chain(&self.rows) {
             let mut line = String::new();
-            for i in 0..n {
+            for (i, (&w, &align)) in width.iter().zip(&self.align).enumerate() {
                 let c = r.get(i).map(String::as_str).unwrap_or("");
                 if i > 0 {
                     line.push_str("  ");
                 }
-                let pad = width[i] - c.chars().count();
-                match self.align[i] {
+                let pad = w - c.chars().count();
+                match align {
                     Align::Left => {
                         line.push_str(c);
                         line.push_str(&" ".repeat(pad));

@@ -194,7 +194,7 @@ mod tests {
             prop_assert!(s.p9999_ns <= s.max_ns);
             prop_assert_eq!(s.max_ns, *values.iter().max().unwrap());
             prop_assert_eq!(s.min_ns, *values.iter().min().unwrap());
-            prop_assert!((s.mean_ns as f64) <= s.max_ns as f64 && s.mean_ns >= s.min_ns as f64);
+            prop_assert!(s.mean_ns <= s.max_ns as f64 && s.mean_ns >= s.min_ns as f64);
         }
 
         #[test]
