@@ -7,6 +7,7 @@ use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
 use rtlab_engine::sysinfo::Fingerprint;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The JSON format identifier; bumped on incompatible changes.
 pub const FORMAT: &str = "rtlab/1";
@@ -176,6 +177,10 @@ pub struct Run {
     /// All series together.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub total: Option<Series>,
+    /// Throughput and other scalar results, by name, unit in the name
+    /// (`events_per_s`, `read_mib_per_s`, `total_time_s`, `messages_lost`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
     /// Breaktrace event, if one stopped the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub breaktrace: Option<BreakRecord>,

@@ -499,6 +499,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
         loads: Vec::new(),
         series,
         total: Some(total),
+        metrics: Default::default(),
         breaktrace: outcome.breaktrace.map(|b| BreakRecord {
             thread: b.thread,
             tid: b.tid,
