@@ -360,7 +360,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
         None => None,
     };
     if a.mlock {
-        if let Err(errno) = mem::lock_all() {
+        if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
                 "mlock",
                 format!(

@@ -1,14 +1,58 @@
 //! Memory locking and stack prefaulting, so that no page fault happens while
 //! measuring.
 
-/// Locks every current and future page of the process in RAM
-/// (`mlockall(MCL_CURRENT | MCL_FUTURE)`). Returns the errno on failure
-/// (`ENOMEM` when over `RLIMIT_MEMLOCK`, `EPERM` without `CAP_IPC_LOCK`).
-pub fn lock_all() -> Result<(), i32> {
-    // SAFETY: mlockall(2) takes flags only and touches no memory of ours.
+/// `MCL_ONFAULT` (Linux 4.4, asm-generic value; the libc crate does not export it
+/// for glibc targets).
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "riscv64"
+))]
+const MCL_ONFAULT: libc::c_int = 4;
+
+/// How [`lock_all`] locked memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// `MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT`: every page is locked from its
+    /// first touch on; the probe touches everything it uses before measuring.
+    OnFault,
+    /// `MCL_CURRENT | MCL_FUTURE`: every mapped page populated and locked (kernels
+    /// before 4.4).
+    Populate,
+}
+
+/// Locks the process's memory in RAM. Returns the errno on failure (`ENOMEM` when
+/// over `RLIMIT_MEMLOCK`, `EPERM` without `CAP_IPC_LOCK`).
+///
+/// `MCL_ONFAULT` is used where the kernel has it: the rtlab binary also carries the
+/// store, the plots and the HTML writer, and populating all of that would cost a
+/// small board several megabytes that the probe never runs. Instead the probe
+/// touches, before it measures, every page its loop uses (stack, statistics,
+/// code, through a warm-up), so nothing faults while measuring.
+pub fn lock_all() -> Result<LockMode, i32> {
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    ))]
+    {
+        // SAFETY: mlockall(2) takes flags only and touches no memory of ours.
+        let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | MCL_ONFAULT) };
+        if rc == 0 {
+            return Ok(LockMode::OnFault);
+        }
+        if super::errno() != libc::EINVAL {
+            return Err(super::errno());
+        }
+    }
+    // SAFETY: as above.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc == 0 {
-        Ok(())
+        Ok(LockMode::Populate)
     } else {
         Err(super::errno())
     }

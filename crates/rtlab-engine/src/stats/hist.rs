@@ -48,17 +48,24 @@ impl LatencyHistogram {
         LatencyHistogram { h }
     }
 
-    /// Records one value; values above the bound count as the bound.
+    /// Records one value; values above [`HIST_HIGHEST_NS`] count as it. (Clamping
+    /// here rather than relying on the library's own, rounded-up limit keeps the
+    /// top bucket identical through [`Self::to_data`] and [`Self::from_data`].)
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.h.saturating_record(ns);
+        self.h.saturating_record(ns.min(HIST_HIGHEST_NS));
     }
 
-    /// Records `n` copies of one value.
+    /// Records `n` copies of one value, clamped as in [`Self::record`].
     pub fn record_n(&mut self, ns: u64, n: u64) {
         let v = ns.min(HIST_HIGHEST_NS);
         // Within bounds after the clamp, so this cannot fail.
         let _ = self.h.record_n(v, n);
+    }
+
+    /// Sets every count to zero (writing every page of the counts).
+    pub fn reset(&mut self) {
+        self.h.reset();
     }
 
     /// Adds every count of `other` (same bounds, so this cannot fail).
@@ -173,6 +180,14 @@ impl UsBuckets {
     /// Wake-up numbers of the first overflows.
     pub fn overflow_cycles(&self) -> &[u64] {
         &self.overflow_cycles[..self.cycles_kept]
+    }
+
+    /// Sets every count to zero (writing every page of the buckets).
+    pub fn reset(&mut self) {
+        self.buckets.fill(0);
+        self.overflow = 0;
+        self.overflow_cycles = [0; OVERFLOW_CYCLES_KEPT];
+        self.cycles_kept = 0;
     }
 
     /// Number of 1-µs buckets.

@@ -88,6 +88,20 @@ impl MaxTrace {
         self.block *= 2;
     }
 
+    /// Back to empty, writing every point (so its pages are present).
+    pub fn reset(&mut self) {
+        self.points.fill(TracePoint::default());
+        self.len = 0;
+        self.block = 1;
+        self.in_block = 0;
+        self.samples = 0;
+    }
+
+    /// The most points kept.
+    pub fn capacity(&self) -> usize {
+        self.points.len()
+    }
+
     /// Samples per point at present.
     pub fn block(&self) -> u64 {
         self.block
