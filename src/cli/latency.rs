@@ -30,13 +30,19 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct LatencyArgs {
     /// Period of the measuring threads (e.g. 200us, 1ms).
-    #[arg(short, long, default_value = "1ms", value_name = "DUR")]
+    #[arg(
+        short,
+        long,
+        default_value = "1ms",
+        value_name = "DUR",
+        allow_negative_numbers = true
+    )]
     interval: String,
     /// Wake-ups per thread, then stop (default: no limit).
     #[arg(short, long, value_name = "N")]
     loops: Option<u64>,
     /// Run this long, then stop (e.g. 30s, 5m).
-    #[arg(short = 'D', long, value_name = "DUR")]
+    #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
     duration: Option<String>,
     /// CPUs to measure on, one pinned thread each (default: all online CPUs).
     #[arg(long, value_name = "LIST")]
@@ -45,7 +51,7 @@ pub struct LatencyArgs {
     #[arg(short, long, value_name = "N")]
     threads: Option<usize>,
     /// Real-time priority of the measuring threads (1-99; 0 with --policy other).
-    #[arg(short, long, value_name = "PRIO")]
+    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
     priority: Option<i32>,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
@@ -61,19 +67,24 @@ pub struct LatencyArgs {
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     mlock: bool,
     /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": don't).
-    #[arg(long, default_value = "0", value_name = "US|off")]
+    #[arg(
+        long,
+        default_value = "0",
+        value_name = "US|off",
+        allow_negative_numbers = true
+    )]
     dma_latency: String,
     /// Range of the 1-µs histogram (--histfile, overflow counts).
     #[arg(long, default_value = "10ms", value_name = "DUR")]
     histogram_max: String,
     /// Stop all threads when a latency exceeds this; write an ftrace marker.
-    #[arg(short, long, value_name = "DUR")]
+    #[arg(short, long, value_name = "DUR", allow_negative_numbers = true)]
     breaktrace: Option<String>,
     /// A wake-up later than this is a deadline miss (default: the interval).
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     deadline: Option<String>,
     /// Exit 1 if the maximum latency exceeds this (CI gate).
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     max_latency: Option<String>,
     /// Write the 1-µs histogram in cyclictest's -h layout to this file.
     #[arg(long, value_name = "PATH")]
