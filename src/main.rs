@@ -4,6 +4,7 @@ mod cli;
 mod error;
 mod record;
 mod report;
+mod scenario;
 mod store;
 mod system;
 mod units;

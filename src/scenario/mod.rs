@@ -1,0 +1,83 @@
+//! Scenario files and presets: a campaign described in TOML, validated with errors
+//! that point at the file, line and key, and expanded into a plan of steps.
+//!
+//! ```toml
+//! name = "messaging server"
+//! label = "rhel7-rt"
+//! [defaults]
+//! duration = "60s"
+//! [[step]]
+//! probe = "latency"
+//! interval = "200us"
+//! matrix.load = ["none", "dohell", "vm:40:256M", "cpu:100"]
+//! matrix.priority = [0, 90]
+//! [requirements]
+//! alarm = "5ms"
+//! ```
+
+pub mod parse;
+pub mod plan;
+pub mod probes;
+
+pub use parse::{parse, ScenarioError};
+pub use plan::{expand, PlannedStep};
+
+use std::collections::BTreeMap;
+
+/// A parameter value, validated against its probe's schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Val {
+    /// A string (duration, size, CPU list, word, load spec).
+    Str(String),
+    /// A whole number.
+    Int(i64),
+    /// true/false.
+    Bool(bool),
+    /// Several strings (load specs).
+    List(Vec<String>),
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Str(s) => f.write_str(s),
+            Val::Int(i) => write!(f, "{i}"),
+            Val::Bool(b) => write!(f, "{b}"),
+            Val::List(l) => f.write_str(&l.join("+")),
+        }
+    }
+}
+
+/// One `[[step]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepDef {
+    /// Given name, if any.
+    pub name: Option<String>,
+    /// The probe it runs.
+    pub probe: &'static probes::ProbeDef,
+    /// Fixed parameters (defaults merged in), in file order.
+    pub params: Vec<(String, Val)>,
+    /// Matrix axes, in file order: key → values.
+    pub matrix: Vec<(String, Vec<Val>)>,
+    /// How many times each combination runs.
+    pub repeat: u32,
+    /// Run the step's load mix part by part as well (load attribution).
+    pub attribute: bool,
+}
+
+/// A whole scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Its name.
+    pub name: String,
+    /// Label given to its runs (default: the kernel's).
+    pub label: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Steps in order.
+    pub steps: Vec<StepDef>,
+    /// Requirement name → budget (ns).
+    pub requirements: BTreeMap<String, u64>,
+    /// The TOML it came from.
+    pub text: String,
+}

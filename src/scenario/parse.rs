@@ -1,0 +1,404 @@
+//! Reading a scenario file. Every error names the file, the line and the key, and
+//! unknown keys are errors, never ignored.
+
+use super::probes::{self, Kind, ProbeDef};
+use super::{Scenario, StepDef, Val};
+use crate::units::{parse_duration, parse_size, DefaultUnit};
+use rtlab_engine::rt::cpuset::CpuList;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use toml_edit::{Document, Item, Key, TableLike, Value};
+
+/// A scenario that cannot be used, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// File name (or `preset NAME`).
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// The key concerned (`step[2].interval`), if any.
+    pub key: Option<String>,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "{}:{}: {}: {}", self.file, self.line, k, self.message),
+            None => write!(f, "{}:{}: {}", self.file, self.line, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: Option<Range<usize>>) -> usize {
+        let at = span.map(|s| s.start).unwrap_or(0).min(self.text.len());
+        self.text[..at].matches('\n').count() + 1
+    }
+
+    fn err(&self, span: Option<Range<usize>>, key: Option<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: self.line(span),
+            key,
+            message: message.into(),
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &["name", "label", "description", "defaults", "step", "requirements"];
+const STEP_KEYS: &[&str] = &["probe", "name", "repeat", "attribute", "matrix"];
+
+/// Parses and validates a scenario. `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let cx = Ctx { file, text };
+    let doc = Document::parse(text).map_err(|e| {
+        cx.err(e.span(), None, format!("not valid TOML: {}", e.message()))
+    })?;
+    let root = doc.as_table();
+    for (k, item) in root.iter() {
+        if !TOP_KEYS.contains(&k) {
+            let key = root.key(k);
+            return Err(cx.err(
+                key.and_then(Key::span).or_else(|| item.span()),
+                Some(k.to_string()),
+                format!("unknown key (scenario keys are: {})", TOP_KEYS.join(", ")),
+            ));
+        }
+    }
+    let name = opt_str(&cx, root, "name", "name")?
+        .ok_or_else(|| cx.err(None, Some("name".into()), "missing: give the scenario a name = \"...\""))?;
+    let label = opt_str(&cx, root, "label", "label")?;
+    let description = opt_str(&cx, root, "description", "description")?;
+
+    let defaults: Vec<(String, Item, Option<Range<usize>>)> = match root.get("defaults") {
+        None => Vec::new(),
+        Some(item) => {
+            let t = item
+                .as_table_like()
+                .ok_or_else(|| cx.err(item.span(), Some("defaults".into()), "must be a table ([defaults])"))?;
+            t.iter()
+                .map(|(k, v)| {
+                    let span = t.key(k).and_then(Key::span).or_else(|| v.span());
+                    (k.to_string(), v.clone(), span)
+                })
+                .collect()
+        }
+    };
+
+    let steps_item = root
+        .get("step")
+        .ok_or_else(|| cx.err(None, Some("step".into()), "no [[step]]: a scenario needs at least one step"))?;
+    let steps_arr = steps_item
+        .as_array_of_tables()
+        .ok_or_else(|| cx.err(steps_item.span(), Some("step".into()), "write steps as [[step]] tables"))?;
+    let mut steps = Vec::new();
+    for (i, t) in steps_arr.iter().enumerate() {
+        steps.push(parse_step(&cx, i + 1, t, &defaults)?);
+    }
+    if steps.is_empty() {
+        return Err(cx.err(steps_item.span(), Some("step".into()), "no steps"));
+    }
+    // A default that no step's probe accepts is a mistake, not a no-op.
+    for (k, _, span) in &defaults {
+        if !steps.iter().any(|s| s.probe.param(k).is_some()) {
+            return Err(cx.err(
+                span.clone(),
+                Some(format!("defaults.{k}")),
+                "no step's probe takes this key",
+            ));
+        }
+    }
+
+    let mut requirements = BTreeMap::new();
+    if let Some(item) = root.get("requirements") {
+        let t = item.as_table_like().ok_or_else(|| {
+            cx.err(item.span(), Some("requirements".into()), "must be a table of name = \"budget\"")
+        })?;
+        for (k, v) in t.iter() {
+            let key = format!("requirements.{k}");
+            let span = v.span().or_else(|| t.key(k).and_then(Key::span));
+            let s = v
+                .as_str()
+                .ok_or_else(|| cx.err(span.clone(), Some(key.clone()), "write the budget as a string, e.g. \"1ms\""))?;
+            let ns = parse_duration(s, DefaultUnit::Millis)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| cx.err(span, Some(key), format!("'{s}' is not a duration above zero, e.g. \"5ms\"")))?;
+            requirements.insert(k.to_string(), ns);
+        }
+    }
+
+    Ok(Scenario {
+        name,
+        label,
+        description,
+        steps,
+        requirements,
+        text: text.to_string(),
+    })
+}
+
+fn opt_str(cx: &Ctx, t: &dyn TableLike, k: &str, key: &str) -> Result<Option<String>, ScenarioError> {
+    match t.get(k) {
+        None => Ok(None),
+        Some(item) => item
+            .as_str()
+            .map(|s| Some(s.to_string()))
+            .ok_or_else(|| cx.err(item.span(), Some(key.into()), format!("must be a string, not {}", item.type_name()))),
+    }
+}
+
+fn parse_step(
+    cx: &Ctx,
+    n: usize,
+    t: &toml_edit::Table,
+    defaults: &[(String, Item, Option<Range<usize>>)],
+) -> Result<StepDef, ScenarioError> {
+    let at = |k: &str| format!("step[{n}].{k}");
+    let probe_name = match t.get("probe") {
+        Some(item) => item
+            .as_str()
+            .ok_or_else(|| cx.err(item.span(), Some(at("probe")), "must be a string"))?,
+        None => {
+            return Err(cx.err(t.span(), Some(at("probe")), format!("missing: say which probe runs ({})", probes::names())))
+        }
+    };
+    let probe: &'static ProbeDef = probes::probe(probe_name).ok_or_else(|| {
+        cx.err(
+            t.get("probe").and_then(Item::span),
+            Some(at("probe")),
+            format!("unknown probe '{probe_name}' (known: {})", probes::names()),
+        )
+    })?;
+
+    let mut params: Vec<(String, Val)> = Vec::new();
+    for (k, item, span) in defaults {
+        if let Some(param) = probe.param(k) {
+            let v = item
+                .as_value()
+                .ok_or_else(|| cx.err(span.clone(), Some(format!("defaults.{k}")), "must be a value"))?;
+            params.push((k.clone(), value(cx, v, param.kind, &format!("defaults.{k}"))?));
+        }
+    }
+    let mut name = None;
+    let mut repeat = 1;
+    let mut attribute = false;
+    let mut matrix = Vec::new();
+    for (k, item) in t.iter() {
+        let key_span = t.key(k).and_then(Key::span).or_else(|| item.span());
+        match k {
+            "probe" => {}
+            "name" => {
+                name = Some(
+                    item.as_str()
+                        .ok_or_else(|| cx.err(item.span(), Some(at(k)), "must be a string"))?
+                        .to_string(),
+                )
+            }
+            "repeat" => {
+                repeat = item
+                    .as_integer()
+                    .filter(|&r| (1..=1000).contains(&r))
+                    .ok_or_else(|| cx.err(item.span(), Some(at(k)), "must be a whole number from 1 to 1000"))?
+                    as u32
+            }
+            "attribute" => {
+                attribute = item
+                    .as_bool()
+                    .ok_or_else(|| cx.err(item.span(), Some(at(k)), "must be true or false"))?
+            }
+            "matrix" => {
+                let m = item
+                    .as_table_like()
+                    .ok_or_else(|| cx.err(key_span.clone(), Some(at(k)), "must be a table: matrix.KEY = [values]"))?;
+                for (mk, mv) in m.iter() {
+                    let mkey = format!("step[{n}].matrix.{mk}");
+                    let mspan = m.key(mk).and_then(Key::span).or_else(|| mv.span());
+                    let param = probe.param(mk).ok_or_else(|| {
+                        cx.err(mspan.clone(), Some(mkey.clone()), format!("probe '{}' has no key '{mk}' (keys: {})", probe.name, probe.keys()))
+                    })?;
+                    let arr = mv
+                        .as_array()
+                        .filter(|a| !a.is_empty())
+                        .ok_or_else(|| cx.err(mspan.clone(), Some(mkey.clone()), "must be a non-empty array of values"))?;
+                    let vals = arr
+                        .iter()
+                        .map(|v| value(cx, v, param.kind, &mkey))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    params.retain(|(pk, _)| pk != mk);
+                    matrix.push((mk.to_string(), vals));
+                }
+            }
+            _ => {
+                let param = probe.param(k).ok_or_else(|| {
+                    cx.err(
+                        key_span.clone(),
+                        Some(at(k)),
+                        format!(
+                            "unknown key for probe '{}' (step keys: {}; probe keys: {})",
+                            probe.name,
+                            STEP_KEYS.join(", "),
+                            probe.keys()
+                        ),
+                    )
+                })?;
+                let v = item
+                    .as_value()
+                    .ok_or_else(|| cx.err(key_span.clone(), Some(at(k)), "must be a value, not a table"))?;
+                let v = value(cx, v, param.kind, &at(k))?;
+                params.retain(|(pk, _)| pk != k);
+                if matrix.iter().any(|(mk, _)| mk == k) {
+                    return Err(cx.err(key_span, Some(at(k)), "is also a matrix axis; give it once"));
+                }
+                params.push((k.to_string(), v));
+            }
+        }
+    }
+    Ok(StepDef {
+        name,
+        probe,
+        params,
+        matrix,
+        repeat,
+        attribute,
+    })
+}
+
+/// Validates one value against its kind.
+fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioError> {
+    let bad = |m: String| cx.err(v.span(), Some(key.to_string()), m);
+    match kind {
+        Kind::Duration(unit) => {
+            let s = v.as_str().ok_or_else(|| bad(format!("write a duration as a string with a unit, e.g. \"200us\" (got {})", v.type_name())))?;
+            parse_duration(s, unit).map_err(bad)?;
+            Ok(Val::Str(s.to_string()))
+        }
+        Kind::Int(lo, hi) => {
+            let i = v.as_integer().ok_or_else(|| bad(format!("must be a whole number (got {})", v.type_name())))?;
+            if !(lo..=hi).contains(&i) {
+                return Err(bad(format!("{i} is outside {lo}..={hi}")));
+            }
+            Ok(Val::Int(i))
+        }
+        Kind::Size => match (v.as_str(), v.as_integer()) {
+            (Some(s), _) => parse_size(s).map(|_| Val::Str(s.to_string())).map_err(bad),
+            (_, Some(i)) if i > 0 => Ok(Val::Str(i.to_string())),
+            _ => Err(bad("must be a size such as \"256M\"".into())),
+        },
+        Kind::Word(words) => {
+            let s = match (v.as_str(), v.as_integer()) {
+                (Some(s), _) => s.to_string(),
+                (_, Some(i)) if words.is_empty() => i.to_string(),
+                _ => return Err(bad(format!("must be a string (got {})", v.type_name()))),
+            };
+            if !words.is_empty() && !words.contains(&s.as_str()) {
+                return Err(bad(format!("'{s}' is not one of {}", words.join(", "))));
+            }
+            Ok(Val::Str(s))
+        }
+        Kind::Bool => v.as_bool().map(Val::Bool).ok_or_else(|| bad("must be true or false".into())),
+        Kind::Cpus => {
+            let s = v.as_str().ok_or_else(|| bad("write CPUs as a string, e.g. \"0,2-3\"".into()))?;
+            CpuList::parse(s).map_err(|e| bad(e.to_string()))?;
+            Ok(Val::Str(s.to_string()))
+        }
+        Kind::Loads => match (v.as_str(), v.as_array()) {
+            (Some(s), _) => Ok(Val::Str(s.to_string())),
+            (_, Some(a)) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string).ok_or_else(|| bad("load specs are strings".into())))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Val::List),
+            _ => Err(bad("a load is a spec string such as \"cpu:4\" or \"none\"".into())),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> ScenarioError {
+        parse("s.toml", text).unwrap_err()
+    }
+
+    #[test]
+    fn a_good_scenario_parses() {
+        let s = parse(
+            "s.toml",
+            r#"
+name = "messaging server"
+label = "rhel7-rt"
+[defaults]
+duration = "60s"
+[[step]]
+probe = "latency"
+interval = "200us"
+matrix.priority = [0, 90]
+repeat = 2
+[requirements]
+alarm = "5ms"
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.name, "messaging server");
+        assert_eq!(s.label.as_deref(), Some("rhel7-rt"));
+        let st = &s.steps[0];
+        assert_eq!(st.probe.name, "latency");
+        assert_eq!(st.repeat, 2);
+        assert_eq!(
+            st.params,
+            vec![("duration".into(), Val::Str("60s".into())), ("interval".into(), Val::Str("200us".into()))]
+        );
+        assert_eq!(st.matrix, vec![("priority".into(), vec![Val::Int(0), Val::Int(90)])]);
+        assert_eq!(s.requirements["alarm"], 5_000_000);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_line_and_key() {
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nintervall = \"1ms\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].intervall")));
+        assert!(e.message.contains("unknown key"), "{e}");
+        let e = err("name = \"x\"\ncolour = 1\n[[step]]\nprobe = \"latency\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (2, Some("colour")));
+    }
+
+    #[test]
+    fn bad_values_and_types_point_at_the_value() {
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\ninterval = \"1parsec\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].interval")));
+        assert!(e.message.contains("parsec"));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n\ninterval = 200\n");
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("string with a unit"));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\npriority = 120\n");
+        assert!(e.message.contains("outside"), "{e}");
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nmatrix.priority = []\n");
+        assert_eq!(e.key.as_deref(), Some("step[1].matrix.priority"));
+        let e = err("name = 3\n[[step]]\nprobe = \"latency\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (1, Some("name")));
+    }
+
+    #[test]
+    fn structure_errors() {
+        assert!(err("name = \"x\"\n").message.contains("at least one step"));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"warp\"\n");
+        assert!(e.message.contains("unknown probe 'warp'"));
+        let e = err("name = \"x\"\n[defaults]\nwarp = \"9\"\n[[step]]\nprobe = \"latency\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (3, Some("defaults.warp")));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (5, Some("requirements.gyro")));
+        let e = err("name = \"x\"\n[[step\n");
+        assert!(e.message.contains("not valid TOML"));
+        assert_eq!(e.line, 2);
+    }
+}

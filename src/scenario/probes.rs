@@ -1,0 +1,121 @@
+//! What each probe accepts in a scenario file, and how a key becomes a flag of the
+//! rtlab subcommand that runs the step.
+
+use crate::units::DefaultUnit;
+
+/// The type of a parameter's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A duration string with a unit (`"200us"`).
+    Duration(DefaultUnit),
+    /// A whole number in a range.
+    Int(i64, i64),
+    /// A size string (`"256M"`) or a whole number of bytes.
+    Size,
+    /// One of some words, or any string when the list is empty.
+    Word(&'static [&'static str]),
+    /// true/false.
+    Bool,
+    /// A CPU list string (`"0,2-3"`).
+    Cpus,
+    /// Load specs: a string or an array of strings; `"none"` for no load.
+    Loads,
+}
+
+/// How a parameter is passed on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// `--flag VALUE`.
+    Value(&'static str),
+    /// `--flag` when true, nothing when false.
+    Switch(&'static str),
+    /// `--flag=true|false`.
+    BoolValue(&'static str),
+    /// `--flag SPEC` once per spec; nothing for `"none"`.
+    Repeat(&'static str),
+    /// Priority: 0 means `--policy other`, otherwise `-p N`.
+    Priority,
+}
+
+/// One parameter of a probe.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// Key in the scenario file.
+    pub key: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// Its flag.
+    pub flag: Flag,
+}
+
+/// A probe a step can run. Probes are compared by name.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeDef {
+    /// Name in the scenario file (`latency`, `bench.cpu`).
+    pub name: &'static str,
+    /// The subcommand words that run it.
+    pub command: &'static [&'static str],
+    /// The key that sets how long a step runs.
+    pub duration_key: &'static str,
+    /// Accepted parameters.
+    pub params: &'static [Param],
+}
+
+const fn p(key: &'static str, kind: Kind, flag: Flag) -> Param {
+    Param { key, kind, flag }
+}
+
+const US: Kind = Kind::Duration(DefaultUnit::Micros);
+const SECS: Kind = Kind::Duration(DefaultUnit::Seconds);
+
+/// Every probe a scenario can use.
+pub const PROBES: &[ProbeDef] = &[ProbeDef {
+    name: "latency",
+    command: &["latency"],
+    duration_key: "duration",
+    params: &[
+        p("duration", SECS, Flag::Value("--duration")),
+        p("interval", US, Flag::Value("--interval")),
+        p("loops", Kind::Int(1, i64::MAX), Flag::Value("--loops")),
+        p("cpus", Kind::Cpus, Flag::Value("--cpus")),
+        p("threads", Kind::Int(1, 1024), Flag::Value("--threads")),
+        p("priority", Kind::Int(0, 99), Flag::Priority),
+        p("policy", Kind::Word(&["fifo", "rr", "other"]), Flag::Value("--policy")),
+        p("distance", US, Flag::Value("--distance")),
+        p("clock", Kind::Word(&["monotonic", "realtime"]), Flag::Value("--clock")),
+        p("mlock", Kind::Bool, Flag::BoolValue("--mlock")),
+        p("dma_latency", Kind::Word(&[]), Flag::Value("--dma-latency")),
+        p("histogram_max", US, Flag::Value("--histogram-max")),
+        p("deadline", US, Flag::Value("--deadline")),
+        p("max_latency", US, Flag::Value("--max-latency")),
+        p("breaktrace", US, Flag::Value("--breaktrace")),
+    ],
+}];
+
+impl PartialEq for ProbeDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+/// The probe called `name`.
+pub fn probe(name: &str) -> Option<&'static ProbeDef> {
+    PROBES.iter().find(|p| p.name == name)
+}
+
+impl ProbeDef {
+    /// The parameter called `key`.
+    pub fn param(&self, key: &str) -> Option<&'static Param> {
+        self.params.iter().find(|p| p.key == key)
+    }
+
+    /// The accepted keys, for error messages.
+    pub fn keys(&self) -> String {
+        self.params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The names of all probes, for error messages.
+pub fn names() -> String {
+    PROBES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
