@@ -2,6 +2,8 @@
 
 mod cli;
 mod error;
+mod export;
+mod import;
 mod record;
 mod report;
 mod scenario;

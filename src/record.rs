@@ -189,6 +189,18 @@ pub struct Run {
     pub warnings: Vec<Warning>,
 }
 
+impl Run {
+    /// Summary fields the run's source did not report (`params.unreported`, set
+    /// by importers: sysbench gives no stddev and one percentile). They hold 0
+    /// and must be shown as unknown.
+    pub fn unreported(&self) -> Vec<&str> {
+        self.params["unreported"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// The current time as RFC 3339 UTC with microseconds.
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)

@@ -31,6 +31,13 @@ impl Table {
         }
     }
 
+    /// Aligns column `col` to the left (text such as labels).
+    pub fn align_left(&mut self, col: usize) {
+        if let Some(a) = self.align.get_mut(col) {
+            *a = Align::Left;
+        }
+    }
+
     /// Adds a row (missing cells are blank).
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);

@@ -1,18 +1,55 @@
 //! The results store. SQLite (bundled) is the embedded default: one file, WAL, a
 //! busy timeout so that two rtlab processes can write at once, a versioned schema
-//! with migrations, and one transaction per run so that a crash never leaves half
-//! a run behind.
+//! with migrations ([`schema`]), and one immediate transaction per write so that a
+//! crash or Ctrl-C never leaves half a run behind.
+//!
+//! # API
+//! Runs:
+//! - [`Store::open`] opens or creates a database and migrates it; a database
+//!   written by a newer rtlab is refused (exit 2).
+//! - [`Store::save`] writes a whole [`Run`] (header, tags, every series with its
+//!   summary columns and serialized histograms) and returns its id. A run whose
+//!   `campaign` is set must name an existing campaign. Time series longer than
+//!   [`MAX_TRACE_POINTS`] are decimated (block maxima, no peak lost).
+//! - [`Store::load`] reads it back, equal field by field (plus `id`, with the
+//!   current label, tags, status and campaign).
+//! - [`Store::list`] / [`Store::list_where`] give [`RunRow`]s, newest first, with
+//!   the headline numbers, without reading series.
+//! - [`Store::delete`], [`Store::add_tags`], [`Store::remove_tags`],
+//!   [`Store::set_label`] change stored runs, all or nothing.
+//!
+//! Campaigns (one invocation of a scenario: its steps and the runs they made),
+//! in `campaign.rs`:
+//! - [`Store::create_campaign`]`(name, scenario_text, &fingerprint) -> id`, status
+//!   `running`;
+//! - [`Store::add_campaign_run`]`(campaign, step_index, step_name, run_id)` maps a
+//!   saved run to a step and sets the run's `campaign`;
+//! - [`Store::set_campaign_status`]`(campaign, status)` (`ended_at` is set when
+//!   the status is final);
+//! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
 
+mod campaign;
 mod schema;
 
-use crate::record::{Run, Series};
+pub use campaign::CampaignStatus;
+
+use crate::error::UsageError;
+use crate::record::{Run, Series, Status};
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rtlab_engine::stats::trace::TracePoint;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Environment variable naming the database file.
 pub const DB_ENV: &str = "RTLAB_DB";
+
+/// Points a stored time series keeps at most; longer ones are decimated.
+pub const MAX_TRACE_POINTS: usize = 4096;
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The database path: `--db`, else `$RTLAB_DB`, else
 /// `$XDG_DATA_HOME/rtlab/rtlab.db`, else `~/.local/share/rtlab/rtlab.db`.
@@ -62,6 +99,59 @@ pub struct RunRow {
     pub max_ns: Option<i64>,
     /// Deadline misses of the total series.
     pub misses: Option<i64>,
+    /// Campaign the run belongs to.
+    pub campaign: Option<i64>,
+    /// Tags, sorted.
+    pub tags: Vec<String>,
+    /// Scalar results (`events_per_s`, ...), for benchmark runs.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Which runs [`Store::list_where`] returns; every set field must match.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// The label, exactly, or an SQL `LIKE` pattern when it contains `%`.
+    pub label: Option<String>,
+    /// The kind (`latency`, `bench.cpu`); `bench` matches every `bench.*`.
+    pub kind: Option<String>,
+    /// Started at or after this RFC 3339 UTC time.
+    pub since: Option<String>,
+    /// Carries this tag.
+    pub tag: Option<String>,
+    /// Belongs to this campaign.
+    pub campaign: Option<i64>,
+}
+
+const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
+    r.max_ns, r.misses, r.campaign, r.metrics,
+    (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM tags t WHERE t.run_id = r.id ORDER BY tag))";
+
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    let metrics: String = r.get(10)?;
+    let tags: Option<String> = r.get(11)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        started_at: r.get(1)?,
+        kind: r.get(2)?,
+        label: r.get(3)?,
+        status: r.get(4)?,
+        samples: r.get(5)?,
+        p99_ns: r.get(6)?,
+        max_ns: r.get(7)?,
+        misses: r.get(8)?,
+        campaign: r.get(9)?,
+        // Written by `save` from a BTreeMap<String, f64>; an unreadable value
+        // (hand-edited database) shows as no metrics rather than failing the list.
+        metrics: serde_json::from_str(&metrics).unwrap_or_default(),
+        tags: tags
+            .map(|t| t.split('\n').map(str::to_string).collect())
+            .unwrap_or_default(),
+    })
+}
+
+/// A status name as stored back into a [`Status`].
+fn parse_status(name: &str) -> Option<Status> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
 }
 
 impl Store {
@@ -72,11 +162,18 @@ impl Store {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
         }
+        if path.is_dir() {
+            bail!(UsageError(format!(
+                "{} is a directory; give the database file, e.g. --db {}",
+                path.display(),
+                path.join("rtlab.db").display()
+            )));
+        }
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the results database {}", path.display()))?;
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "journal_mode", "WAL")
-            .with_context(|| format!("{} is not an SQLite database", path.display()))?;
+            .map_err(|e| not_a_database(path, e))?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Store {
             conn,
@@ -92,9 +189,19 @@ impl Store {
         &self.path
     }
 
+    fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+
     /// Saves a run in one transaction and returns its id.
     pub fn save(&mut self, run: &Run) -> Result<i64> {
-        let tx = self.conn.transaction()?;
+        let path = self.path.display().to_string();
+        let tx = self.write_tx()?;
+        if let Some(c) = run.campaign {
+            campaign::require(&tx, c, &path)?;
+        }
         let total = run.total.as_ref();
         let mut header = run.clone();
         header.id = None;
@@ -102,8 +209,9 @@ impl Store {
         header.total = None;
         tx.execute(
             "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
-                duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses, record)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses,
+                record, metrics)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 run.kind,
                 run.label,
@@ -117,10 +225,13 @@ impl Store {
                 run.fingerprint.preempt.name(),
                 run.fingerprint.hostname,
                 total.map(|t| t.counters.samples as i64),
-                total.map(|t| t.summary.p99_ns as i64),
+                total
+                    .filter(|_| !run.unreported().contains(&"p99_ns"))
+                    .map(|t| t.summary.p99_ns as i64),
                 total.map(|t| t.summary.max_ns as i64),
                 total.map(|t| t.counters.deadline_misses as i64),
                 serde_json::to_string(&header)?,
+                serde_json::to_string(&run.metrics)?,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -140,23 +251,29 @@ impl Store {
 
     /// Loads a whole run.
     pub fn load(&self, id: i64) -> Result<Run> {
-        let record: Option<String> = self
+        let head: Option<(String, String, String, Option<i64>)> = self
             .conn
-            .query_row("SELECT record FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT record, label, status, campaign FROM runs WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
             .optional()?;
-        let Some(record) = record else {
-            bail!(crate::error::UsageError(format!(
-                "no run with id {id} in {} (see 'rtlab results list')",
-                self.path.display()
-            )));
+        let Some((record, label, status, campaign)) = head else {
+            return Err(self.no_run(id));
         };
         let mut run: Run = serde_json::from_str(&record)
             .with_context(|| format!("run {id} is damaged in {}", self.path.display()))?;
         run.id = Some(id);
+        run.label = label;
+        run.campaign = campaign;
+        if let Some(s) = parse_status(&status) {
+            run.status = s;
+        }
         run.tags = self.tags(id)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx")?;
+            .prepare_cached("SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx")?;
         let rows = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         for row in rows {
             let (idx, data) = row?;
@@ -171,11 +288,19 @@ impl Store {
         Ok(run)
     }
 
+    fn no_run(&self, id: i64) -> anyhow::Error {
+        UsageError(format!(
+            "no run with id {id} in {} (see 'rtlab results list')",
+            self.path.display()
+        ))
+        .into()
+    }
+
     /// The tags of a run.
     pub fn tags(&self, id: i64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT tag FROM tags WHERE run_id = ?1 ORDER BY tag")?;
+            .prepare_cached("SELECT tag FROM tags WHERE run_id = ?1 ORDER BY tag")?;
         let tags = stmt
             .query_map([id], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
@@ -184,32 +309,170 @@ impl Store {
 
     /// Runs, newest first, optionally only those with a label or kind.
     pub fn list(&self, label: Option<&str>, kind: Option<&str>) -> Result<Vec<RunRow>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, started_at, kind, label, status, samples, p99_ns, max_ns, misses FROM runs
-             WHERE (?1 IS NULL OR label = ?1) AND (?2 IS NULL OR kind = ?2)
-             ORDER BY id DESC",
-        )?;
+        self.list_where(&ListFilter {
+            label: label.map(str::to_string),
+            kind: kind.map(str::to_string),
+            ..ListFilter::default()
+        })
+    }
+
+    /// Runs matching every field of `f`, newest first.
+    pub fn list_where(&self, f: &ListFilter) -> Result<Vec<RunRow>> {
+        let mut sql = format!("SELECT {ROW_COLUMNS} FROM runs r WHERE 1");
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        let mut arg = |sql: &mut String, cond: &str, v: rusqlite::types::Value| {
+            args.push(v);
+            sql.push_str(&format!(" AND {cond}?{}", args.len()));
+        };
+        if let Some(l) = &f.label {
+            let op = if l.contains('%') {
+                "r.label LIKE "
+            } else {
+                "r.label = "
+            };
+            arg(&mut sql, op, l.clone().into());
+        }
+        match f.kind.as_deref() {
+            Some("bench") => sql.push_str(" AND r.kind LIKE 'bench.%'"),
+            Some(k) => arg(&mut sql, "r.kind = ", k.to_string().into()),
+            None => {}
+        }
+        if let Some(s) = &f.since {
+            arg(&mut sql, "r.started_at >= ", s.clone().into());
+        }
+        if let Some(t) = &f.tag {
+            arg(
+                &mut sql,
+                "EXISTS (SELECT 1 FROM tags t WHERE t.run_id = r.id AND t.tag = ",
+                t.clone().into(),
+            );
+            sql.push(')');
+        }
+        if let Some(c) = f.campaign {
+            arg(&mut sql, "r.campaign = ", c.into());
+        }
+        sql.push_str(" ORDER BY r.id DESC");
+        let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt
-            .query_map(params![label, kind], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    kind: r.get(2)?,
-                    label: r.get(3)?,
-                    status: r.get(4)?,
-                    samples: r.get(5)?,
-                    p99_ns: r.get(6)?,
-                    max_ns: r.get(7)?,
-                    misses: r.get(8)?,
-                })
-            })?
+            .query_map(params_from_iter(args), run_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
+
+    /// Checks that every id exists; names the first that does not.
+    fn require_runs(tx: &rusqlite::Transaction<'_>, ids: &[i64], path: &str) -> Result<()> {
+        for &id in ids {
+            let found: Option<i64> = tx
+                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+                .optional()?;
+            if found.is_none() {
+                bail!(UsageError(format!(
+                    "no run with id {id} in {path} (see 'rtlab results list'); nothing was changed"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes runs with their series, tags and campaign entries; all or none.
+    pub fn delete(&mut self, ids: &[i64]) -> Result<usize> {
+        let path = self.path.display().to_string();
+        let tx = self.write_tx()?;
+        Self::require_runs(&tx, ids, &path)?;
+        let mut n = 0;
+        for &id in ids {
+            n += tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Adds tags to a run (tags it already has are kept once).
+    pub fn add_tags(&mut self, id: i64, tags: &[String]) -> Result<()> {
+        let path = self.path.display().to_string();
+        let tx = self.write_tx()?;
+        Self::require_runs(&tx, &[id], &path)?;
+        for t in tags {
+            tx.execute(
+                "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)",
+                params![id, t],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Removes tags from a run; returns how many it had.
+    pub fn remove_tags(&mut self, id: i64, tags: &[String]) -> Result<usize> {
+        let path = self.path.display().to_string();
+        let tx = self.write_tx()?;
+        Self::require_runs(&tx, &[id], &path)?;
+        let mut n = 0;
+        for t in tags {
+            n += tx.execute(
+                "DELETE FROM tags WHERE run_id = ?1 AND tag = ?2",
+                params![id, t],
+            )?;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Gives a run a new label.
+    pub fn set_label(&mut self, id: i64, label: &str) -> Result<()> {
+        let path = self.path.display().to_string();
+        let tx = self.write_tx()?;
+        Self::require_runs(&tx, &[id], &path)?;
+        tx.execute(
+            "UPDATE runs SET label = ?2, record = json_set(record, '$.label', ?2) WHERE id = ?1",
+            params![id, label],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn not_a_database(path: &Path, e: rusqlite::Error) -> anyhow::Error {
+    UsageError(format!(
+        "{} is not an rtlab results database ({e}); give another --db",
+        path.display()
+    ))
+    .into()
+}
+
+/// Block maxima of `points` with at most `limit` points (at least 2): adjacent
+/// points are merged pairwise, keeping the larger maximum and the earlier first
+/// sample, until the series fits. The largest value is never lost.
+pub fn decimate(points: &[TracePoint], limit: usize) -> Vec<TracePoint> {
+    let limit = limit.max(2);
+    let mut out = points.to_vec();
+    while out.len() > limit {
+        out = out
+            .chunks(2)
+            .map(|pair| {
+                let keep = match pair {
+                    [a, b] if b.max_ns > a.max_ns => *b,
+                    _ => pair[0],
+                };
+                TracePoint {
+                    first_sample: pair[0].first_sample,
+                    ..keep
+                }
+            })
+            .collect();
+    }
+    out
 }
 
 fn insert_series(tx: &rusqlite::Transaction<'_>, run: i64, idx: i64, s: &Series) -> Result<()> {
     let m = &s.summary;
+    let data = if s.trace.len() > MAX_TRACE_POINTS {
+        let mut bounded = s.clone();
+        bounded.trace = decimate(&s.trace, MAX_TRACE_POINTS);
+        serde_json::to_string(&bounded)?
+    } else {
+        serde_json::to_string(s)?
+    };
     tx.execute(
         "INSERT INTO series (run_id, idx, name, samples, overruns, misses, overflows,
             min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p95_ns, p99_ns, p999_ns, p9999_ns, max_ns, data)
@@ -232,8 +495,377 @@ fn insert_series(tx: &rusqlite::Transaction<'_>, run: i64, idx: i64, s: &Series)
             m.p999_ns as i64,
             m.p9999_ns as i64,
             m.max_ns as i64,
-            serde_json::to_string(s)?,
+            data,
         ],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{BreakRecord, Counters, LoadRecord, Warning};
+    use proptest::prelude::*;
+    use rtlab_engine::stats::hist::{LatencyHistogram, UsBuckets};
+    use rtlab_engine::stats::Moments;
+    use rtlab_engine::stats::Summary;
+    use rtlab_engine::sysinfo::{Fingerprint, PreemptModel};
+
+    fn series(name: &str, values: &[u64]) -> Series {
+        let (mut m, mut h, mut us) = (
+            Moments::default(),
+            LatencyHistogram::new(),
+            UsBuckets::new(100),
+        );
+        for (i, &v) in values.iter().enumerate() {
+            m.record(v);
+            h.record(v);
+            us.record(v, i as u64);
+        }
+        Series {
+            name: name.into(),
+            thread: Some(0),
+            cpu: Some(1),
+            tid: Some(1234),
+            interval_ns: Some(200_000),
+            counters: Counters {
+                samples: m.count,
+                overruns: 2,
+                deadline_misses: 1,
+                overflows: us.overflow(),
+            },
+            summary: Summary::new(&m, &h),
+            max_at: Some(7),
+            histogram: h.to_data(),
+            us_histogram: Some(us.to_data()),
+            trace: (0..10)
+                .map(|i| TracePoint {
+                    first_sample: i,
+                    offset_ns: i * 1000,
+                    max_ns: values[i as usize % values.len()],
+                })
+                .collect(),
+        }
+    }
+
+    /// A run with every field set.
+    fn sample_run(threads: usize) -> Run {
+        let values: Vec<u64> = (1..500).map(|i| i * 997 % 150_000).collect();
+        Run {
+            format: crate::record::FORMAT.into(),
+            id: None,
+            kind: "latency".into(),
+            label: "6.1.0-rt PREEMPT_RT".into(),
+            tags: vec!["a".into(), "b".into()],
+            campaign: None,
+            status: Status::Interrupted,
+            exit_code: 130,
+            started_at: "2026-01-02T03:04:05.000001Z".into(),
+            ended_at: "2026-01-02T03:04:06.000001Z".into(),
+            duration_ns: 1_000_000_123,
+            rtlab_version: "0.1.0".into(),
+            command_line: vec!["rtlab".into(), "latency".into()],
+            params: serde_json::json!({"interval_ns": 200000, "threads": threads}),
+            fingerprint: Fingerprint {
+                hostname: "bbb".into(),
+                kernel_release: "6.1.0-rt".into(),
+                preempt: PreemptModel::Rt,
+                hz: Some(1000),
+                governors: vec!["performance".into()],
+                cpu_count: 4,
+                ..Fingerprint::default()
+            },
+            loads: vec![LoadRecord {
+                spec: "cpu:2".into(),
+                kind: "cpu".into(),
+                workers: 2,
+                params: serde_json::json!({"x": 1}),
+                achieved: serde_json::from_str(r#"{"ops_per_s": 12.5}"#).unwrap(),
+            }],
+            series: (0..threads)
+                .map(|t| series(&format!("cpu{t}"), &values[t..]))
+                .collect(),
+            total: Some(series("all", &values)),
+            metrics: [("events_per_s".to_string(), 1234.5)].into(),
+            breaktrace: Some(BreakRecord {
+                thread: 1,
+                tid: 99,
+                cycle: 5,
+                latency_ns: 149_000,
+                trace_marker: false,
+            }),
+            warnings: vec![Warning::new("vm", "virtual")],
+        }
+    }
+
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("x.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn every_field_survives_save_and_load() {
+        let (_d, mut store) = temp_store();
+        let run = sample_run(3);
+        let id = store.save(&run).unwrap();
+        let back = store.load(id).unwrap();
+        assert_eq!(
+            back,
+            Run {
+                id: Some(id),
+                ..run
+            }
+        );
+        let rows = store.list(None, Some("latency")).unwrap();
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!(r.samples, Some(499));
+        assert_eq!(
+            r.max_ns,
+            Some(back.total.as_ref().unwrap().summary.max_ns as i64)
+        );
+        assert_eq!(r.tags, vec!["a", "b"]);
+        assert_eq!(r.metrics["events_per_s"], 1234.5);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_half_run() {
+        let (_d, mut store) = temp_store();
+        let first = store.save(&sample_run(1)).unwrap();
+        // Make the third series insert fail, as a crash or a full disk would.
+        store
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER boom BEFORE INSERT ON series WHEN NEW.idx = 2
+                 BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+            )
+            .unwrap();
+        let err = store.save(&sample_run(4)).unwrap_err();
+        assert!(format!("{err:#}").contains("disk full"));
+        let count = |t: &str| -> i64 {
+            store
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(count("runs"), 1);
+        assert_eq!(count("series"), 2, "run {first}: one thread and the total");
+        assert_eq!(count("tags"), 2);
+    }
+
+    #[test]
+    fn a_version_1_database_is_migrated_with_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let run = sample_run(2);
+        {
+            // The layout and the insert of the first rtlab store.
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(schema::V1).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            let mut header = run.clone();
+            header.series.clear();
+            header.total = None;
+            conn.execute(
+                "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
+                    duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses, record)
+                 VALUES ('latency', ?1, 'interrupted', 130, NULL, ?2, ?3, 1000000123, '6.1.0-rt',
+                    'PREEMPT_RT', 'bbb', 499, 1, 2, 3, ?4)",
+                params![run.label, run.started_at, run.ended_at, serde_json::to_string(&header).unwrap()],
+            )
+            .unwrap();
+            conn.execute("INSERT INTO tags VALUES (1, 'a'), (1, 'b')", [])
+                .unwrap();
+            let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
+            for (idx, s) in all.chain(run.total.as_ref().map(|t| (-1, t))) {
+                let tx = conn.unchecked_transaction().unwrap();
+                insert_series(&tx, 1, idx, s).unwrap();
+                tx.commit().unwrap();
+            }
+        }
+        let mut store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, schema::SCHEMA_VERSION);
+        assert_eq!(store.load(1).unwrap(), Run { id: Some(1), ..run });
+        assert_eq!(
+            store.list(None, None).unwrap()[0].metrics["events_per_s"],
+            1234.5
+        );
+        // The new tables work on the migrated database.
+        let c = store
+            .create_campaign("old", "", &Fingerprint::default())
+            .unwrap();
+        store.add_campaign_run(c, 0, "step", 1).unwrap();
+        assert_eq!(store.load(1).unwrap().campaign, Some(c));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        Store::open(&path).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", schema::SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = Store::open(&path).err().unwrap();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("written by a newer rtlab"), "{msg}");
+        assert_eq!(crate::error::exit_code(&err), 2);
+    }
+
+    #[test]
+    fn campaigns_map_steps_to_runs() {
+        let (_d, mut store) = temp_store();
+        let fp = sample_run(1).fingerprint;
+        let c = store.create_campaign("drone", "steps: []", &fp).unwrap();
+        let a = store.save(&sample_run(1)).unwrap();
+        let b = store
+            .save(&Run {
+                campaign: Some(c),
+                ..sample_run(1)
+            })
+            .unwrap();
+        store.add_campaign_run(c, 0, "idle", a).unwrap();
+        store.add_campaign_run(c, 1, "cpu load", b).unwrap();
+        assert!(store.add_campaign_run(c, 2, "again", a).is_err());
+        assert!(store.add_campaign_run(c + 1, 0, "x", a).is_err());
+        assert!(store
+            .save(&Run {
+                campaign: Some(c + 1),
+                ..sample_run(1)
+            })
+            .is_err());
+        store
+            .set_campaign_status(c, CampaignStatus::Interrupted)
+            .unwrap();
+        let got = store.load_campaign(c).unwrap();
+        assert_eq!(
+            (got.name.as_str(), got.scenario.as_str()),
+            ("drone", "steps: []")
+        );
+        assert_eq!(got.fingerprint, fp);
+        assert_eq!(got.status, CampaignStatus::Interrupted);
+        assert!(got.ended_at.is_some());
+        let steps: Vec<(i64, &str, i64)> = got
+            .steps
+            .iter()
+            .map(|s| (s.step_index, s.step_name.as_str(), s.run_id))
+            .collect();
+        assert_eq!(steps, vec![(0, "idle", a), (1, "cpu load", b)]);
+        assert_eq!(store.load(a).unwrap().campaign, Some(c));
+        let listed = store.list_campaigns().unwrap();
+        assert_eq!((listed[0].id, listed[0].runs), (c, 2));
+        let filter = ListFilter {
+            campaign: Some(c),
+            ..ListFilter::default()
+        };
+        assert_eq!(store.list_where(&filter).unwrap().len(), 2);
+        // Deleting a run removes it from its campaign.
+        store.delete(&[a]).unwrap();
+        assert_eq!(store.load_campaign(c).unwrap().steps.len(), 1);
+    }
+
+    #[test]
+    fn edits_are_all_or_nothing_and_visible_on_load() {
+        let (_d, mut store) = temp_store();
+        let a = store.save(&sample_run(1)).unwrap();
+        let b = store.save(&sample_run(2)).unwrap();
+        store.set_label(a, "vanilla").unwrap();
+        store.add_tags(a, &["x".into(), "a".into()]).unwrap();
+        assert_eq!(store.remove_tags(a, &["b".into(), "zz".into()]).unwrap(), 1);
+        let run = store.load(a).unwrap();
+        assert_eq!(run.label, "vanilla");
+        assert_eq!(run.tags, vec!["a", "x"]);
+        let err = store.delete(&[b, 999]).unwrap_err();
+        assert!(err.to_string().contains("no run with id 999"), "{err}");
+        assert_eq!(store.list(None, None).unwrap().len(), 2);
+        assert_eq!(store.delete(&[a, b]).unwrap(), 2);
+        assert!(store.list(None, None).unwrap().is_empty());
+        let count: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, 0);
+    }
+
+    #[test]
+    fn list_filters_combine() {
+        let (_d, mut store) = temp_store();
+        let mut r = sample_run(1);
+        store.save(&r).unwrap();
+        r.label = "4.19.127 PREEMPT".into();
+        r.kind = "bench.cpu".into();
+        r.started_at = "2026-03-01T00:00:00.000000Z".into();
+        r.tags = vec!["kconfig-trim".into()];
+        let id = store.save(&r).unwrap();
+        let ids = |f: ListFilter| -> Vec<i64> {
+            store.list_where(&f).unwrap().iter().map(|r| r.id).collect()
+        };
+        let f =
+            |label: Option<&str>, kind: Option<&str>, since: Option<&str>, tag: Option<&str>| {
+                ListFilter {
+                    label: label.map(Into::into),
+                    kind: kind.map(Into::into),
+                    since: since.map(Into::into),
+                    tag: tag.map(Into::into),
+                    campaign: None,
+                }
+            };
+        assert_eq!(ids(f(Some("4.19%"), None, None, None)), vec![id]);
+        assert_eq!(ids(f(None, Some("bench"), None, None)), vec![id]);
+        assert_eq!(
+            ids(f(None, None, Some("2026-02-01T00:00:00Z"), None)),
+            vec![id]
+        );
+        assert_eq!(ids(f(None, None, None, Some("kconfig-trim"))), vec![id]);
+        assert_eq!(
+            ids(f(Some("4.19%"), Some("latency"), None, None)),
+            Vec::<i64>::new()
+        );
+        assert_eq!(ids(f(None, None, None, None)).len(), 2);
+    }
+
+    #[test]
+    fn long_traces_are_stored_decimated() {
+        let (_d, mut store) = temp_store();
+        let mut run = sample_run(1);
+        run.series[0].trace = (0..10_000u64)
+            .map(|i| TracePoint {
+                first_sample: i,
+                offset_ns: i,
+                max_ns: if i == 7777 { 1_000_000 } else { i % 100 },
+            })
+            .collect();
+        let id = store.save(&run).unwrap();
+        let trace = &store.load(id).unwrap().series[0].trace;
+        assert!(trace.len() <= MAX_TRACE_POINTS);
+        assert!(trace
+            .iter()
+            .any(|p| p.max_ns == 1_000_000 && p.offset_ns == 7777));
+    }
+
+    proptest! {
+        #[test]
+        fn decimation_is_bounded_ordered_and_keeps_the_peak(
+            values in proptest::collection::vec(0u64..1_000_000, 1..3000),
+            limit in 2usize..300,
+        ) {
+            let points: Vec<TracePoint> = values.iter().enumerate()
+                .map(|(i, &v)| TracePoint { first_sample: i as u64, offset_ns: i as u64, max_ns: v })
+                .collect();
+            let d = decimate(&points, limit);
+            prop_assert!(d.len() <= limit.max(2));
+            prop_assert!(!d.is_empty());
+            prop_assert_eq!(d.iter().map(|p| p.max_ns).max(), values.iter().copied().max());
+            prop_assert_eq!(d[0].first_sample, 0);
+            for w in d.windows(2) { prop_assert!(w[0].first_sample < w[1].first_sample); }
+            for p in &d { prop_assert_eq!(values[p.offset_ns as usize], p.max_ns); }
+            if points.len() <= limit { prop_assert_eq!(d, points); }
+        }
+    }
 }

@@ -1,13 +1,13 @@
 //! The store's schema and its migrations. `PRAGMA user_version` holds the schema
-//! version; each migration moves it up by one inside a transaction.
+//! version; each migration moves it up by one, all of them inside one immediate
+//! transaction, so that two rtlab processes opening an old database at once
+//! migrate it exactly once and a crash mid-migration leaves the old version.
 
 use anyhow::{bail, Result};
 use rusqlite::Connection;
 
-/// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
-    // 1: runs, their tags and their series.
-    "CREATE TABLE runs (
+/// Version 1: runs, their tags and their series.
+pub(super) const V1: &str = "CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,
         label TEXT NOT NULL,
@@ -53,8 +53,33 @@ const MIGRATIONS: &[&str] = &[
         max_ns INTEGER NOT NULL,
         data TEXT NOT NULL,
         PRIMARY KEY (run_id, idx)
-    );",
-];
+    );";
+
+/// Version 2: scalar metrics next to the headline columns (filled from the
+/// records already stored), an index for `--since`, and campaigns: one
+/// invocation of a scenario, its steps and the runs each step produced.
+const V2: &str = "ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}';
+    UPDATE runs SET metrics = COALESCE(json_extract(record, '$.metrics'), '{}');
+    CREATE INDEX runs_started ON runs(started_at);
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        ended_at TEXT
+    );
+    CREATE TABLE campaign_runs (
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL,
+        step_name TEXT NOT NULL,
+        run_id INTEGER NOT NULL UNIQUE REFERENCES runs(id) ON DELETE CASCADE,
+        PRIMARY KEY (campaign_id, step_index, run_id)
+    );";
+
+/// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

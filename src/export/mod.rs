@@ -1,0 +1,59 @@
+//! Exporters: a stored run as rtlab JSON (the `--json` document, which
+//! `rtlab results import` reads back), CSV (one row per series) or cyclictest's
+//! `-h` histogram layout. One file per format; each turns a [`Run`] into text.
+
+mod csv;
+
+use crate::error::UsageError;
+use crate::record::Run;
+use crate::report::histfile::{self, HistColumn};
+use anyhow::{bail, Result};
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The rtlab/1 JSON document.
+    Json,
+    /// One row per series with counters, summary and metrics.
+    Csv,
+    /// cyclictest's -h layout: 1-µs buckets, one column per thread.
+    Hist,
+}
+
+/// The run in `format`.
+pub fn export(run: &Run, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(run)?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => csv::render(run),
+        Format::Hist => hist(run)?,
+    })
+}
+
+/// The per-thread 1-µs histograms in cyclictest's layout.
+fn hist(run: &Run) -> Result<String> {
+    let cols: Vec<HistColumn> = run
+        .series
+        .iter()
+        .filter_map(|s| {
+            let us = s.us_histogram.as_ref()?;
+            Some(HistColumn::from_series(
+                us,
+                s.summary.min_ns,
+                s.summary.mean_ns,
+                s.summary.max_ns,
+            ))
+        })
+        .collect();
+    if cols.is_empty() || cols.len() != run.series.len() {
+        bail!(UsageError(format!(
+            "--format hist: run {} ({}) has no 1-µs histogram per thread; export it with --format json or csv",
+            run.id.map(|i| i.to_string()).unwrap_or_default(),
+            run.kind
+        )));
+    }
+    Ok(histfile::render(&cols))
+}

@@ -1,0 +1,260 @@
+//! Importers: other tools' result files turned into [`Run`]s of the same shape as
+//! rtlab's own, so that they list, compare and export like native runs.
+//!
+//! | file | kind | how it is recognised |
+//! |------|------|----------------------|
+//! | cyclictest `-h N` / `-H N` text, with or without `-q` | `latency` | `# Histogram` lines |
+//! | cyclictest `--json=FILE` (2.x, keys `"cmdline:"`) | `latency` | JSON with `rt_test_version:` |
+//! | sysbench 1.0 `cpu`, `memory`, `fileio`, `threads`, `mutex` | `bench.<test>` | `sysbench 1.` banner |
+//! | rtlab's own JSON (`--json`, `results export --format json`) | as saved | `"format": "rtlab/1"` |
+//!
+//! A file that is not complete or not well formed is refused with the line that is
+//! wrong; nothing is imported from it.
+//!
+//! Fields the source does not report are listed in `params.unreported` (names of
+//! [`rtlab_engine::stats::Summary`] fields, e.g. `p99_ns`); they hold 0 and must be
+//! shown as unknown.
+
+mod cyclictest;
+mod sysbench;
+
+pub use sysbench::TESTS as SYSBENCH_TESTS;
+
+use crate::record::{self, Run, Warning};
+use crate::report::histfile::ParseError;
+use anyhow::{bail, Context, Result};
+use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
+use std::path::Path;
+
+/// What the user said about a file.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Label for the run (default: from the file, else the file's name).
+    pub label: Option<String>,
+    /// The sysbench test, needed for `threads` and `mutex`, whose reports look
+    /// the same; checked against the file for the other tests.
+    pub sysbench_test: Option<String>,
+}
+
+/// Where the text came from: its name for messages and labels, and its
+/// modification time (RFC 3339 UTC), the best start time a text file offers.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file name as given.
+    pub name: String,
+    /// Modification time, if known.
+    pub modified: Option<String>,
+}
+
+/// Reads and parses one file.
+pub fn import_file(path: &Path, opts: &Options) -> Result<Run> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        crate::error::UsageError(format!(
+            "{}: not a text file (invalid UTF-8 at byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(|t| {
+            chrono::DateTime::<chrono::Utc>::from(t)
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+        });
+    let src = Source {
+        name: path.display().to_string(),
+        modified,
+    };
+    import_text(&text, &src, opts)
+}
+
+/// Parses a file's text.
+pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
+    let at_line = |e: ParseError| -> anyhow::Error {
+        crate::error::UsageError(format!(
+            "{} line {}: {}; nothing was imported",
+            src.name, e.line, e.message
+        ))
+        .into()
+    };
+    let trimmed = text.trim_start();
+    let mut run = if trimmed.starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            at_line(ParseError {
+                line: e.line(),
+                message: format!("not valid JSON: {e}"),
+            })
+        })?;
+        if value.get("format").is_some() {
+            rtlab_json(value, src)?
+        } else {
+            cyclictest::from_json(&value, text, src).map_err(at_line)?
+        }
+    } else if let Some(n) = sysbench::banner_line(text) {
+        sysbench::parse(text, n, src, opts.sysbench_test.as_deref()).map_err(at_line)?
+    } else if text.lines().any(|l| l.trim_end() == "# Histogram") {
+        cyclictest::from_histogram_text(text, src).map_err(at_line)?
+    } else {
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        bail!(crate::error::UsageError(format!(
+            "{}: not a file rtlab imports (cyclictest -h/-H output, cyclictest --json, sysbench 1.0 output or rtlab JSON); it starts with '{}'",
+            src.name,
+            first.chars().take(60).collect::<String>()
+        )));
+    };
+    if opts.sysbench_test.is_some() && !run.kind.starts_with("bench.") {
+        bail!(crate::error::bad_flag(
+            "--sysbench-test",
+            format!("{} holds a {} run, not sysbench output", src.name, run.kind)
+        ));
+    }
+    if let Some(label) = &opts.label {
+        run.label = label.clone();
+    }
+    Ok(run)
+}
+
+/// An rtlab JSON document (what `--json` and `results export --format json`
+/// print), saved again as a new run.
+fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
+    let format = value["format"].as_str().unwrap_or("");
+    if format != record::FORMAT {
+        bail!(crate::error::UsageError(format!(
+            "{}: format '{format}' is not {} (written by another rtlab version?)",
+            src.name,
+            record::FORMAT
+        )));
+    }
+    let mut run: Run = serde_json::from_value(value).map_err(|e| {
+        crate::error::UsageError(format!(
+            "{}: not a complete rtlab run record: {e}; nothing was imported",
+            src.name
+        ))
+    })?;
+    // Ids and campaigns belong to the database the run came from.
+    run.id = None;
+    run.campaign = None;
+    Ok(run)
+}
+
+/// A fingerprint holding what a file says about its system (`uname` fields);
+/// everything else is unknown.
+fn fingerprint_from_uname(u: Uname) -> Fingerprint {
+    // A root with nothing below it: every file is missing, so every value that
+    // is not in `u` stays unknown instead of describing this machine.
+    sysinfo::collect_from(&SysRoot::new("/nonexistent/rtlab-import"), u, None)
+}
+
+/// A run record with what every import shares.
+struct Skeleton<'a> {
+    kind: String,
+    label: String,
+    src: &'a Source,
+    fingerprint: Fingerprint,
+    started_at: Option<String>,
+    ended_at: Option<String>,
+    duration_ns: u64,
+    params: serde_json::Value,
+    warnings: Vec<Warning>,
+}
+
+impl Skeleton<'_> {
+    fn into_run(self) -> Run {
+        let when = self
+            .src
+            .modified
+            .clone()
+            .unwrap_or_else(record::now_rfc3339);
+        Run {
+            format: record::FORMAT.into(),
+            id: None,
+            kind: self.kind,
+            label: self.label,
+            tags: Vec::new(),
+            campaign: None,
+            status: record::Status::Complete,
+            exit_code: 0,
+            started_at: self.started_at.unwrap_or_else(|| when.clone()),
+            ended_at: self.ended_at.unwrap_or(when),
+            duration_ns: self.duration_ns,
+            rtlab_version: env!("CARGO_PKG_VERSION").into(),
+            command_line: std::env::args().collect(),
+            params: self.params,
+            fingerprint: self.fingerprint,
+            loads: Vec::new(),
+            series: Vec::new(),
+            total: None,
+            metrics: Default::default(),
+            breaktrace: None,
+            warnings: self.warnings,
+        }
+    }
+}
+
+/// The label of a run imported from a file that names no system: its file name
+/// without directory and extension.
+fn file_label(src: &Source) -> String {
+    Path::new(&src.name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| src.name.clone())
+}
+
+/// The warning every run from a file without system information carries.
+fn unknown_system() -> Warning {
+    Warning::new(
+        "fingerprint_unknown",
+        "imported from a file that does not record its system: kernel, preemption model and CPUs are unknown (label the run to say what it measured)",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src() -> Source {
+        Source {
+            name: "x.txt".into(),
+            modified: Some("2026-01-02T03:04:05.000000Z".into()),
+        }
+    }
+
+    #[test]
+    fn unknown_text_is_refused_naming_its_start() {
+        let e = import_text("hello world\n", &src(), &Options::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("it starts with 'hello world'"),
+            "{e}"
+        );
+        assert_eq!(crate::error::exit_code(&e), 2);
+    }
+
+    #[test]
+    fn broken_json_names_the_line() {
+        let e = import_text("{\n \"a\": 1,\n x\n}", &src(), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("x.txt line 3"), "{e}");
+    }
+
+    #[test]
+    fn rtlab_json_of_another_format_version_is_refused() {
+        let e = import_text("{\"format\": \"rtlab/9\"}", &src(), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("'rtlab/9' is not rtlab/1"), "{e}");
+    }
+
+    #[test]
+    fn uname_fields_give_kernel_and_preemption_and_nothing_else() {
+        let fp = fingerprint_from_uname(Uname {
+            hostname: "bbb".into(),
+            release: "4.19.127-rt55".into(),
+            version: "#1 SMP PREEMPT RT Mon".into(),
+            machine: "armv7l".into(),
+        });
+        assert_eq!(fp.kernel_release, "4.19.127-rt55");
+        assert_eq!(fp.preempt, sysinfo::PreemptModel::Rt);
+        assert_eq!(fp.cpu_count, 0);
+        assert!(fp.cmdline.is_empty());
+        assert_eq!(fp.hypervisor, None);
+    }
+}
