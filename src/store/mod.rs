@@ -3,6 +3,7 @@
 //! with migrations, and one transaction per run so that a crash never leaves half
 //! a run behind.
 
+mod query;
 mod schema;
 
 use crate::record::{Run, Series};
