@@ -1,7 +1,9 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
 mod common;
+mod compare;
 mod latency;
+mod report;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -28,6 +30,10 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Compare stored runs side by side; verdicts against deadlines (--require).
+    Compare(compare::CompareArgs),
+    /// Report one stored run in depth, as text or HTML.
+    Report(report::ReportArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -35,6 +41,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Compare(args) => compare::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
     }
 }
 

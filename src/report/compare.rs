@@ -74,10 +74,7 @@ pub struct Column {
 impl Column {
     /// The column heading: label and id.
     pub fn heading(&self) -> String {
-        match self.id {
-            Some(id) => format!("{} #{id}", self.label),
-            None => self.label.clone(),
-        }
+        name_with_id(&self.label, self.id)
     }
 }
 
@@ -90,6 +87,19 @@ pub struct Comparison {
     pub baseline: usize,
     /// The rows.
     pub rows: Vec<Row>,
+}
+
+/// How a run is named in tables and plots: `label #id`.
+pub fn name_with_id(label: &str, id: Option<i64>) -> String {
+    match id {
+        Some(id) => format!("{label} #{id}"),
+        None => label.to_string(),
+    }
+}
+
+/// The name of a run in tables and plots.
+pub fn run_name(run: &Run) -> String {
+    name_with_id(&run.label, run.id)
 }
 
 /// The series whose figures stand for a run: its total, else its only series.
@@ -337,22 +347,18 @@ impl Comparison {
 
     /// A GitHub-flavoured markdown table; best values in bold.
     pub fn render_markdown(&self, unit: TimeUnit) -> String {
-        let esc = |s: &str| s.replace('|', "\\|");
-        let mut out = String::from("| |");
-        for h in self.headings() {
-            out.push_str(&format!(" {} |", esc(&h)));
-        }
-        out.push_str("\n|---|");
-        out.push_str(&"---:|".repeat(self.columns.len()));
-        out.push('\n');
-        for row in &self.rows {
-            out.push_str(&format!("| {} |", esc(&row.label(unit))));
-            for i in 0..self.columns.len() {
-                out.push_str(&format!(" {} |", row.cell(i, unit, ("**", "**"))));
-            }
-            out.push('\n');
-        }
-        out
+        let mut header = vec![String::new()];
+        header.extend(self.headings());
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![row.label(unit)];
+                cells.extend((0..self.columns.len()).map(|i| row.cell(i, unit, ("**", "**"))));
+                cells
+            })
+            .collect();
+        markdown_table(&header, &rows)
     }
 
     /// CSV in long form, one line per (row, run): raw values (ns for times).
@@ -377,6 +383,22 @@ impl Comparison {
         }
         out
     }
+}
+
+/// A markdown table: first column left-aligned, the others right-aligned.
+pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(header);
+    out.push_str("|---|");
+    out.push_str(&"---:|".repeat(header.len().saturating_sub(1)));
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
 }
 
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

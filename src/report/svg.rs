@@ -120,6 +120,7 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
             .configure_mesh()
             .x_desc(format!("latency (µs), {bin_us} µs bins"))
             .y_desc("count (log)")
+            .y_label_formatter(&|c| format!("{c:.0}"))
             .draw()
             .map_err(plot_error)?;
         for (i, (name, counts)) in counted.iter().enumerate() {
@@ -135,7 +136,7 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
         }
-        legend(&mut chart)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(buf))
@@ -143,10 +144,11 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
 
 fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
 ) -> Result<()> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 14))
@@ -227,7 +229,7 @@ pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<O
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
         }
-        legend(&mut chart)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(buf))
@@ -277,7 +279,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
                 .label(name.as_str())
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
         }
-        legend(&mut chart)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(buf))

@@ -4,7 +4,7 @@
 //! states the samples and the time it was observed over, because a PASS over 500
 //! samples says much less than one over ten million.
 
-use super::compare::primary_series;
+use super::compare::{name_with_id, primary_series};
 use super::table::Table;
 use crate::record::{Run, Status};
 use crate::units::{parse_positive_duration, DefaultUnit, Human};
@@ -180,12 +180,8 @@ pub fn signed(ns: i64) -> String {
 /// misses, overruns, samples, observed, note.
 pub fn cells(v: &Verdict) -> Vec<String> {
     let opt = |o: Option<u64>| o.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-    let run = match v.run_id {
-        Some(id) => format!("{} #{id}", v.label),
-        None => v.label.clone(),
-    };
     vec![
-        run,
+        name_with_id(&v.label, v.run_id),
         v.requirement.clone(),
         Human(v.budget_ns).to_string(),
         v.result.into(),
