@@ -61,12 +61,10 @@ fn text(run: &Run, unit: TimeUnit) -> String {
         out.push('\n');
         out.push_str(&t.render());
     }
-    let mut t = Table::new(&["system", ""]);
+    out.push_str("\nsystem:\n");
     for (k, v) in system_fields(run) {
-        t.row(vec![k.to_string(), v]);
+        out.push_str(&format!("  {k:<16} {v}\n"));
     }
-    out.push('\n');
-    out.push_str(&t.render());
     out.push_str(&format!(
         "\nrun {} started {}, ended {}\ncommand: {}\nparameters: {}\n",
         run.id.unwrap_or(0),

@@ -21,7 +21,7 @@ h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-td.text{text-align:left;white-space:normal}
+.text{white-space:normal;text-align:left;word-break:break-word}
 .best{font-weight:bold;background:#e8f4e8}.ratio{color:#666;font-size:.85em}
 .PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}
 .warn{background:#fff4e5;border-left:4px solid #f28e2b;padding:4px 8px;margin:4px 0}

@@ -20,12 +20,23 @@ pub struct Requirement {
     pub budget_ns: u64,
 }
 
-/// Presets: name, description, requirements (name, budget in µs).
-pub const PRESETS: &[(&str, &str, &[(&str, u64)])] = &[
-    (
-        "drone",
-        "autopilot sensor loops: gyro/accel 1 ms, baro/compass/airspeed/sonar 20 ms, GPS 200 ms",
-        &[
+/// A named set of requirements.
+pub struct Preset {
+    /// The name given to `--require`.
+    pub name: &'static str,
+    /// What it stands for.
+    pub about: &'static str,
+    /// Requirement names and budgets in µs.
+    pub budgets_us: &'static [(&'static str, u64)],
+}
+
+/// The presets, from the field reports.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "drone",
+        about:
+            "autopilot sensor loops: gyro/accel 1 ms, baro/compass/airspeed/sonar 20 ms, GPS 200 ms",
+        budgets_us: &[
             ("gyro", 1_000),
             ("accel", 1_000),
             ("baro", 20_000),
@@ -34,12 +45,12 @@ pub const PRESETS: &[(&str, &str, &[(&str, u64)])] = &[
             ("sonar", 20_000),
             ("gps", 200_000),
         ],
-    ),
-    (
-        "messaging",
-        "a message every 30 ms answered before the next one",
-        &[("message", 30_000)],
-    ),
+    },
+    Preset {
+        name: "messaging",
+        about: "a message every 30 ms, answered before the next one is sent",
+        budgets_us: &[("message", 30_000)],
+    },
 ];
 
 /// Parses one `--require` value: `name=budget` (a bare budget number is µs) or a
@@ -60,8 +71,9 @@ pub fn parse_requirement(text: &str) -> Result<Vec<Requirement>, String> {
             budget_ns,
         }]);
     }
-    match PRESETS.iter().find(|(p, _, _)| p.eq_ignore_ascii_case(t)) {
-        Some((_, _, reqs)) => Ok(reqs
+    match PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(t)) {
+        Some(p) => Ok(p
+            .budgets_us
             .iter()
             .map(|&(name, us)| Requirement {
                 name: name.into(),
@@ -69,10 +81,13 @@ pub fn parse_requirement(text: &str) -> Result<Vec<Requirement>, String> {
             })
             .collect()),
         None => {
-            let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+            let presets: Vec<String> = PRESETS
+                .iter()
+                .map(|p| format!("{} ({})", p.name, p.about))
+                .collect();
             Err(format!(
-                "'{t}' is neither name=budget (e.g. gyro=1ms) nor a preset ({})",
-                names.join(", ")
+                "'{t}' is neither name=budget (e.g. gyro=1ms) nor a preset: {}",
+                presets.join("; ")
             ))
         }
     }
