@@ -1,8 +1,10 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
 mod common;
+mod compare;
 mod latency;
 mod results;
+mod report;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -31,6 +33,10 @@ pub enum Command {
     Latency(latency::LatencyArgs),
     /// The results store: list, show, delete, tag, label, export, import.
     Results(results::ResultsArgs),
+    /// Compare stored runs side by side; verdicts against deadlines (--require).
+    Compare(compare::CompareArgs),
+    /// Report one stored run in depth, as text or HTML.
+    Report(report::ReportArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -39,6 +45,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
         Command::Results(args) => results::run(&ctx, args),
+        Command::Compare(args) => compare::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
     }
 }
 

@@ -29,6 +29,7 @@
 //! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
 
 mod campaign;
+mod query;
 mod schema;
 
 pub use campaign::CampaignStatus;

@@ -1,0 +1,94 @@
+//! `rtlab report`: one run in depth, as text or as a self-contained HTML file.
+
+use super::common::Context;
+use super::compare::{finish, warnings_text, ReportFiles, RequireArgs};
+use crate::record::Run;
+use crate::report::diff::system_fields;
+use crate::report::latency::{self, series_table};
+use crate::report::table::Table;
+use crate::report::verdict;
+use crate::units::{Human, TimeUnit};
+use anyhow::Result;
+use clap::Args;
+
+/// Report one stored run in depth: its table, verdicts, system and parameters.
+///
+/// The run is named by id, label (the newest complete run with that label) or
+/// label@N. With --html, the report also holds the plots: histograms, percentiles,
+/// per-thread histograms and latency over time.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run: an id, a label or label@N.
+    #[arg(value_name = "RUN")]
+    run: String,
+    #[command(flatten)]
+    req: RequireArgs,
+    #[command(flatten)]
+    files: ReportFiles,
+    /// Unit of times in tables.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    unit: TimeUnit,
+}
+
+/// The text report of any kind of run.
+fn text(run: &Run, unit: TimeUnit) -> String {
+    let mut out = if run.kind == "latency" {
+        latency::render(run, unit)
+    } else {
+        let mut out = format!(
+            "rtlab {}  {}  [{}]\n{} observed\n",
+            run.kind,
+            run.label,
+            run.status.name(),
+            Human(run.duration_ns)
+        );
+        if !run.series.is_empty() {
+            out.push('\n');
+            out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+        }
+        let warnings = warnings_text(std::slice::from_ref(run));
+        if !warnings.is_empty() {
+            out.push('\n');
+            out.push_str(&warnings);
+        }
+        out
+    };
+    if !run.metrics.is_empty() {
+        let mut t = Table::new(&["metric", "value"]);
+        for (k, v) in &run.metrics {
+            t.row(vec![k.clone(), v.to_string()]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    out.push_str("\nsystem:\n");
+    for (k, v) in system_fields(run) {
+        out.push_str(&format!("  {k:<16} {v}\n"));
+    }
+    out.push_str(&format!(
+        "\nrun {} started {}, ended {}\ncommand: {}\nparameters: {}\n",
+        run.id.unwrap_or(0),
+        run.started_at,
+        run.ended_at,
+        run.command_line.join(" "),
+        run.params
+    ));
+    out
+}
+
+/// Runs `rtlab report`.
+pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
+    let reqs = a.req.parse()?;
+    let store = ctx.open_store()?;
+    let run = store.load(store.resolve(&a.run)?)?;
+    let runs = std::slice::from_ref(&run);
+    let verdicts = verdict::judge(runs, &reqs);
+    let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
+    let files = a.files.render(&title, runs, &reqs, a.unit)?;
+    let mut out = text(&run, a.unit);
+    if !verdicts.is_empty() {
+        out.push('\n');
+        out.push_str(&verdict::render_text(&verdicts));
+    }
+    finish(&files, &out, &verdicts)
+}

@@ -1,0 +1,78 @@
+//! Runs built from known samples, for the unit tests of reports and queries.
+
+use crate::record::{Counters, Run, Series, Status, FORMAT};
+use rtlab_engine::stats::hist::LatencyHistogram;
+use rtlab_engine::stats::trace::TracePoint;
+use rtlab_engine::stats::{Moments, Summary};
+use rtlab_engine::sysinfo::Fingerprint;
+
+/// One series holding exactly `samples` (ns), with a trace point per sample.
+pub fn series_from_samples(name: &str, samples: &[u64]) -> Series {
+    let mut m = Moments::default();
+    let mut h = LatencyHistogram::new();
+    for &v in samples {
+        m.record(v);
+        h.record(v);
+    }
+    Series {
+        name: name.into(),
+        thread: None,
+        cpu: None,
+        tid: None,
+        interval_ns: Some(1_000_000),
+        counters: Counters {
+            samples: m.count,
+            overruns: 0,
+            deadline_misses: 0,
+            overflows: 0,
+        },
+        summary: Summary::new(&m, &h),
+        max_at: None,
+        histogram: h.to_data(),
+        us_histogram: None,
+        trace: samples
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| TracePoint {
+                first_sample: i as u64,
+                offset_ns: i as u64 * 1_000_000,
+                max_ns: v,
+            })
+            .collect(),
+    }
+}
+
+/// A complete latency run whose one thread (and total) saw `samples`, observed
+/// for one period per sample.
+pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
+    let s = series_from_samples("cpu0", samples);
+    let mut total = s.clone();
+    total.name = "all".into();
+    total.trace.clear();
+    Run {
+        format: FORMAT.into(),
+        id: None,
+        kind: "latency".into(),
+        label: label.into(),
+        tags: Vec::new(),
+        campaign: None,
+        status: Status::Complete,
+        exit_code: 0,
+        started_at: "2026-01-01T00:00:00.000000Z".into(),
+        ended_at: "2026-01-01T00:00:01.000000Z".into(),
+        duration_ns: samples.len() as u64 * 1_000_000,
+        rtlab_version: "test".into(),
+        command_line: vec!["rtlab".into(), "latency".into()],
+        params: serde_json::json!({"interval_ns": 1_000_000, "priority": 90}),
+        fingerprint: Fingerprint {
+            kernel_release: "6.1.0".into(),
+            ..Fingerprint::default()
+        },
+        loads: Vec::new(),
+        series: vec![s],
+        total: Some(total),
+        metrics: Default::default(),
+        breaktrace: None,
+        warnings: Vec::new(),
+    }
+}

@@ -1,0 +1,398 @@
+//! SVG plots (plotters, SVG backend): overlaid latency histograms as step lines on
+//! a log count axis, percentile curves (latency against 1 − quantile on a log axis),
+//! and latency over time. One colour per series, in [`PALETTE`] order, with a
+//! legend. Each function returns `None` when there is nothing to draw.
+
+use anyhow::{anyhow, Result};
+use plotters::prelude::*;
+use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
+use rtlab_engine::stats::trace::TracePoint;
+
+/// Plot size in pixels; the SVG scales (it has a viewBox).
+const SIZE: (u32, u32) = (900, 480);
+/// About this many histogram bins across the x axis.
+const TARGET_BINS: u64 = 400;
+/// Where a zero count sits on the log axis (below 1, so a step down to it shows).
+const ZERO_COUNT: f64 = 0.5;
+
+/// Series colours (Tableau 10): distinct, readable on white, colour-blind aware.
+pub const PALETTE: [(u8, u8, u8); 10] = [
+    (0x4e, 0x79, 0xa7),
+    (0xf2, 0x8e, 0x2b),
+    (0xe1, 0x57, 0x59),
+    (0x76, 0xb7, 0xb2),
+    (0x59, 0xa1, 0x4f),
+    (0xed, 0xc9, 0x48),
+    (0xb0, 0x7a, 0xa1),
+    (0xff, 0x9d, 0xa7),
+    (0x9c, 0x75, 0x5f),
+    (0xba, 0xb0, 0xac),
+];
+
+/// The colour of series `i`.
+pub fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+fn plot_error(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("cannot draw the plot: {e}")
+}
+
+/// The smallest 1, 2 or 5 × 10^k that is at least `x` (and at least 1).
+pub fn nice_step(x: u64) -> u64 {
+    let mut p = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if p * m >= x {
+                return p * m;
+            }
+        }
+        p *= 10;
+    }
+}
+
+/// Counts per bin of `bin_us` µs, from 0 up to the largest value of any series.
+fn bins(h: &HistogramData, bin_us: u64, nbins: usize) -> Vec<u64> {
+    let mut out = vec![0u64; nbins];
+    for &(ns, count) in &h.buckets {
+        let i = ((ns / 1000) / bin_us) as usize;
+        out[i.min(nbins - 1)] += count;
+    }
+    out
+}
+
+/// The outline of a step histogram: only the corners, zero counts at
+/// [`ZERO_COUNT`], starting and ending on the floor.
+fn step_points(counts: &[u64], bin_us: u64) -> Vec<(f64, f64)> {
+    let y = |c: u64| if c == 0 { ZERO_COUNT } else { c as f64 };
+    let mut pts = vec![(0.0, ZERO_COUNT)];
+    let mut prev = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        if c != prev {
+            let x = (i as u64 * bin_us) as f64;
+            pts.push((x, y(prev)));
+            pts.push((x, y(c)));
+            prev = c;
+        }
+    }
+    let end = (counts.len() as u64 * bin_us) as f64;
+    pts.push((end, y(prev)));
+    pts.push((end, ZERO_COUNT));
+    pts
+}
+
+/// Histograms overlaid: x latency in µs, y count (log), one step line per series.
+pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+    let max_ns = series
+        .iter()
+        .filter_map(|(_, h)| h.buckets.last().map(|b| b.0))
+        .max();
+    let Some(max_ns) = max_ns else {
+        return Ok(None);
+    };
+    let span_us = max_ns / 1000 + 1;
+    let bin_us = nice_step(span_us.div_ceil(TARGET_BINS));
+    let nbins = (span_us / bin_us + 1) as usize;
+    let counted: Vec<(&String, Vec<u64>)> = series
+        .iter()
+        .filter(|(_, h)| !h.buckets.is_empty())
+        .map(|(n, h)| (n, bins(h, bin_us, nbins)))
+        .collect();
+    let top = counted
+        .iter()
+        .flat_map(|(_, c)| c.iter().copied())
+        .max()
+        .unwrap_or(1) as f64;
+    let x_end = (nbins as u64 * bin_us) as f64;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..x_end, (ZERO_COUNT..top * 2.0).log_scale())
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("latency (µs), {bin_us} µs bins"))
+            .y_desc("count (log)")
+            .y_label_formatter(&|c| format!("{c:.0}"))
+            .draw()
+            .map_err(plot_error)?;
+        for (i, (name, counts)) in counted.iter().enumerate() {
+            let c = colour(i);
+            chart
+                .draw_series(LineSeries::new(
+                    step_points(counts, bin_us),
+                    c.stroke_width(2),
+                ))
+                .map_err(plot_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(Some(buf))
+}
+
+fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(plot_error)
+}
+
+/// `1/(1-q)` as the percentile it stands for: 10 → `90%`, 1000 → `99.9%`.
+pub fn percentile_label(x: f64) -> String {
+    if x < 1.0 + 1e-9 {
+        return "0%".into();
+    }
+    let p = 100.0 * (1.0 - 1.0 / x);
+    let decimals = (x.log10().round() as i64 - 2).max(0) as usize;
+    format!("{p:.decimals$}%")
+}
+
+/// Percentile curves: x is 1/(1 − quantile) on a log axis (labelled as the
+/// percentile), y the latency in µs at that quantile, up to the maximum.
+pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+    let mut curves = Vec::new();
+    for (name, data) in series {
+        let h = LatencyHistogram::from_data(data);
+        let n = h.len();
+        if n == 0 {
+            continue;
+        }
+        // Ten points per decade of 1/(1-q), then the maximum at x = n.
+        let decades = (n as f64).log10();
+        let mut pts: Vec<(f64, f64)> = (0..)
+            .map(|k| 10f64.powf(k as f64 / 10.0))
+            .take_while(|&x| x < n as f64 && x.log10() <= decades)
+            .map(|x| (x, h.value_at_quantile(1.0 - 1.0 / x) as f64 / 1000.0))
+            .collect();
+        pts.push((
+            (n as f64).max(1.0),
+            h.value_at_quantile(1.0) as f64 / 1000.0,
+        ));
+        curves.push((name, pts));
+    }
+    if curves.is_empty() {
+        return Ok(None);
+    }
+    let x_end = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.0))
+        .fold(10.0, f64::max);
+    let y_end = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(1.0, f64::max)
+        * 1.05;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((1f64..x_end).log_scale(), 0f64..y_end)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("percentile (log of 1/(1-q))")
+            .y_desc("latency (µs)")
+            .x_label_formatter(&|x| percentile_label(*x))
+            .draw()
+            .map_err(plot_error)?;
+        for (i, (name, pts)) in curves.into_iter().enumerate() {
+            let c = colour(i);
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .map_err(plot_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(Some(buf))
+}
+
+/// Latency over time: one dot per trace point (the maximum of a block of
+/// samples), x in seconds from the start, y in µs.
+pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Option<String>> {
+    let all = || series.iter().flat_map(|(_, t)| t.iter());
+    if all().next().is_none() {
+        return Ok(None);
+    }
+    let x_end = all().map(|p| p.offset_ns).max().unwrap_or(0) as f64 / 1e9;
+    let y_end = all().map(|p| p.max_ns).max().unwrap_or(0) as f64 / 1000.0;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..x_end.max(1e-3) * 1.02, 0f64..y_end.max(1.0) * 1.05)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("latency (µs), block maxima")
+            .draw()
+            .map_err(plot_error)?;
+        for (i, (name, trace)) in series.iter().enumerate() {
+            if trace.is_empty() {
+                continue;
+            }
+            let c = colour(i);
+            let dots = trace.iter().map(|p| {
+                Circle::new(
+                    (p.offset_ns as f64 / 1e9, p.max_ns as f64 / 1000.0),
+                    2,
+                    c.filled(),
+                )
+            });
+            chart
+                .draw_series(dots)
+                .map_err(plot_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(Some(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::series_from_samples;
+
+    /// Parses the SVG as XML and counts the polylines drawn in each colour.
+    fn polylines_by_colour(svg: &str, n: usize) -> Vec<usize> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        (0..n)
+            .map(|i| {
+                let (r, g, b) = PALETTE[i];
+                let want = format!("#{r:02X}{g:02X}{b:02X}");
+                doc.descendants()
+                    .filter(|e| e.has_tag_name("polyline"))
+                    .filter(|e| e.attribute("stroke") == Some(want.as_str()))
+                    .count()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nice_steps() {
+        assert_eq!(nice_step(0), 1);
+        assert_eq!(nice_step(1), 1);
+        assert_eq!(nice_step(3), 5);
+        assert_eq!(nice_step(7), 10);
+        assert_eq!(nice_step(11), 20);
+        assert_eq!(nice_step(499), 500);
+    }
+
+    #[test]
+    fn steps_outline_the_bins() {
+        assert_eq!(
+            step_points(&[0, 3, 3, 0], 2),
+            vec![
+                (0.0, 0.5),
+                (2.0, 0.5),
+                (2.0, 3.0),
+                (6.0, 3.0),
+                (6.0, 0.5),
+                (8.0, 0.5),
+                (8.0, 0.5)
+            ]
+        );
+    }
+
+    #[test]
+    fn bins_put_values_in_their_microsecond() {
+        let s = series_from_samples("x", &[500, 1_500, 1_900, 4_000]);
+        assert_eq!(bins(&s.histogram, 1, 5), vec![1, 2, 0, 0, 1]);
+        assert_eq!(bins(&s.histogram, 2, 3), vec![3, 0, 1]);
+    }
+
+    #[test]
+    fn overlay_has_one_step_line_per_series_and_a_legend() {
+        let a = series_from_samples("a", &[10_000, 12_000, 12_500, 90_000]);
+        let b = series_from_samples("b", &[20_000, 21_000, 300_000]);
+        let names = ["vanilla <3.8>".to_string(), "rt & co".to_string()];
+        let svg = histograms(
+            "wake-up latency",
+            &[
+                (names[0].clone(), &a.histogram),
+                (names[1].clone(), &b.histogram),
+            ],
+        )
+        .unwrap()
+        .unwrap();
+        // Data line and legend sample per series.
+        assert_eq!(polylines_by_colour(&svg, 3), vec![2, 2, 0]);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        assert!(
+            texts.contains(&"vanilla <3.8>") && texts.contains(&"rt & co"),
+            "{texts:?}"
+        );
+        assert!(histograms("empty", &[]).unwrap().is_none());
+    }
+
+    #[test]
+    fn percentile_chart_and_labels() {
+        let a = series_from_samples("a", &(1..=1000).map(|v| v * 1000).collect::<Vec<_>>());
+        let svg = percentiles("p", &[("a".into(), &a.histogram)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(polylines_by_colour(&svg, 2), vec![2, 0]);
+        assert_eq!(percentile_label(10.0), "90%");
+        assert_eq!(percentile_label(100.0), "99%");
+        assert_eq!(percentile_label(1000.0), "99.9%");
+        assert_eq!(percentile_label(1.0), "0%");
+    }
+
+    #[test]
+    fn scatter_has_a_dot_per_trace_point() {
+        let a = series_from_samples("a", &[5_000, 7_000, 6_000]);
+        let svg = over_time("t", &[("cpu0".into(), &a.trace)])
+            .unwrap()
+            .unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let circles = doc
+            .descendants()
+            .filter(|e| e.has_tag_name("circle"))
+            .count();
+        assert_eq!(circles, 3 + 1, "three dots and the legend mark");
+        assert!(over_time("t", &[("cpu0".into(), &[])]).unwrap().is_none());
+    }
+}

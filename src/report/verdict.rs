@@ -1,0 +1,321 @@
+//! Verdicts: requirements `name=budget` (or presets of several) judged against the
+//! observed latencies of each run. A run passes a requirement when its observed
+//! maximum is within the budget; the margin is budget − observed max. Every verdict
+//! states the samples and the time it was observed over, because a PASS over 500
+//! samples says much less than one over ten million.
+
+use super::compare::{name_with_id, primary_series};
+use super::table::Table;
+use crate::record::{Run, Status};
+use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use rtlab_engine::stats::hist::LatencyHistogram;
+use serde::Serialize;
+
+/// One requirement: a named deadline budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Requirement {
+    /// What needs it (`gyro`, `gps`, `loop`).
+    pub name: String,
+    /// The budget (ns): the largest latency the deadline tolerates.
+    pub budget_ns: u64,
+}
+
+/// A named set of requirements.
+pub struct Preset {
+    /// The name given to `--require`.
+    pub name: &'static str,
+    /// What it stands for.
+    pub about: &'static str,
+    /// Requirement names and budgets in µs.
+    pub budgets_us: &'static [(&'static str, u64)],
+}
+
+/// The presets, from the field reports.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "drone",
+        about:
+            "autopilot sensor loops: gyro/accel 1 ms, baro/compass/airspeed/sonar 20 ms, GPS 200 ms",
+        budgets_us: &[
+            ("gyro", 1_000),
+            ("accel", 1_000),
+            ("baro", 20_000),
+            ("compass", 20_000),
+            ("airspeed", 20_000),
+            ("sonar", 20_000),
+            ("gps", 200_000),
+        ],
+    },
+    Preset {
+        name: "messaging",
+        about: "a message every 30 ms, answered before the next one is sent",
+        budgets_us: &[("message", 30_000)],
+    },
+];
+
+/// Parses one `--require` value: `name=budget` (a bare budget number is µs) or a
+/// preset name. The error says what is accepted.
+pub fn parse_requirement(text: &str) -> Result<Vec<Requirement>, String> {
+    let t = text.trim();
+    if let Some((name, budget)) = t.split_once('=') {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(format!(
+                "'{t}' has no name before '=' (write e.g. gyro=1ms)"
+            ));
+        }
+        let budget_ns = parse_positive_duration(budget, DefaultUnit::Micros)
+            .map_err(|e| format!("budget of '{name}': {e}"))?;
+        return Ok(vec![Requirement {
+            name: name.into(),
+            budget_ns,
+        }]);
+    }
+    match PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(t)) {
+        Some(p) => Ok(p
+            .budgets_us
+            .iter()
+            .map(|&(name, us)| Requirement {
+                name: name.into(),
+                budget_ns: us * 1_000,
+            })
+            .collect()),
+        None => {
+            let presets: Vec<String> = PRESETS
+                .iter()
+                .map(|p| format!("{} ({})", p.name, p.about))
+                .collect();
+            Err(format!(
+                "'{t}' is neither name=budget (e.g. gyro=1ms) nor a preset: {}",
+                presets.join("; ")
+            ))
+        }
+    }
+}
+
+/// The outcome of one requirement for one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Run id.
+    pub run_id: Option<i64>,
+    /// Run label.
+    pub label: String,
+    /// Requirement name.
+    pub requirement: String,
+    /// Budget (ns).
+    pub budget_ns: u64,
+    /// `PASS`, `FAIL`, or `NO DATA` (the run has no latency values; counts as a
+    /// failure, since nothing shows the deadline holds).
+    pub result: &'static str,
+    /// Observed maximum (ns).
+    pub max_ns: Option<u64>,
+    /// Budget − observed max (ns); negative when the budget is exceeded.
+    pub margin_ns: Option<i64>,
+    /// Values above the budget (at the histogram's 0.1% resolution, at least 1
+    /// when the maximum exceeds the budget).
+    pub misses: Option<u64>,
+    /// Periods that expired unserved while a thread was late.
+    pub overruns: Option<u64>,
+    /// Values observed.
+    pub samples: u64,
+    /// Time observed (ns).
+    pub duration_ns: u64,
+    /// Why the verdict is weaker than it looks (run interrupted or failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Verdict {
+    /// Whether the requirement is met.
+    pub fn passed(&self) -> bool {
+        self.result == "PASS"
+    }
+}
+
+/// Judges every run against every requirement (run-major order).
+pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for run in runs {
+        let series = primary_series(run).filter(|s| s.counters.samples > 0);
+        let hist = series.map(|s| LatencyHistogram::from_data(&s.histogram));
+        let note = match run.status {
+            Status::Complete => None,
+            s => Some(format!(
+                "run {}: judged on what was observed before it stopped",
+                s.name()
+            )),
+        };
+        for req in reqs {
+            let mut v = Verdict {
+                run_id: run.id,
+                label: run.label.clone(),
+                requirement: req.name.clone(),
+                budget_ns: req.budget_ns,
+                result: "NO DATA",
+                max_ns: None,
+                margin_ns: None,
+                misses: None,
+                overruns: None,
+                samples: 0,
+                duration_ns: run.duration_ns,
+                note: note.clone(),
+            };
+            if let (Some(s), Some(h)) = (series, &hist) {
+                let max = s.summary.max_ns;
+                let over = s.counters.samples.saturating_sub(h.count_le(req.budget_ns));
+                let pass = max <= req.budget_ns;
+                v.result = if pass { "PASS" } else { "FAIL" };
+                v.max_ns = Some(max);
+                v.margin_ns = Some(req.budget_ns as i64 - max as i64);
+                v.misses = Some(if pass { 0 } else { over.max(1) });
+                v.overruns = Some(s.counters.overruns);
+                v.samples = s.counters.samples;
+            } else {
+                v.note = Some(format!(
+                    "a {} run holds no latency values to judge",
+                    run.kind
+                ));
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A signed duration in human form (`-1.5ms`).
+pub fn signed(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", Human(ns.unsigned_abs()))
+    } else {
+        Human(ns as u64).to_string()
+    }
+}
+
+/// The cells of a verdict row: run, requirement, budget, result, max, margin,
+/// misses, overruns, samples, observed, note.
+pub fn cells(v: &Verdict) -> Vec<String> {
+    let opt = |o: Option<u64>| o.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
+    vec![
+        name_with_id(&v.label, v.run_id),
+        v.requirement.clone(),
+        Human(v.budget_ns).to_string(),
+        v.result.into(),
+        v.max_ns.map(|m| Human(m).to_string()).unwrap_or("-".into()),
+        v.margin_ns.map(signed).unwrap_or("-".into()),
+        opt(v.misses),
+        opt(v.overruns),
+        v.samples.to_string(),
+        Human(v.duration_ns).to_string(),
+        v.note.clone().unwrap_or_default(),
+    ]
+}
+
+/// Column headers matching [`cells`].
+pub const HEADER: &[&str] = &[
+    "run",
+    "requirement",
+    "budget",
+    "verdict",
+    "max",
+    "margin",
+    "misses",
+    "overruns",
+    "samples",
+    "observed",
+    "note",
+];
+
+/// The verdict table as text, with a closing line counting the failures.
+pub fn render_text(verdicts: &[Verdict]) -> String {
+    let mut t = Table::new(HEADER);
+    for v in verdicts {
+        t.row(cells(v));
+    }
+    let failed = verdicts.iter().filter(|v| !v.passed()).count();
+    format!(
+        "{}{}\n",
+        t.render(),
+        if failed == 0 {
+            "all requirements met".to_string()
+        } else {
+            format!("{failed} of {} verdict(s) failed", verdicts.len())
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::run_from_samples;
+
+    #[test]
+    fn requirements_and_presets() {
+        assert_eq!(
+            parse_requirement("gyro=1ms").unwrap(),
+            vec![Requirement {
+                name: "gyro".into(),
+                budget_ns: 1_000_000
+            }]
+        );
+        assert_eq!(parse_requirement("loop=250").unwrap()[0].budget_ns, 250_000);
+        let drone = parse_requirement("drone").unwrap();
+        let budgets: Vec<(&str, u64)> = drone
+            .iter()
+            .map(|r| (r.name.as_str(), r.budget_ns))
+            .collect();
+        assert_eq!(
+            budgets,
+            vec![
+                ("gyro", 1_000_000),
+                ("accel", 1_000_000),
+                ("baro", 20_000_000),
+                ("compass", 20_000_000),
+                ("airspeed", 20_000_000),
+                ("sonar", 20_000_000),
+                ("gps", 200_000_000)
+            ]
+        );
+        assert!(parse_requirement("=1ms").unwrap_err().contains("no name"));
+        assert!(parse_requirement("gyro=0").unwrap_err().contains("zero"));
+        assert!(parse_requirement("gyro=fast").unwrap_err().contains("gyro"));
+        assert!(parse_requirement("plane").unwrap_err().contains("drone"));
+    }
+
+    #[test]
+    fn verdicts_by_hand() {
+        // max 1.2 ms: 2 of 5 values above 1 ms; all within 20 ms.
+        let mut run = run_from_samples("stock", &[100_000, 200_000, 900_000, 1_100_000, 1_200_000]);
+        run.id = Some(7);
+        let reqs = parse_requirement("drone").unwrap();
+        let v = judge(&[run], &reqs);
+        assert_eq!(v.len(), 7);
+        let gyro = &v[0];
+        assert_eq!(gyro.result, "FAIL");
+        assert_eq!(gyro.margin_ns, Some(-200_000));
+        assert_eq!(gyro.misses, Some(2));
+        assert_eq!((gyro.samples, gyro.duration_ns), (5, 5_000_000));
+        let baro = &v[2];
+        assert_eq!(baro.result, "PASS");
+        assert_eq!(baro.margin_ns, Some(18_800_000));
+        assert_eq!(baro.misses, Some(0));
+        let text = render_text(&v);
+        assert!(text.contains("2 of 7 verdict(s) failed"), "{text}");
+        assert!(text.contains("-200us"), "{text}");
+    }
+
+    #[test]
+    fn exactly_at_budget_passes_and_no_data_fails() {
+        let run = run_from_samples("x", &[500_000, 1_000_000]);
+        let req = parse_requirement("a=1ms").unwrap();
+        assert_eq!(judge(&[run], &req)[0].margin_ns, Some(0));
+        let mut bench = run_from_samples("b", &[1]);
+        bench.kind = "bench.cpu".into();
+        bench.total = None;
+        bench.series.clear();
+        bench.status = Status::Interrupted;
+        let v = &judge(&[bench], &req)[0];
+        assert_eq!(v.result, "NO DATA");
+        assert!(!v.passed());
+        assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
+    }
+}

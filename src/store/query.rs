@@ -1,0 +1,212 @@
+//! Read queries of `rtlab compare` and `rtlab report`: finding runs by id, by label
+//! and by label pattern, and turning a run selector into an id.
+//!
+//! Selectors, as the user writes them:
+//! - `12`: the run with id 12 (a label made only of digits is reached with `12@1`);
+//! - `vanilla`: the newest *complete* run labelled `vanilla`;
+//! - `vanilla@2`: the 2nd newest run labelled `vanilla`, whatever its status
+//!   (`@1` is the newest).
+//!
+//! "Newest" means the highest id: ids only grow.
+
+use super::Store;
+use crate::error::UsageError;
+use anyhow::{bail, Result};
+use rusqlite::{params, OptionalExtension};
+
+/// A run as selectors see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRef {
+    /// Id.
+    pub id: i64,
+    /// Label.
+    pub label: String,
+    /// Status name (`complete`, `interrupted`, `failed`).
+    pub status: String,
+}
+
+impl Store {
+    /// Whether a run with this id exists.
+    pub fn run_exists(&self, id: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Runs with exactly this label, newest first.
+    pub fn runs_with_label(&self, label: &str) -> Result<Vec<RunRef>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, label, status FROM runs WHERE label = ?1 ORDER BY id DESC")?;
+        let rows = stmt
+            .query_map([label], |r| {
+                Ok(RunRef {
+                    id: r.get(0)?,
+                    label: r.get(1)?,
+                    status: r.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The distinct labels matching an SQL `LIKE` pattern (`%` any text, `_` one
+    /// character, case-insensitive for ASCII), in the order of their oldest run.
+    pub fn labels_like(&self, pattern: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT label FROM runs WHERE label LIKE ?1 GROUP BY label ORDER BY MIN(id)",
+        )?;
+        let labels = stmt
+            .query_map(params![pattern], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(labels)
+    }
+
+    /// The id a selector names (see the module documentation). Errors are usage
+    /// errors that say what exists and how to name it.
+    pub fn resolve(&self, selector: &str) -> Result<i64> {
+        let sel = selector.trim();
+        if sel.is_empty() {
+            bail!(UsageError(
+                "an empty run selector: give an id, a label or label@N".into()
+            ));
+        }
+        if let Ok(id) = sel.parse::<i64>() {
+            if self.run_exists(id)? {
+                return Ok(id);
+            }
+            bail!(UsageError(format!(
+                "no run with id {id} in {} (see 'rtlab results list'; a label made of digits is written {id}@1)",
+                self.path.display()
+            )));
+        }
+        if let Some((label, nth)) = sel.rsplit_once('@') {
+            if let Ok(n) = nth.parse::<usize>() {
+                return self.nth_with_label(selector, label, n);
+            }
+        }
+        let runs = self.runs_with_label(sel)?;
+        if let Some(r) = runs.iter().find(|r| r.status == "complete") {
+            return Ok(r.id);
+        }
+        if runs.is_empty() {
+            bail!(UsageError(self.unknown_label(sel)?));
+        }
+        let found: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{} ({})", r.id, r.status))
+            .collect();
+        bail!(UsageError(format!(
+            "no complete run labelled '{sel}'; its runs are {}: name one by id or as '{sel}@1'",
+            found.join(", ")
+        )))
+    }
+
+    fn nth_with_label(&self, selector: &str, label: &str, n: usize) -> Result<i64> {
+        if n == 0 {
+            bail!(UsageError(format!(
+                "'{selector}': runs are counted from @1 (the newest)"
+            )));
+        }
+        let runs = self.runs_with_label(label)?;
+        if runs.is_empty() {
+            bail!(UsageError(self.unknown_label(label)?));
+        }
+        match runs.get(n - 1) {
+            Some(r) => Ok(r.id),
+            None => bail!(UsageError(format!(
+                "'{selector}': there are only {} run(s) labelled '{label}'",
+                runs.len()
+            ))),
+        }
+    }
+
+    fn unknown_label(&self, label: &str) -> Result<String> {
+        let like = self.labels_like(&format!("%{}%", label.replace(['%', '_'], "")))?;
+        let hint = if like.is_empty() {
+            "see 'rtlab results list'".to_string()
+        } else {
+            format!("similar labels: {}", like.join(", "))
+        };
+        Ok(format!(
+            "no run with id or label '{label}' in {} ({hint})",
+            self.path.display()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::record::Status;
+    use crate::report::fixture::run_from_samples;
+    use crate::store::Store;
+
+    fn store_with(runs: &[(&str, Status)]) -> (tempfile::TempDir, Store, Vec<i64>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("x.db")).unwrap();
+        let ids = runs
+            .iter()
+            .map(|(label, status)| {
+                let mut run = run_from_samples(label, &[1000, 2000]);
+                run.status = *status;
+                store.save(&run).unwrap()
+            })
+            .collect();
+        (dir, store, ids)
+    }
+
+    #[test]
+    fn label_means_newest_complete_run() {
+        use Status::*;
+        let (_d, store, ids) = store_with(&[
+            ("rt", Complete),
+            ("rt", Complete),
+            ("rt", Interrupted),
+            ("stock", Complete),
+        ]);
+        assert_eq!(store.resolve("rt").unwrap(), ids[1]);
+        assert_eq!(store.resolve("rt@1").unwrap(), ids[2]);
+        assert_eq!(store.resolve("rt@3").unwrap(), ids[0]);
+        assert_eq!(store.resolve(&ids[3].to_string()).unwrap(), ids[3]);
+        assert_eq!(store.resolve(" stock ").unwrap(), ids[3]);
+    }
+
+    #[test]
+    fn bad_selectors_say_what_exists() {
+        use Status::*;
+        let (_d, store, ids) = store_with(&[("rt", Interrupted), ("4.19-rt", Complete)]);
+        let e = store.resolve("rt").unwrap_err().to_string();
+        assert!(e.contains(&format!("{} (interrupted)", ids[0])), "{e}");
+        let e = store.resolve("rt@5").unwrap_err().to_string();
+        assert!(e.contains("only 1 run"), "{e}");
+        let e = store.resolve("rt@0").unwrap_err().to_string();
+        assert!(e.contains("@1"), "{e}");
+        let e = store.resolve("999").unwrap_err().to_string();
+        assert!(e.contains("no run with id 999"), "{e}");
+        let e = store.resolve("r").unwrap_err().to_string();
+        assert!(e.contains("similar labels: rt, 4.19-rt"), "{e}");
+        assert!(store.resolve("").is_err());
+    }
+
+    #[test]
+    fn label_patterns() {
+        use Status::*;
+        let (_d, store, _) = store_with(&[
+            ("4.19 rt", Complete),
+            ("5.10 rt", Complete),
+            ("4.19 stock", Complete),
+            ("4.19 rt", Complete),
+        ]);
+        assert_eq!(
+            store.labels_like("4.19%").unwrap(),
+            vec!["4.19 rt", "4.19 stock"]
+        );
+        assert_eq!(
+            store.labels_like("%rt").unwrap(),
+            vec!["4.19 rt", "5.10 rt"]
+        );
+        assert!(store.labels_like("6.%").unwrap().is_empty());
+    }
+}

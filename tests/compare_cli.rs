@@ -1,0 +1,243 @@
+//! `rtlab compare` end to end: selectors, the table against the runs' own figures,
+//! verdicts and exit codes, output formats, SVG and HTML files.
+
+mod compare_common;
+
+use compare_common::{can_measure, measure, parse, polylines_per_colour, rtlab};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn max_of(run: &Value) -> u64 {
+    run["total"]["summary"]["max_ns"].as_u64().unwrap()
+}
+
+fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["comparison"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn table_and_verdicts_match_the_runs() {
+    if !can_measure("table_and_verdicts_match_the_runs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let a = measure(&db, "A", &[]);
+    let b = measure(&db, "B", &["--cpus", "0"]);
+    let (max_a, max_b) = (max_of(&a), max_of(&b));
+    // The tightest budget A fails: one nanosecond below its maximum.
+    let tight = format!("tight={}ns", max_a - 1);
+    let out = rtlab(&db)
+        .args(["compare", "A", "B", "--json", "--require", "loose=10s"])
+        .args(["--require", &tight])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "A fails 'tight'");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format"], "rtlab/1");
+    let ids: Vec<&Value> = doc["comparison"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert_eq!(ids, vec![&a["id"], &b["id"]]);
+    let max = row(&doc, "max");
+    assert_eq!(max["values"][0].as_f64(), Some(max_a as f64));
+    assert_eq!(max["values"][1].as_f64(), Some(max_b as f64));
+    assert_eq!(max["ratios"][1].as_f64(), Some(max_b as f64 / max_a as f64));
+    let best: Vec<u64> = max["best"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let expect: Vec<u64> = match max_a.cmp(&max_b) {
+        std::cmp::Ordering::Less => vec![0],
+        std::cmp::Ordering::Greater => vec![1],
+        std::cmp::Ordering::Equal => vec![0, 1],
+    };
+    assert_eq!(best, expect);
+    assert_eq!(
+        row(&doc, "samples")["values"][1].as_f64(),
+        b["total"]["counters"]["samples"].as_f64()
+    );
+    let v = doc["verdicts"].as_array().unwrap();
+    assert_eq!(v.len(), 4, "two requirements for each of two runs");
+    assert_eq!(
+        (v[0]["requirement"].as_str(), v[0]["result"].as_str()),
+        (Some("loose"), Some("PASS"))
+    );
+    assert_eq!(
+        v[0]["margin_ns"].as_i64(),
+        Some(10_000_000_000 - max_a as i64)
+    );
+    assert_eq!(v[1]["result"], "FAIL");
+    assert_eq!(v[1]["margin_ns"].as_i64(), Some(-1));
+    assert!(v[1]["misses"].as_u64().unwrap() >= 1);
+    assert_eq!(v[1]["samples"], a["total"]["counters"]["samples"]);
+    assert_eq!(v[1]["duration_ns"], a["duration_ns"]);
+    // The differing parameter is shown.
+    let diffs = doc["differences"].as_array().unwrap();
+    assert!(
+        diffs.iter().any(|d| d["field"] == "params.cpus"),
+        "{diffs:?}"
+    );
+
+    // Without a failing requirement the exit code is 0; text names the baseline.
+    rtlab(&db)
+        .args(["compare", "A", "B", "--baseline", "B", "--require", "drone"])
+        .assert()
+        .code(if max_a.max(max_b) <= 1_000_000 { 0 } else { 1 })
+        .stdout(predicate::str::contains("B #2 (baseline)"))
+        .stdout(predicate::str::contains("what differs:"))
+        .stdout(predicate::str::contains("gps"));
+}
+
+#[test]
+fn formats_and_files() {
+    if !can_measure("formats_and_files") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    measure(&db, "stock <x>", &[]);
+    measure(&db, "rt & co", &[]);
+    let svg = dir.path().join("h.svg");
+    let html = dir.path().join("r.html");
+    let plots = dir.path().join("plots");
+    let out = rtlab(&db)
+        .args(["compare", "1", "2", "--csv", "--svg"])
+        .arg(&svg)
+        .arg("--html")
+        .arg(&html)
+        .arg("--plots")
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "row,quantity,run_id,label,value,ratio_to_baseline,best"
+    );
+    assert_eq!((lines.len() - 1) % 2, 0, "one line per row and run");
+    assert!(lines.iter().any(|l| l.starts_with("max,time,2,rt & co,")));
+
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let doc = parse(&svg);
+    // A step line and a legend sample per run, no third series.
+    assert_eq!(polylines_per_colour(&doc, 3), vec![2, 2, 0]);
+    assert!(svg.contains("stock &lt;x&gt; #1") && svg.contains("rt &amp; co #2"));
+
+    let html = std::fs::read_to_string(&html).unwrap();
+    let doc = parse(&html);
+    let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
+    // Overlay, percentiles, and per run: per-thread histograms (2 CPUs) or not,
+    // and latency over time.
+    assert!(svgs >= 4, "{svgs} plots");
+    assert!(!html.contains("<script") && !html.contains(" src="));
+    let mut names: Vec<String> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert!(names.starts_with(&["histograms.svg".to_string(), "percentiles.svg".to_string()]));
+    assert!(names.contains(&"run-2-time.svg".to_string()), "{names:?}");
+    for n in names {
+        parse(&std::fs::read_to_string(plots.join(n)).unwrap());
+    }
+
+    let md = rtlab(&db)
+        .args(["compare", "1", "2", "--markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(
+        md.starts_with("|  | stock <x> #1 (baseline) | rt & co #2 |\n|---|---:|---:|\n"),
+        "{md}"
+    );
+}
+
+#[test]
+fn labels_resolve_to_the_newest_complete_run() {
+    if !can_measure("labels_resolve_to_the_newest_complete_run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let first = measure(&db, "k", &[]);
+    let second = measure(&db, "k", &[]);
+    measure(&db, "4.19 rt", &[]);
+    measure(&db, "4.19 stock", &[]);
+    let ids = |args: &[&str]| -> Vec<Value> {
+        let out = rtlab(&db)
+            .arg("compare")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["comparison"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect()
+    };
+    assert_eq!(ids(&["k"]), vec![second["id"].clone()]);
+    assert_eq!(
+        ids(&["k@2", "k"]),
+        vec![first["id"].clone(), second["id"].clone()]
+    );
+    assert_eq!(
+        ids(&["--label-like", "4.19%"]),
+        vec![Value::from(3), Value::from(4)]
+    );
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let html = dir.path().join("r.html");
+    for (args, msg) in [
+        (vec!["compare"], "nothing to compare"),
+        (vec!["compare", "nope"], "no run with id or label 'nope'"),
+        (vec!["compare", "7"], "no run with id 7"),
+        (
+            vec!["compare", "x", "--require", "plane"],
+            "--require: 'plane' is neither name=budget (e.g. gyro=1ms) nor a preset: drone (",
+        ),
+        (vec!["compare", "x", "--require", "gyro=-1ms"], "negative"),
+        (
+            vec!["compare", "--label-like", "4.19%"],
+            "--label-like: no label matches",
+        ),
+        (vec!["report", "3"], "no run with id 3"),
+    ] {
+        rtlab(&db)
+            .args(&args)
+            .arg("--html")
+            .arg(&html)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+        assert!(!html.exists(), "{args:?} wrote a file");
+    }
+}

@@ -1,0 +1,62 @@
+//! Helpers of the compare and report CLI tests: real runs made with
+//! `rtlab latency`, and well-formedness checks of SVG and HTML.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+/// Whether the tests can make real runs (SCHED_FIFO needs root).
+pub fn can_measure(test: &str) -> bool {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("skipping {test}: making real latency runs needs root (SCHED_FIFO)");
+    }
+    root
+}
+
+/// `rtlab` with the database `db`.
+pub fn rtlab(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("rtlab").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+/// Makes a short real latency run labelled `label` and returns its JSON record.
+pub fn measure(db: &Path, label: &str, extra: &[&str]) -> serde_json::Value {
+    let out = rtlab(db)
+        .args([
+            "latency", "-i", "200us", "-l", "300", "-q", "--json", "--label", label,
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Parses an SVG or XHTML document, failing the test when it is not well-formed.
+pub fn parse(text: &str) -> roxmltree::Document<'_> {
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(text, opts)
+        .unwrap_or_else(|e| panic!("not well-formed: {e}"))
+}
+
+/// The number of `<polyline>`s drawn in each of the first `n` series colours.
+pub fn polylines_per_colour(doc: &roxmltree::Document<'_>, n: usize) -> Vec<usize> {
+    const COLOURS: [&str; 4] = ["#4E79A7", "#F28E2B", "#E15759", "#76B7B2"];
+    COLOURS[..n]
+        .iter()
+        .map(|c| {
+            doc.descendants()
+                .filter(|e| e.has_tag_name("polyline") && e.attribute("stroke") == Some(c))
+                .count()
+        })
+        .collect()
+}
