@@ -73,15 +73,14 @@ fn scale(num: &str, mult: u64) -> Option<u64> {
                 return None;
             }
             let int: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-            let mut value = int.checked_mul(mult)?;
-            // Add each fractional digit's share of `mult`, truncating below 1.
-            let mut place = mult;
-            for d in frac.chars() {
-                let d = d.to_digit(10)? as u64;
-                place /= 10;
-                value = value.checked_add(d * place)?;
+            if !frac.chars().all(|c| c.is_ascii_digit()) || frac.len() > 18 {
+                return None;
             }
-            Some(value)
+            // fraction = digits / 10^len, exactly; its share of `mult` is truncated
+            // below 1 (ns or byte).
+            let digits: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+            let share = digits * mult as u128 / 10u128.pow(frac.len() as u32);
+            int.checked_mul(mult)?.checked_add(u64::try_from(share).ok()?)
         }
     }
 }
