@@ -78,9 +78,14 @@ fn scale(num: &str, mult: u64) -> Option<u64> {
             }
             // fraction = digits / 10^len, exactly; its share of `mult` is truncated
             // below 1 (ns or byte).
-            let digits: u128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+            let digits: u128 = if frac.is_empty() {
+                0
+            } else {
+                frac.parse().ok()?
+            };
             let share = digits * mult as u128 / 10u128.pow(frac.len() as u32);
-            int.checked_mul(mult)?.checked_add(u64::try_from(share).ok()?)
+            int.checked_mul(mult)?
+                .checked_add(u64::try_from(share).ok()?)
         }
     }
 }

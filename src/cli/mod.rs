@@ -3,8 +3,10 @@
 mod common;
 mod compare;
 mod latency;
-mod results;
+mod presets;
 mod report;
+mod results;
+mod run;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -29,6 +31,10 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a campaign: the quick check of this machine, a preset or a scenario file.
+    Run(run::RunArgs),
+    /// List or print the built-in scenarios.
+    Presets(presets::PresetsArgs),
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
     /// The results store: list, show, delete, tag, label, export, import.
@@ -43,6 +49,8 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
+        Command::Run(args) => run::run(&ctx, args),
+        Command::Presets(args) => presets::run(args),
         Command::Latency(args) => latency::run(&ctx, args),
         Command::Results(args) => results::run(&ctx, args),
         Command::Compare(args) => compare::run(&ctx, args),

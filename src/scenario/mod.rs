@@ -17,9 +17,12 @@
 
 pub mod parse;
 pub mod plan;
+pub mod presets;
 pub mod probes;
+pub mod runner;
+pub mod summary;
 
-pub use parse::{parse, ScenarioError};
+pub use parse::parse;
 pub use plan::{expand, PlannedStep};
 
 use std::collections::BTreeMap;

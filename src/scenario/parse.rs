@@ -44,7 +44,12 @@ impl Ctx<'_> {
         self.text[..at].matches('\n').count() + 1
     }
 
-    fn err(&self, span: Option<Range<usize>>, key: Option<String>, message: impl Into<String>) -> ScenarioError {
+    fn err(
+        &self,
+        span: Option<Range<usize>>,
+        key: Option<String>,
+        message: impl Into<String>,
+    ) -> ScenarioError {
         ScenarioError {
             file: self.file.to_string(),
             line: self.line(span),
@@ -54,15 +59,21 @@ impl Ctx<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] = &["name", "label", "description", "defaults", "step", "requirements"];
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "label",
+    "description",
+    "defaults",
+    "step",
+    "requirements",
+];
 const STEP_KEYS: &[&str] = &["probe", "name", "repeat", "attribute", "matrix"];
 
 /// Parses and validates a scenario. `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let cx = Ctx { file, text };
-    let doc = Document::parse(text).map_err(|e| {
-        cx.err(e.span(), None, format!("not valid TOML: {}", e.message()))
-    })?;
+    let doc = Document::parse(text)
+        .map_err(|e| cx.err(e.span(), None, format!("not valid TOML: {}", e.message())))?;
     let root = doc.as_table();
     for (k, item) in root.iter() {
         if !TOP_KEYS.contains(&k) {
@@ -74,17 +85,26 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             ));
         }
     }
-    let name = opt_str(&cx, root, "name", "name")?
-        .ok_or_else(|| cx.err(None, Some("name".into()), "missing: give the scenario a name = \"...\""))?;
+    let name = opt_str(&cx, root, "name", "name")?.ok_or_else(|| {
+        cx.err(
+            None,
+            Some("name".into()),
+            "missing: give the scenario a name = \"...\"",
+        )
+    })?;
     let label = opt_str(&cx, root, "label", "label")?;
     let description = opt_str(&cx, root, "description", "description")?;
 
     let defaults: Vec<(String, Item, Option<Range<usize>>)> = match root.get("defaults") {
         None => Vec::new(),
         Some(item) => {
-            let t = item
-                .as_table_like()
-                .ok_or_else(|| cx.err(item.span(), Some("defaults".into()), "must be a table ([defaults])"))?;
+            let t = item.as_table_like().ok_or_else(|| {
+                cx.err(
+                    item.span(),
+                    Some("defaults".into()),
+                    "must be a table ([defaults])",
+                )
+            })?;
             t.iter()
                 .map(|(k, v)| {
                     let span = t.key(k).and_then(Key::span).or_else(|| v.span());
@@ -94,12 +114,20 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
 
-    let steps_item = root
-        .get("step")
-        .ok_or_else(|| cx.err(None, Some("step".into()), "no [[step]]: a scenario needs at least one step"))?;
-    let steps_arr = steps_item
-        .as_array_of_tables()
-        .ok_or_else(|| cx.err(steps_item.span(), Some("step".into()), "write steps as [[step]] tables"))?;
+    let steps_item = root.get("step").ok_or_else(|| {
+        cx.err(
+            None,
+            Some("step".into()),
+            "no [[step]]: a scenario needs at least one step",
+        )
+    })?;
+    let steps_arr = steps_item.as_array_of_tables().ok_or_else(|| {
+        cx.err(
+            steps_item.span(),
+            Some("step".into()),
+            "write steps as [[step]] tables",
+        )
+    })?;
     let mut steps = Vec::new();
     for (i, t) in steps_arr.iter().enumerate() {
         steps.push(parse_step(&cx, i + 1, t, &defaults)?);
@@ -121,18 +149,32 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let mut requirements = BTreeMap::new();
     if let Some(item) = root.get("requirements") {
         let t = item.as_table_like().ok_or_else(|| {
-            cx.err(item.span(), Some("requirements".into()), "must be a table of name = \"budget\"")
+            cx.err(
+                item.span(),
+                Some("requirements".into()),
+                "must be a table of name = \"budget\"",
+            )
         })?;
         for (k, v) in t.iter() {
             let key = format!("requirements.{k}");
             let span = v.span().or_else(|| t.key(k).and_then(Key::span));
-            let s = v
-                .as_str()
-                .ok_or_else(|| cx.err(span.clone(), Some(key.clone()), "write the budget as a string, e.g. \"1ms\""))?;
+            let s = v.as_str().ok_or_else(|| {
+                cx.err(
+                    span.clone(),
+                    Some(key.clone()),
+                    "write the budget as a string, e.g. \"1ms\"",
+                )
+            })?;
             let ns = parse_duration(s, DefaultUnit::Millis)
                 .ok()
                 .filter(|&n| n > 0)
-                .ok_or_else(|| cx.err(span, Some(key), format!("'{s}' is not a duration above zero, e.g. \"5ms\"")))?;
+                .ok_or_else(|| {
+                    cx.err(
+                        span,
+                        Some(key),
+                        format!("'{s}' is not a duration above zero, e.g. \"5ms\""),
+                    )
+                })?;
             requirements.insert(k.to_string(), ns);
         }
     }
@@ -147,13 +189,21 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     })
 }
 
-fn opt_str(cx: &Ctx, t: &dyn TableLike, k: &str, key: &str) -> Result<Option<String>, ScenarioError> {
+fn opt_str(
+    cx: &Ctx,
+    t: &dyn TableLike,
+    k: &str,
+    key: &str,
+) -> Result<Option<String>, ScenarioError> {
     match t.get(k) {
         None => Ok(None),
-        Some(item) => item
-            .as_str()
-            .map(|s| Some(s.to_string()))
-            .ok_or_else(|| cx.err(item.span(), Some(key.into()), format!("must be a string, not {}", item.type_name()))),
+        Some(item) => item.as_str().map(|s| Some(s.to_string())).ok_or_else(|| {
+            cx.err(
+                item.span(),
+                Some(key.into()),
+                format!("must be a string, not {}", item.type_name()),
+            )
+        }),
     }
 }
 
@@ -169,7 +219,11 @@ fn parse_step(
             .as_str()
             .ok_or_else(|| cx.err(item.span(), Some(at("probe")), "must be a string"))?,
         None => {
-            return Err(cx.err(t.span(), Some(at("probe")), format!("missing: say which probe runs ({})", probes::names())))
+            return Err(cx.err(
+                t.span(),
+                Some(at("probe")),
+                format!("missing: say which probe runs ({})", probes::names()),
+            ))
         }
     };
     let probe: &'static ProbeDef = probes::probe(probe_name).ok_or_else(|| {
@@ -183,10 +237,17 @@ fn parse_step(
     let mut params: Vec<(String, Val)> = Vec::new();
     for (k, item, span) in defaults {
         if let Some(param) = probe.param(k) {
-            let v = item
-                .as_value()
-                .ok_or_else(|| cx.err(span.clone(), Some(format!("defaults.{k}")), "must be a value"))?;
-            params.push((k.clone(), value(cx, v, param.kind, &format!("defaults.{k}"))?));
+            let v = item.as_value().ok_or_else(|| {
+                cx.err(
+                    span.clone(),
+                    Some(format!("defaults.{k}")),
+                    "must be a value",
+                )
+            })?;
+            params.push((
+                k.clone(),
+                value(cx, v, param.kind, &format!("defaults.{k}"))?,
+            ));
         }
     }
     let mut name = None;
@@ -208,8 +269,13 @@ fn parse_step(
                 repeat = item
                     .as_integer()
                     .filter(|&r| (1..=1000).contains(&r))
-                    .ok_or_else(|| cx.err(item.span(), Some(at(k)), "must be a whole number from 1 to 1000"))?
-                    as u32
+                    .ok_or_else(|| {
+                        cx.err(
+                            item.span(),
+                            Some(at(k)),
+                            "must be a whole number from 1 to 1000",
+                        )
+                    })? as u32
             }
             "attribute" => {
                 attribute = item
@@ -217,19 +283,34 @@ fn parse_step(
                     .ok_or_else(|| cx.err(item.span(), Some(at(k)), "must be true or false"))?
             }
             "matrix" => {
-                let m = item
-                    .as_table_like()
-                    .ok_or_else(|| cx.err(key_span.clone(), Some(at(k)), "must be a table: matrix.KEY = [values]"))?;
+                let m = item.as_table_like().ok_or_else(|| {
+                    cx.err(
+                        key_span.clone(),
+                        Some(at(k)),
+                        "must be a table: matrix.KEY = [values]",
+                    )
+                })?;
                 for (mk, mv) in m.iter() {
                     let mkey = format!("step[{n}].matrix.{mk}");
                     let mspan = m.key(mk).and_then(Key::span).or_else(|| mv.span());
                     let param = probe.param(mk).ok_or_else(|| {
-                        cx.err(mspan.clone(), Some(mkey.clone()), format!("probe '{}' has no key '{mk}' (keys: {})", probe.name, probe.keys()))
+                        cx.err(
+                            mspan.clone(),
+                            Some(mkey.clone()),
+                            format!(
+                                "probe '{}' has no key '{mk}' (keys: {})",
+                                probe.name,
+                                probe.keys()
+                            ),
+                        )
                     })?;
-                    let arr = mv
-                        .as_array()
-                        .filter(|a| !a.is_empty())
-                        .ok_or_else(|| cx.err(mspan.clone(), Some(mkey.clone()), "must be a non-empty array of values"))?;
+                    let arr = mv.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+                        cx.err(
+                            mspan.clone(),
+                            Some(mkey.clone()),
+                            "must be a non-empty array of values",
+                        )
+                    })?;
                     let vals = arr
                         .iter()
                         .map(|v| value(cx, v, param.kind, &mkey))
@@ -251,13 +332,21 @@ fn parse_step(
                         ),
                     )
                 })?;
-                let v = item
-                    .as_value()
-                    .ok_or_else(|| cx.err(key_span.clone(), Some(at(k)), "must be a value, not a table"))?;
+                let v = item.as_value().ok_or_else(|| {
+                    cx.err(
+                        key_span.clone(),
+                        Some(at(k)),
+                        "must be a value, not a table",
+                    )
+                })?;
                 let v = value(cx, v, param.kind, &at(k))?;
                 params.retain(|(pk, _)| pk != k);
                 if matrix.iter().any(|(mk, _)| mk == k) {
-                    return Err(cx.err(key_span, Some(at(k)), "is also a matrix axis; give it once"));
+                    return Err(cx.err(
+                        key_span,
+                        Some(at(k)),
+                        "is also a matrix axis; give it once",
+                    ));
                 }
                 params.push((k.to_string(), v));
             }
@@ -278,12 +367,19 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
     let bad = |m: String| cx.err(v.span(), Some(key.to_string()), m);
     match kind {
         Kind::Duration(unit) => {
-            let s = v.as_str().ok_or_else(|| bad(format!("write a duration as a string with a unit, e.g. \"200us\" (got {})", v.type_name())))?;
+            let s = v.as_str().ok_or_else(|| {
+                bad(format!(
+                    "write a duration as a string with a unit, e.g. \"200us\" (got {})",
+                    v.type_name()
+                ))
+            })?;
             parse_duration(s, unit).map_err(bad)?;
             Ok(Val::Str(s.to_string()))
         }
         Kind::Int(lo, hi) => {
-            let i = v.as_integer().ok_or_else(|| bad(format!("must be a whole number (got {})", v.type_name())))?;
+            let i = v
+                .as_integer()
+                .ok_or_else(|| bad(format!("must be a whole number (got {})", v.type_name())))?;
             if !(lo..=hi).contains(&i) {
                 return Err(bad(format!("{i} is outside {lo}..={hi}")));
             }
@@ -305,9 +401,14 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
             }
             Ok(Val::Str(s))
         }
-        Kind::Bool => v.as_bool().map(Val::Bool).ok_or_else(|| bad("must be true or false".into())),
+        Kind::Bool => v
+            .as_bool()
+            .map(Val::Bool)
+            .ok_or_else(|| bad("must be true or false".into())),
         Kind::Cpus => {
-            let s = v.as_str().ok_or_else(|| bad("write CPUs as a string, e.g. \"0,2-3\"".into()))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| bad("write CPUs as a string, e.g. \"0,2-3\"".into()))?;
             CpuList::parse(s).map_err(|e| bad(e.to_string()))?;
             Ok(Val::Str(s.to_string()))
         }
@@ -315,10 +416,16 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
             (Some(s), _) => Ok(Val::Str(s.to_string())),
             (_, Some(a)) => a
                 .iter()
-                .map(|x| x.as_str().map(str::to_string).ok_or_else(|| bad("load specs are strings".into())))
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| bad("load specs are strings".into()))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Val::List),
-            _ => Err(bad("a load is a spec string such as \"cpu:4\" or \"none\"".into())),
+            _ => Err(bad(
+                "a load is a spec string such as \"cpu:4\" or \"none\"".into()
+            )),
         },
     }
 }
@@ -357,9 +464,15 @@ alarm = "5ms"
         assert_eq!(st.repeat, 2);
         assert_eq!(
             st.params,
-            vec![("duration".into(), Val::Str("60s".into())), ("interval".into(), Val::Str("200us".into()))]
+            vec![
+                ("duration".into(), Val::Str("60s".into())),
+                ("interval".into(), Val::Str("200us".into()))
+            ]
         );
-        assert_eq!(st.matrix, vec![("priority".into(), vec![Val::Int(0), Val::Int(90)])]);
+        assert_eq!(
+            st.matrix,
+            vec![("priority".into(), vec![Val::Int(0), Val::Int(90)])]
+        );
         assert_eq!(s.requirements["alarm"], 5_000_000);
     }
 
@@ -395,7 +508,8 @@ alarm = "5ms"
         assert!(e.message.contains("unknown probe 'warp'"));
         let e = err("name = \"x\"\n[defaults]\nwarp = \"9\"\n[[step]]\nprobe = \"latency\"\n");
         assert_eq!((e.line, e.key.as_deref()), (3, Some("defaults.warp")));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
+        let e =
+            err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
         assert_eq!((e.line, e.key.as_deref()), (5, Some("requirements.gyro")));
         let e = err("name = \"x\"\n[[step\n");
         assert!(e.message.contains("not valid TOML"));

@@ -49,7 +49,10 @@ pub fn expand(s: &Scenario, duration: Option<&str>) -> Vec<PlannedStep> {
                     values.retain(|(k, _)| k != step.probe.duration_key);
                     values.push((step.probe.duration_key.to_string(), Val::Str(d.to_string())));
                 }
-                let mut name = step.name.clone().unwrap_or_else(|| step.probe.name.to_string());
+                let mut name = step
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| step.probe.name.to_string());
                 for (k, v) in &combo {
                     name.push_str(&format!(" {k}={v}"));
                 }
@@ -85,7 +88,9 @@ pub fn expand(s: &Scenario, duration: Option<&str>) -> Vec<PlannedStep> {
 pub fn argv(probe: &ProbeDef, values: &[(String, Val)]) -> Vec<String> {
     let mut a: Vec<String> = probe.command.iter().map(|s| s.to_string()).collect();
     for (k, v) in values {
-        let Some(param) = probe.param(k) else { continue };
+        let Some(param) = probe.param(k) else {
+            continue;
+        };
         match (param.flag, v) {
             (Flag::Value(f), v) => {
                 a.push(f.to_string());
@@ -152,16 +157,45 @@ repeat = 3
         assert_eq!(plan[6].name, "idle #1");
         assert_eq!(plan[8].name, "idle #3");
         assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
-        assert_eq!(plan[0].argv, ["latency", "--duration", "60s", "--policy", "other", "--interval", "1ms"]);
-        assert_eq!(plan[5].argv, ["latency", "--duration", "60s", "--priority", "90", "--interval", "200us"]);
+        assert_eq!(
+            plan[0].argv,
+            [
+                "latency",
+                "--duration",
+                "60s",
+                "--policy",
+                "other",
+                "--interval",
+                "1ms"
+            ]
+        );
+        assert_eq!(
+            plan[5].argv,
+            [
+                "latency",
+                "--duration",
+                "60s",
+                "--priority",
+                "90",
+                "--interval",
+                "200us"
+            ]
+        );
         assert_eq!(plan[0].planned_ns, Some(60_000_000_000));
         // The matrix axis replaced the fixed interval rather than adding a second one.
-        assert_eq!(plan[3].argv.iter().filter(|a| *a == "--interval").count(), 1);
+        assert_eq!(
+            plan[3].argv.iter().filter(|a| *a == "--interval").count(),
+            1
+        );
     }
 
     #[test]
     fn duration_override_scales_every_step() {
-        let s = parse("s.toml", "name = \"m\"\n[[step]]\nprobe = \"latency\"\nduration = \"1m\"\n").unwrap();
+        let s = parse(
+            "s.toml",
+            "name = \"m\"\n[[step]]\nprobe = \"latency\"\nduration = \"1m\"\n",
+        )
+        .unwrap();
         let plan = expand(&s, Some("5s"));
         assert_eq!(plan[0].planned_ns, Some(5_000_000_000));
         assert_eq!(plan[0].argv, ["latency", "--duration", "5s"]);

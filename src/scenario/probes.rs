@@ -80,15 +80,24 @@ pub const PROBES: &[ProbeDef] = &[ProbeDef {
         p("cpus", Kind::Cpus, Flag::Value("--cpus")),
         p("threads", Kind::Int(1, 1024), Flag::Value("--threads")),
         p("priority", Kind::Int(0, 99), Flag::Priority),
-        p("policy", Kind::Word(&["fifo", "rr", "other"]), Flag::Value("--policy")),
+        p(
+            "policy",
+            Kind::Word(&["fifo", "rr", "other"]),
+            Flag::Value("--policy"),
+        ),
         p("distance", US, Flag::Value("--distance")),
-        p("clock", Kind::Word(&["monotonic", "realtime"]), Flag::Value("--clock")),
+        p(
+            "clock",
+            Kind::Word(&["monotonic", "realtime"]),
+            Flag::Value("--clock"),
+        ),
         p("mlock", Kind::Bool, Flag::BoolValue("--mlock")),
         p("dma_latency", Kind::Word(&[]), Flag::Value("--dma-latency")),
         p("histogram_max", US, Flag::Value("--histogram-max")),
         p("deadline", US, Flag::Value("--deadline")),
         p("max_latency", US, Flag::Value("--max-latency")),
         p("breaktrace", US, Flag::Value("--breaktrace")),
+        p("load", Kind::Loads, Flag::Repeat("--load")),
     ],
 }];
 
@@ -111,7 +120,11 @@ impl ProbeDef {
 
     /// The accepted keys, for error messages.
     pub fn keys(&self) -> String {
-        self.params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
+        self.params
+            .iter()
+            .map(|p| p.key)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

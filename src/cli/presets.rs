@@ -1,0 +1,51 @@
+//! `rtlab presets`: the built-in scenarios.
+
+use crate::error::bad_flag;
+use crate::scenario::{parse, presets};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+/// List or print the built-in scenarios (copy one to edit it).
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, Subcommand)]
+enum What {
+    /// One line per preset: name, steps, what it reproduces.
+    List,
+    /// Print a preset's TOML.
+    Show {
+        /// The preset.
+        name: String,
+    },
+}
+
+/// Runs `rtlab presets`.
+pub fn run(a: PresetsArgs) -> Result<i32> {
+    match a.what {
+        What::List => {
+            for p in presets::PRESETS {
+                let s = parse(p.name, p.text)?;
+                println!(
+                    "{:<10} {:>2} step(s)  {}",
+                    p.name,
+                    s.steps.len(),
+                    s.description.unwrap_or_default()
+                );
+            }
+        }
+        What::Show { name } => {
+            let p = presets::get(&name).ok_or_else(|| {
+                bad_flag(
+                    "presets show",
+                    format!("no preset '{name}' (presets: {})", presets::names()),
+                )
+            })?;
+            print!("{}", p.text);
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,377 @@
+//! `rtlab run`: a campaign from a scenario file, a preset, a load attribution, or
+//! (with no arguments) the quick check of this machine.
+
+use super::common::Context;
+use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::record::{self, Run, Status};
+use crate::report::html;
+use crate::report::verdict::{self, Requirement};
+use crate::scenario::runner::{first_unfinished, Runner, StepRun};
+use crate::scenario::summary::{risks, step_table, Risk};
+use crate::scenario::{expand, parse, presets, Scenario};
+use crate::store::{self, Store};
+use crate::system;
+use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use rtlab_engine::rt::signals;
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Run a campaign: the same probe under several loads and settings, stored,
+/// compared and judged in one command.
+///
+/// With no arguments: the quick check of this machine (latency on every CPU idle,
+/// under CPU load, under memory load, under the dohell mix; about a minute), with
+/// verdicts against 1 ms, the biggest risks found and an HTML report.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A scenario file (TOML); see `rtlab presets show quick` for the format.
+    #[arg(value_name = "SCENARIO", conflicts_with_all = ["preset", "resume"])]
+    scenario: Option<PathBuf>,
+    /// Run a built-in scenario (`rtlab presets list`).
+    #[arg(long, value_name = "NAME", conflicts_with = "resume")]
+    preset: Option<String>,
+    /// Set every step's duration (scales the whole campaign).
+    #[arg(long, value_name = "DUR")]
+    duration: Option<String>,
+    /// Requirement name=budget or preset (repeatable; replaces the scenario's).
+    #[arg(long = "require", value_name = "NAME=DUR|PRESET")]
+    requires: Vec<String>,
+    /// Add the runs of an earlier campaign with this label (another kernel) to the
+    /// final table and report.
+    #[arg(long, value_name = "LABEL")]
+    compare_with: Vec<String>,
+    /// Continue an interrupted campaign (default: the latest) from its first
+    /// unfinished step.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "-1")]
+    resume: Option<i64>,
+    /// Write the HTML report here (default: next to the store).
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
+    /// Print one JSON document (format rtlab/1) instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// No progress display.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Unit of times in tables.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    unit: TimeUnit,
+    /// Label of the campaign's runs (default: "<kernel release> <preemption model>").
+    #[arg(long, value_name = "TEXT")]
+    label: Option<String>,
+    /// Tag every run (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+}
+
+/// Options stored with a campaign so that `--resume` plans the same steps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Stored {
+    scenario: String,
+    file: String,
+    duration: Option<String>,
+    label: String,
+    tags: Vec<String>,
+    requires: Vec<String>,
+}
+
+/// The JSON document of `rtlab run --json`.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    format: &'static str,
+    campaign: i64,
+    name: &'a str,
+    status: &'static str,
+    steps: Vec<StepJson<'a>>,
+    verdicts: Vec<verdict::Verdict>,
+    risks: &'a [Risk],
+    html: String,
+    exit_code: i32,
+}
+
+#[derive(Debug, Serialize)]
+struct StepJson<'a> {
+    index: usize,
+    name: &'a str,
+    run: &'a Run,
+}
+
+fn requirements(texts: &[String], scn: &Scenario) -> Result<Vec<Requirement>> {
+    if texts.is_empty() {
+        return Ok(scn
+            .requirements
+            .iter()
+            .map(|(name, &budget_ns)| Requirement {
+                name: name.clone(),
+                budget_ns,
+            })
+            .collect());
+    }
+    let mut out = Vec::new();
+    for t in texts {
+        out.extend(verdict::parse_requirement(t).map_err(|e| bad_flag("--require", e))?);
+    }
+    Ok(out)
+}
+
+fn load_scenario(a: &RunArgs) -> Result<(String, String)> {
+    if let Some(path) = &a.scenario {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read scenario {}: {e}", path.display())))?;
+        return Ok((path.display().to_string(), text));
+    }
+    let name = a.preset.as_deref().unwrap_or("quick");
+    let p = presets::get(name).ok_or_else(|| {
+        bad_flag(
+            "--preset",
+            format!("no preset '{name}' (presets: {})", presets::names()),
+        )
+    })?;
+    Ok((format!("preset {}", p.name), p.text.to_string()))
+}
+
+/// Runs `rtlab run`.
+pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
+    if let Some(d) = &a.duration {
+        parse_positive_duration(d, DefaultUnit::Seconds).map_err(|e| bad_flag("--duration", e))?;
+    }
+    let db = store::default_path(ctx.db.as_deref())?;
+    let mut store = Store::open(&db)?;
+    let fp = system::fingerprint();
+
+    let (campaign, stored, from) = match a.resume {
+        Some(id) => {
+            let id = if id < 0 {
+                latest_interrupted(&store)?
+            } else {
+                id
+            };
+            let c = store.load_campaign(id)?;
+            let stored: Stored = serde_json::from_str(&c.scenario).map_err(|_| {
+                UsageError(format!(
+                    "campaign {id} was not made by 'rtlab run' and cannot be resumed"
+                ))
+            })?;
+            let scn = parse(&stored.file, &stored.scenario)?;
+            let from =
+                first_unfinished(&store, id, expand(&scn, stored.duration.as_deref()).len())?;
+            (id, stored, from)
+        }
+        None => {
+            let (file, text) = load_scenario(&a)?;
+            let scn = parse(&file, &text)?;
+            let stored = Stored {
+                label: a
+                    .label
+                    .clone()
+                    .or_else(|| scn.label.clone())
+                    .unwrap_or_else(|| record::default_label(&fp)),
+                scenario: text,
+                file,
+                duration: a.duration.clone(),
+                tags: a.tags.clone(),
+                requires: a.requires.clone(),
+            };
+            requirements(&stored.requires, &scn)?;
+            let id = store.create_campaign(&scn.name, &serde_json::to_string(&stored)?, &fp)?;
+            (id, stored, 0)
+        }
+    };
+    let scn = parse(&stored.file, &stored.scenario)?;
+    let reqs = requirements(&stored.requires, &scn)?;
+    let plan = expand(&scn, stored.duration.as_deref());
+
+    let talk = !a.quiet && !a.json;
+    if talk {
+        eprintln!(
+            "campaign {campaign}: {} ({} steps{}) on {}",
+            scn.name,
+            plan.len(),
+            if from > 0 {
+                format!(", resuming at step {}", from + 1)
+            } else {
+                String::new()
+            },
+            stored.label
+        );
+        for w in system::fingerprint_warnings(&fp) {
+            eprintln!("  ! {}: {}", w.code, w.message);
+        }
+    }
+    let stop = signals::install();
+    let runner = Runner {
+        db: &db,
+        campaign,
+        label: &stored.label,
+        tags: &stored.tags,
+        stop,
+        progress: std::io::stderr().is_terminal(),
+        quiet: !talk,
+    };
+    let outcome = runner.run(&mut store, &plan, from)?;
+
+    // The campaign's result: for each step, its latest complete run, else the
+    // latest run it has.
+    let steps = campaign_steps(&store, campaign)?;
+    let mut shown: Vec<StepRun> = steps.clone();
+    for label in &a.compare_with {
+        shown.extend(earlier_runs(&store, &scn.name, label, campaign)?);
+    }
+    let found = risks(&steps, &reqs);
+    let html_path = match &a.html {
+        Some(p) => p.clone(),
+        None => db
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("reports")
+            .join(format!("campaign-{campaign}.html")),
+    };
+    let display: Vec<Run> = shown
+        .iter()
+        .map(|s| {
+            let mut r = s.run.clone();
+            r.label = format!("{} · {}", s.name, r.label);
+            r
+        })
+        .collect();
+    let title = format!("rtlab run: {} (campaign {campaign})", scn.name);
+    write_html(&html_path, &html::render(&title, &display, &reqs, a.unit)?)?;
+
+    let verdicts = verdict::judge(
+        &steps.iter().map(|s| s.run.clone()).collect::<Vec<_>>(),
+        &reqs,
+    );
+    let failed = verdicts.iter().any(|v| !v.passed());
+    let code = if outcome.interrupted {
+        EXIT_INTERRUPTED
+    } else if failed {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    };
+    let status = if outcome.interrupted {
+        "interrupted"
+    } else {
+        "complete"
+    };
+    if a.json {
+        let doc = Report {
+            format: record::FORMAT,
+            campaign,
+            name: &scn.name,
+            status,
+            steps: steps
+                .iter()
+                .map(|s| StepJson {
+                    index: s.index,
+                    name: &s.name,
+                    run: &s.run,
+                })
+                .collect(),
+            verdicts,
+            risks: &found,
+            html: html_path.display().to_string(),
+            exit_code: code,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!(
+            "{}",
+            render_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit)
+        );
+        println!("report: {}", html_path.display());
+        if outcome.interrupted {
+            println!("interrupted: continue with 'rtlab run --resume {campaign}'");
+        }
+    }
+    Ok(code)
+}
+
+fn render_text(
+    campaign: i64,
+    name: &str,
+    status: &str,
+    steps: &[StepRun],
+    reqs: &[Requirement],
+    found: &[Risk],
+    unit: TimeUnit,
+) -> String {
+    let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
+    out.push_str(&step_table(steps, reqs, unit));
+    if !found.is_empty() {
+        out.push_str("\nbiggest risks:\n");
+        for (i, r) in found.iter().take(3).enumerate() {
+            out.push_str(&format!("  {}. {}\n", i + 1, r.text));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn write_html(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("rtlab-tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// For each step of a campaign, its latest complete run, else its latest run.
+fn campaign_steps(store: &Store, campaign: i64) -> Result<Vec<StepRun>> {
+    let c = store.load_campaign(campaign)?;
+    let mut best: Vec<StepRun> = Vec::new();
+    for s in &c.steps {
+        let run = store.load(s.run_id)?;
+        let index = s.step_index as usize;
+        match best.iter_mut().find(|b| b.index == index) {
+            Some(b) if b.run.status != Status::Complete || run.status == Status::Complete => {
+                *b = StepRun {
+                    index,
+                    name: s.step_name.clone(),
+                    run,
+                }
+            }
+            Some(_) => {}
+            None => best.push(StepRun {
+                index,
+                name: s.step_name.clone(),
+                run,
+            }),
+        }
+    }
+    best.sort_by_key(|s| s.index);
+    Ok(best)
+}
+
+/// The steps of the newest other campaign of the same scenario whose runs carry
+/// `label`.
+fn earlier_runs(store: &Store, name: &str, label: &str, except: i64) -> Result<Vec<StepRun>> {
+    for row in store.list_campaigns()? {
+        if row.id == except || row.name != name {
+            continue;
+        }
+        let steps = campaign_steps(store, row.id)?;
+        if steps.first().is_some_and(|s| s.run.label == label) {
+            return Ok(steps);
+        }
+    }
+    bail!(bad_flag(
+        "--compare-with",
+        format!("no earlier '{name}' campaign with label '{label}' in the store (see 'rtlab results list --label {label}')")
+    ))
+}
+
+fn latest_interrupted(store: &Store) -> Result<i64> {
+    store
+        .list_campaigns()?
+        .into_iter()
+        .find(|c| c.status == store::CampaignStatus::Interrupted)
+        .map(|c| c.id)
+        .ok_or_else(|| {
+            UsageError("no interrupted campaign to resume (see 'rtlab results list')".into()).into()
+        })
+}

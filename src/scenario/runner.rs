@@ -1,0 +1,234 @@
+//! Runs a plan of steps as a campaign.
+//!
+//! Each step is a child `rtlab` process (the subcommand of its probe, with
+//! `--json -q` and the campaign's store), in a process group of its own so that the
+//! runner alone decides when a step is interrupted. A step that crashes cannot take
+//! the campaign with it; every step saves its own run, and the runner maps it to
+//! the campaign. Ctrl-C stops the current step (it saves what it gathered as
+//! `interrupted`), keeps the completed ones, and marks the campaign interrupted so
+//! that `rtlab run --resume` continues from the first unfinished step.
+
+use super::PlannedStep;
+use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
+use crate::record::{Run, Status};
+use crate::store::{CampaignStatus, Store};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Read};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the runner needs besides the plan.
+pub struct Runner<'a> {
+    /// The store every step saves to.
+    pub db: &'a Path,
+    /// Campaign id.
+    pub campaign: i64,
+    /// Label of every run.
+    pub label: &'a str,
+    /// Tags of every run.
+    pub tags: &'a [String],
+    /// The stop flag (SIGINT/SIGTERM).
+    pub stop: &'static AtomicBool,
+    /// Show a progress bar (a terminal) or one line per step.
+    pub progress: bool,
+    /// Say nothing while running.
+    pub quiet: bool,
+}
+
+/// A step that ran.
+#[derive(Debug, Clone)]
+pub struct StepRun {
+    /// Its place in the plan.
+    pub index: usize,
+    /// Its name.
+    pub name: String,
+    /// The run it saved.
+    pub run: Run,
+}
+
+/// How the campaign went.
+#[derive(Debug)]
+pub struct Outcome {
+    /// True when Ctrl-C/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+impl Runner<'_> {
+    /// Runs `plan[from..]` and records every run in the campaign.
+    pub fn run(&self, store: &mut Store, plan: &[PlannedStep], from: usize) -> Result<Outcome> {
+        let todo = &plan[from.min(plan.len())..];
+        let bar = self.bar(plan.len() as u64, from as u64);
+        let mut interrupted = false;
+        for step in todo {
+            if self.stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            if let Some(b) = &bar {
+                b.set_message(step.name.clone());
+            }
+            let (code, run, stderr) = self.run_step(step, bar.as_ref())?;
+            let Some(run) = run else {
+                return Err(step_failure(step, code, &stderr));
+            };
+            let id = run.id.context("a step's run was not saved")?;
+            store.add_campaign_run(self.campaign, step.index as i64, &step.name, id)?;
+            let stopped = code == EXIT_INTERRUPTED
+                || run.status == Status::Interrupted && self.stop.load(Ordering::Relaxed);
+            match &bar {
+                Some(b) => {
+                    b.inc(1);
+                    b.println(step_line(step, &run, plan.len()));
+                }
+                None if !self.quiet => eprintln!("{}", step_line(step, &run, plan.len())),
+                None => {}
+            }
+            if stopped {
+                interrupted = true;
+                break;
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let status = if interrupted {
+            CampaignStatus::Interrupted
+        } else {
+            CampaignStatus::Complete
+        };
+        store.set_campaign_status(self.campaign, status)?;
+        Ok(Outcome { interrupted })
+    }
+
+    fn bar(&self, len: u64, pos: u64) -> Option<ProgressBar> {
+        if !self.progress || self.quiet || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let b = ProgressBar::new(len);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} step {pos}/{len} {msg} (ETA {eta})",
+            )
+            .expect("constant template"),
+        );
+        b.set_position(pos);
+        b.enable_steady_tick(Duration::from_millis(200));
+        Some(b)
+    }
+
+    /// Runs one step's child; returns its exit code, its run (when it printed
+    /// one) and its stderr.
+    fn run_step(
+        &self,
+        step: &PlannedStep,
+        bar: Option<&ProgressBar>,
+    ) -> Result<(i32, Option<Run>, String)> {
+        let exe = std::env::current_exe().context("cannot find the rtlab executable")?;
+        let mut cmd = Command::new(exe);
+        cmd.args(&step.argv)
+            .args(["--json", "--quiet", "--label", self.label])
+            .arg("--db")
+            .arg(self.db);
+        for t in self.tags {
+            cmd.args(["--tag", t]);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().context("cannot start a step")?;
+        // Read both pipes on threads so that a chatty child cannot block on a full
+        // pipe while the runner waits for it.
+        let mut out = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let out_t = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let err_t = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let started = Instant::now();
+        let mut signalled = false;
+        let status = loop {
+            if let Some(st) = child.try_wait()? {
+                break st;
+            }
+            if self.stop.load(Ordering::Relaxed) && !signalled {
+                // SAFETY: kill(2) on our own child's pid.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                signalled = true;
+            }
+            if let (Some(b), Some(planned)) = (bar, step.planned_ns) {
+                let done = started.elapsed().as_nanos() as f64 / planned as f64;
+                b.set_message(format!("{} {:.0}%", step.name, (done * 100.0).min(100.0)));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let stdout = out_t.join().unwrap_or_default();
+        let stderr = err_t.join().unwrap_or_default();
+        let code = status.code().unwrap_or(EXIT_INTERRUPTED);
+        let run = serde_json::from_str::<Run>(&stdout).ok();
+        Ok((code, run, stderr))
+    }
+}
+
+/// One line about a finished step.
+fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
+    let total = run.total.as_ref();
+    let (p99, max) = total
+        .map(|t| (t.summary.p99_ns, t.summary.max_ns))
+        .unwrap_or((0, 0));
+    format!(
+        "step {}/{} {}: {} run {}, p99 {}, max {}",
+        step.index + 1,
+        steps,
+        step.name,
+        run.status.name(),
+        run.id.unwrap_or(0),
+        crate::units::Human(p99),
+        crate::units::Human(max)
+    )
+}
+
+/// The error for a step that saved no run, by its exit code.
+fn step_failure(step: &PlannedStep, code: i32, stderr: &str) -> anyhow::Error {
+    let msg = format!(
+        "step {} ({}) failed: rtlab {} exited {code}: {}",
+        step.index + 1,
+        step.name,
+        step.argv.join(" "),
+        stderr.trim()
+    );
+    match code {
+        3 => SystemError(msg).into(),
+        _ => UsageError(msg).into(),
+    }
+}
+
+/// The first step of `plan` without a completed run in the campaign.
+pub fn first_unfinished(store: &Store, campaign: i64, plan_len: usize) -> Result<usize> {
+    let c = store.load_campaign(campaign)?;
+    let mut done = vec![false; plan_len];
+    for s in &c.steps {
+        let run = store.load(s.run_id)?;
+        if run.status == Status::Complete {
+            if let Some(d) = done.get_mut(s.step_index as usize) {
+                *d = true;
+            }
+        }
+    }
+    match done.iter().position(|d| !d) {
+        Some(i) => Ok(i),
+        None => bail!(UsageError(format!(
+            "campaign {campaign} has no unfinished step: nothing to resume"
+        ))),
+    }
+}
