@@ -1,0 +1,325 @@
+//! End-to-end tests of `rtlab run` and `rtlab presets`.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+macro_rules! require_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root for SCHED_FIFO (CI runs as root)");
+            return;
+        }
+    };
+}
+
+fn rtlab(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("rtlab").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+const TWO_STEPS: &str = r#"
+name = "two steps"
+[defaults]
+duration = "1s"
+interval = "500us"
+[[step]]
+name = "fifo"
+probe = "latency"
+[[step]]
+name = "other"
+probe = "latency"
+priority = 0
+[requirements]
+loop = "10s"
+"#;
+
+fn campaign(db: &Path, id: i64) -> (String, Vec<(i64, i64, String)>) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let status: String = conn
+        .query_row("SELECT status FROM campaigns WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT m.step_index, m.run_id, r.status FROM campaign_runs m JOIN runs r ON r.id = m.run_id
+             WHERE m.campaign_id = ?1 ORDER BY m.run_id",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    (status, rows)
+}
+
+#[test]
+fn a_two_step_campaign_end_to_end() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn, html) = (
+        dir.path().join("x.db"),
+        dir.path().join("s.toml"),
+        dir.path().join("r.html"),
+    );
+    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let out = rtlab(&db)
+        .arg("run")
+        .arg(&scn)
+        .arg("--html")
+        .arg(&html)
+        .arg("-q")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("two steps") && lines[0].contains("[complete]"));
+    assert!(lines[2].starts_with("step") && lines[2].contains("loop 10s"));
+    assert!(
+        lines[3].starts_with("fifo") && lines[3].ends_with("PASS"),
+        "{text}"
+    );
+    assert!(
+        lines[4].starts_with("other") && lines[4].ends_with("PASS"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("report: {}", html.display())));
+    let (status, rows) = campaign(&db, 1);
+    assert_eq!(status, "complete");
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0].0, rows[1].0), (0, 1));
+    assert!(rows.iter().all(|r| r.2 == "complete"));
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        report.contains("fifo · ") && report.contains("other · "),
+        "the report names the steps"
+    );
+    assert!(report.contains("<svg"), "the report has its plots inline");
+
+    // The runs are ordinary stored runs with the step's settings.
+    let out = rtlab(&db)
+        .args(["results", "show", &rows[1].1.to_string(), "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["params"]["policy"], "other");
+    assert_eq!(run["campaign"], 1);
+}
+
+#[test]
+fn json_output_carries_steps_verdicts_and_risks() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
+    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let out = rtlab(&db)
+        .arg("run")
+        .arg(&scn)
+        .args(["--json", "--require", "tight=1ns", "--duration", "300ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a failed requirement is exit 1");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format"], "rtlab/1");
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        doc["steps"][0]["run"]["params"]["duration_ns"],
+        300_000_000u64
+    );
+    let verdicts = doc["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2);
+    assert!(verdicts
+        .iter()
+        .all(|v| v["requirement"] == "tight" && v["result"] == "FAIL"));
+    assert!(doc["risks"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("tight: max"));
+    assert!(Path::new(doc["html"].as_str().unwrap()).exists());
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
+            if ppid == pid {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
+    std::fs::write(&scn, TWO_STEPS.replace("\"1s\"", "\"2s\"")).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .arg("--db")
+        .arg(&db)
+        .arg("run")
+        .arg(&scn)
+        .arg("-q")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the first step's child process is running, then a bit more.
+    for _ in 0..200 {
+        if !children_of(pid).is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("[interrupted]") && text.contains("rtlab run --resume 1"),
+        "{text}"
+    );
+    assert!(children_of(pid).is_empty());
+
+    let (status, before) = campaign(&db, 1);
+    assert_eq!(status, "interrupted");
+    assert!(
+        !before.is_empty(),
+        "the interrupted step saved what it gathered"
+    );
+    assert_eq!(before.last().unwrap().2, "interrupted");
+    let kept: Vec<(i64, i64)> = before
+        .iter()
+        .filter(|r| r.2 == "complete")
+        .map(|r| (r.0, r.1))
+        .collect();
+
+    let out = rtlab(&db).args(["run", "--resume", "-q"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("[complete]"));
+    let (status, after) = campaign(&db, 1);
+    assert_eq!(status, "complete");
+    for k in &kept {
+        assert!(
+            after.iter().any(|r| (r.0, r.1) == *k),
+            "completed step {k:?} was not run again"
+        );
+        assert_eq!(after.iter().filter(|r| r.0 == k.0).count(), 1);
+    }
+    for step in 0..2 {
+        assert!(
+            after.iter().any(|r| r.0 == step && r.2 == "complete"),
+            "step {step} complete after resume"
+        );
+    }
+    // Nothing left to resume.
+    let out = rtlab(&db).args(["run", "--resume", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn scenario_errors_name_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn) = (dir.path().join("x.db"), dir.path().join("bad.toml"));
+    std::fs::write(
+        &scn,
+        "name = \"x\"\n[[step]]\nprobe = \"latency\"\nintervall = \"1ms\"\n",
+    )
+    .unwrap();
+    let out = rtlab(&db).arg("run").arg(&scn).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("bad.toml:4: step[1].intervall: unknown key"),
+        "{err}"
+    );
+    assert!(
+        !db.exists() || campaign_count(&db) == 0,
+        "nothing written for a bad scenario"
+    );
+
+    let out = rtlab(&db)
+        .args(["run", "--preset", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--preset: no preset 'nope'"));
+    let out = rtlab(&db)
+        .args(["run", "--duration", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
+}
+
+fn campaign_count(db: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT count(*) FROM campaigns", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+#[test]
+fn presets_list_and_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let out = rtlab(&db).args(["presets", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    for name in ["quick", "drone", "lab"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(name)),
+            "{name} listed: {text}"
+        );
+    }
+    let out = rtlab(&db)
+        .args(["presets", "show", "drone"])
+        .output()
+        .unwrap();
+    let toml = String::from_utf8_lossy(&out.stdout);
+    assert!(toml.contains("name = \"drone\"") && toml.contains("gyro = \"1ms\""));
+    // What `show` prints is a scenario `run` accepts as a file.
+    let scn = dir.path().join("drone.toml");
+    std::fs::write(&scn, toml.as_bytes()).unwrap();
+    let out = rtlab(&db)
+        .args(["presets", "show", "warp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
