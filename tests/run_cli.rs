@@ -323,3 +323,30 @@ fn presets_list_and_show() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn compare_with_adds_the_earlier_kernels_runs() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
+    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let run = |label: &str, extra: &[&str]| {
+        rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--duration", "200ms", "--label", label])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run("stock", &[]).status.code(), Some(0));
+    let out = run("rt", &["--compare-with", "stock"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("fifo") || l.starts_with("other")).collect();
+    assert_eq!(rows.len(), 4, "both kernels' steps: {text}");
+    assert_eq!(rows.iter().filter(|r| r.contains("[stock]")).count(), 2, "{text}");
+    let out = run("rt2", &["--compare-with", "nosuchkernel"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--compare-with"));
+}

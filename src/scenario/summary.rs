@@ -26,13 +26,19 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         .collect();
     header.extend(req_names.iter().map(String::as_str));
     let mut t = Table::new(&header);
+    // Runs of several kernels (--compare-with) carry their label in the name.
+    let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
     for s in steps {
         let total = s.run.total.as_ref();
         let cell = |f: &dyn Fn(&crate::record::Series) -> f64| {
             total.map(|t| unit.cell(f(t))).unwrap_or_else(|| "-".into())
         };
         let mut row = vec![
-            s.name.clone(),
+            if labelled {
+                format!("{} [{}]", s.name, s.run.label)
+            } else {
+                s.name.clone()
+            },
             s.run.id.map(|i| i.to_string()).unwrap_or_default(),
             s.run.status.name().to_string(),
             total
