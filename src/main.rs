@@ -2,6 +2,8 @@
 
 mod cli;
 mod error;
+mod loadset;
+mod loadspec;
 mod record;
 mod report;
 mod store;

@@ -2,6 +2,8 @@
 
 mod common;
 mod latency;
+mod load;
+mod loadargs;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -28,6 +30,12 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
+    /// exec, and the dohell mix (--list shows them all).
+    Load(load::LoadCmdArgs),
+    /// A load worker process (started by rtlab itself).
+    #[command(name = "__load-worker", hide = true)]
+    LoadWorker(load::WorkerArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -35,6 +43,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Load(args) => load::run(&ctx, args),
+        Command::LoadWorker(args) => load::worker(args),
     }
 }
 

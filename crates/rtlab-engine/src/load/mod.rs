@@ -47,7 +47,7 @@ pub mod msg;
 pub mod net;
 pub mod procfs;
 pub mod shared;
-mod sys;
+pub mod sys;
 pub mod timer;
 pub mod vm;
 
@@ -277,6 +277,24 @@ impl Load {
             Load::Timer { .. } => "timer",
             Load::Net { .. } => "net",
             Load::Exec { .. } => "exec",
+        }
+    }
+
+    /// What one op of this load is, as a rate name (`entries_per_s`, ...).
+    pub fn op_rate_name(&self) -> &'static str {
+        match self {
+            Load::Cpu { .. } => "cpu_ops_per_s",
+            Load::Vm { .. } => "pages_touched_per_s",
+            Load::Memcopy { .. } => "mib_copied_per_s",
+            Load::Io { sync: false, .. } => "files_synced_per_s",
+            Load::Io { sync: true, .. } => "syncs_per_s",
+            Load::Fswalk { .. } => "entries_per_s",
+            Load::Procfs => "files_read_per_s",
+            Load::Msg { .. } => "messages_per_s",
+            Load::Fork => "forks_per_s",
+            Load::Timer { .. } => "expirations_per_s",
+            Load::Net { .. } => "datagrams_per_s",
+            Load::Exec { .. } => "runs_per_s",
         }
     }
 
