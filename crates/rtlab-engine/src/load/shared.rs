@@ -50,7 +50,12 @@ impl SharedCounters {
     /// `fd` must be an open memfd of at least `slots` counters that nothing else in
     /// this process owns.
     pub unsafe fn from_inherited(fd: RawFd, slots: usize) -> Result<SharedCounters, i32> {
-        // SAFETY: the caller guarantees `fd` is ours to own.
+        // SAFETY: fcntl(2) F_GETFD takes integers only; it fails on a closed fd,
+        // which must not be wrapped in an OwnedFd.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(errno());
+        }
+        // SAFETY: the descriptor is open and the caller guarantees it is ours.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstat(2) writes one stat struct through a valid pointer.
