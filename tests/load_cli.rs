@@ -301,9 +301,10 @@ fn latency_under_load_records_the_load_and_its_rate() {
 }
 
 /// Starts rtlab with `args` and waits until it has `n` load workers; returns the
-/// child and the worker pids.
+/// child (which every caller waits for) and the worker pids.
+#[allow(clippy::zombie_processes)]
 fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>) {
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -322,10 +323,14 @@ fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>
             std::thread::sleep(Duration::from_millis(300));
             return (child, workers);
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "workers never appeared"
-        );
+        if t0.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "workers never appeared: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
