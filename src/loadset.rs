@@ -313,35 +313,22 @@ impl LoadSet {
         let deadline = t0 + START_TIMEOUT;
         for w in &mut set.workers {
             let spec = &set.specs[w.spec];
-            match first_line(&mut w.child, deadline) {
-                Some(l) if l == "ready" => {}
-                Some(l) if l.starts_with("error input ") => {
-                    return Err(UsageError(format!(
-                        "load '{}': {}",
-                        spec.text,
-                        &l["error input ".len()..]
-                    ))
-                    .into())
-                }
-                Some(l) if l.starts_with("error system ") => {
-                    return Err(SystemError(format!(
-                        "load '{}': {}",
-                        spec.text,
-                        &l["error system ".len()..]
-                    ))
-                    .into())
-                }
-                other => {
-                    return Err(SystemError(format!(
-                        "load '{}': worker {} did not start within {} s ({})",
-                        spec.text,
-                        w.index,
-                        START_TIMEOUT.as_secs(),
-                        other.unwrap_or_else(|| "no answer".into())
-                    ))
-                    .into())
-                }
+            let line = first_line(&mut w.child, deadline).unwrap_or_else(|| "no answer".into());
+            if line == "ready" {
+                continue;
             }
+            if let Some(m) = line.strip_prefix("error input ") {
+                return Err(UsageError(format!("load '{}': {m}", spec.text)).into());
+            }
+            let why = match line.strip_prefix("error system ") {
+                Some(m) => m.to_string(),
+                None => format!(
+                    "worker {} did not start within {} s ({line})",
+                    w.index,
+                    START_TIMEOUT.as_secs()
+                ),
+            };
+            return Err(SystemError(format!("load '{}': {why}", spec.text)).into());
         }
         set.ready_at = Instant::now();
         set.start_ms = t0.elapsed().as_secs_f64() * 1e3;
