@@ -38,9 +38,10 @@ pub fn run(bytes: u64, ctx: &Ctx, ready: &mut dyn FnMut()) -> Result<(), LoadErr
         .filter(|&b| b >= CHUNK)
         .ok_or_else(|| LoadError::Input(format!("memcopy bytes {bytes} must be at least 1M")))?;
     let len = len - len % CHUNK;
-    // `vec![byte; n]` is a single memset (calloc for zero), fast even unoptimised.
-    // The memory guard of the supervisor has checked that the two buffers fit.
-    let mut src = vec![0x5au8; len];
+    // Zeroed allocations are lazy (calloc): the worker is ready at once, and the
+    // first two passes fault every page in, which is memory work like the rest.
+    // The supervisor's memory guard has checked that the two buffers fit.
+    let mut src = vec![0u8; len];
     let mut dst = vec![0u8; len];
     ready();
     while !ctx.stopped() {
