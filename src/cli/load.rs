@@ -265,6 +265,17 @@ fn op_rate(r: &LoadRecord) -> Option<(&str, f64)> {
     })
 }
 
+/// ", restarts N, errors M" when there were any.
+fn survived(r: &LoadRecord) -> String {
+    ["restarts", "errors"]
+        .iter()
+        .filter_map(|k| {
+            let n = r.totals.get(*k).copied().unwrap_or(0);
+            (n > 0).then(|| format!(", {k} {n}"))
+        })
+        .collect()
+}
+
 fn achieved(r: &LoadRecord, key: &str) -> f64 {
     r.achieved.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0)
 }
@@ -301,7 +312,7 @@ pub fn loads_table(loads: &[LoadRecord]) -> String {
             num(achieved(r, "minor_faults_per_s")),
             String::new(),
             op_rate(r)
-                .map(|(k, v)| format!("{k} = {}", num(v)))
+                .map(|(k, v)| format!("{k} = {}{}", num(v), survived(r)))
                 .unwrap_or_default(),
         ]);
     }
