@@ -71,7 +71,7 @@ fn worker_pids(run: &Value) -> Vec<i32> {
 
 fn load_json(args: &[&str]) -> Value {
     let out = rtlab()
-        .args(["load", "--json", "--no-save", "-D", "500ms"])
+        .args(["load", "--json", "--no-save", "-D", "1s"])
         .args(args)
         .output()
         .unwrap();

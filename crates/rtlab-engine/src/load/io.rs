@@ -72,9 +72,7 @@ pub fn run(
         }
         let _ = std::fs::remove_file(&path);
         match ok {
-            Ok(written) => {
-                ctx.counters.add(1, written);
-            }
+            Ok(()) => ctx.counters.add(1, 0),
             Err(_) => {
                 // ENOSPC, EIO, a vanished directory: count it, back off, go on.
                 ctx.counters.errors.fetch_add(1, Relaxed);
@@ -85,9 +83,9 @@ pub fn run(
     Ok(())
 }
 
-/// Creates `path`, writes `bytes` bytes of `block` and fsyncs (unless stopped
-/// first). Returns the bytes written.
-fn write_one(path: &Path, block: &[u8], bytes: u64, ctx: &Ctx) -> std::io::Result<u64> {
+/// Creates `path`, writes `bytes` bytes of `block` (counting them as they go) and
+/// fsyncs, unless stopped first.
+fn write_one(path: &Path, block: &[u8], bytes: u64, ctx: &Ctx) -> std::io::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -97,13 +95,15 @@ fn write_one(path: &Path, block: &[u8], bytes: u64, ctx: &Ctx) -> std::io::Resul
     while written < bytes && !ctx.stopped() {
         let n = (bytes - written).min(block.len() as u64) as usize;
         match f.write(&block[..n]) {
-            Ok(w) => written += w as u64,
+            Ok(w) => {
+                written += w as u64;
+                ctx.counters.bytes.fetch_add(w as u64, Relaxed);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    f.sync_all()?;
-    Ok(written)
+    f.sync_all()
 }
 
 /// Free bytes for an unprivileged user on the file system holding `dir`
