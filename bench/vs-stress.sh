@@ -79,8 +79,6 @@ echo
 # --- fswalk ------------------------------------------------------------------
 ENTRIES=$(find "$ROOT" -xdev -mindepth 1 2>/dev/null | wc -l)
 ls -lR "$ROOT" >/dev/null 2>&1 || true # warm the caches for both sides
-START=$(date +%s.%N)
-PASSES=0
 timed "$TMP/ls.t" bash -c "end=\$(( \$(date +%s) + $SECS )); n=0; while [ \$(date +%s) -lt \$end ]; do ls -lR '$ROOT' >/dev/null 2>&1; n=\$((n+1)); done; echo \$n >'$TMP/ls.n'"
 PASSES=$(cat "$TMP/ls.n")
 LS_EPS=$(per_s "$((PASSES * ENTRIES))" "$(field "$TMP/ls.t" 1)")

@@ -91,6 +91,24 @@ struct Worker {
     ended: Option<Ended>,
 }
 
+impl Worker {
+    /// Records how the worker ended once it has (waiting for it if `block`);
+    /// true when it has ended.
+    fn reap(&mut self, block: bool, early: bool, killed: bool) -> bool {
+        if self.ended.is_none() {
+            if let Some((status, usage)) = wait4(self.pid, !block) {
+                self.ended = Some(Ended {
+                    status,
+                    usage,
+                    early,
+                    killed,
+                });
+            }
+        }
+        self.ended.is_some()
+    }
+}
+
 /// Running loads.
 pub struct LoadSet {
     specs: Vec<LoadSpec>,
@@ -375,17 +393,19 @@ impl LoadSet {
 
     /// Reaps workers that ended by themselves; returns how many still run.
     pub fn alive(&mut self) -> usize {
-        for w in self.workers.iter_mut().filter(|w| w.ended.is_none()) {
-            if let Some((status, usage)) = wait4(w.pid, true) {
-                w.ended = Some(Ended {
-                    status,
-                    usage,
-                    early: true,
-                    killed: false,
-                });
+        let mut n = 0;
+        for w in &mut self.workers {
+            let was_running = w.ended.is_none();
+            if w.reap(false, true, false) {
+                if was_running {
+                    // What it forked goes with it, now, before its pid can be reused.
+                    sys::send_signal(-w.pid, libc::SIGKILL);
+                }
+            } else {
+                n += 1;
             }
         }
-        self.workers.iter().filter(|w| w.ended.is_none()).count()
+        n
     }
 
     /// Warnings found when starting (a tmpfs io directory).
@@ -420,32 +440,21 @@ impl LoadSet {
         }
         let deadline = t0 + STOP_GRACE;
         while self.workers.iter().any(|w| w.ended.is_none()) && Instant::now() < deadline {
-            for w in self.workers.iter_mut().filter(|w| w.ended.is_none()) {
-                if let Some((status, usage)) = wait4(w.pid, true) {
-                    w.ended = Some(Ended {
-                        status,
-                        usage,
-                        early: false,
-                        killed: false,
-                    });
-                }
+            for w in &mut self.workers {
+                w.reap(false, false, false);
             }
             std::thread::sleep(Duration::from_millis(2));
         }
         for w in self.workers.iter_mut() {
             if w.ended.is_none() {
                 sys::send_signal(-w.pid, libc::SIGKILL);
-                if let Some((status, usage)) = wait4(w.pid, false) {
-                    w.ended = Some(Ended {
-                        status,
-                        usage,
-                        early: false,
-                        killed: true,
-                    });
-                }
+                w.reap(true, false, true);
             }
-            // Anything the worker forked that outlived it goes with the group.
-            sys::send_signal(-w.pid, libc::SIGKILL);
+            // Anything the worker forked that outlived it goes with the group
+            // (workers that ended early had theirs killed by `alive`).
+            if w.ended.as_ref().is_some_and(|e| !e.early) {
+                sys::send_signal(-w.pid, libc::SIGKILL);
+            }
         }
         self.stop_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.remove_leftovers();
