@@ -205,8 +205,8 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// Refuses loads the machine cannot carry: memory beyond 90% of MemAvailable
-/// (unless `force`), io without the free space it needs.
+/// Refuses loads the machine cannot carry (unless their spec says `force`):
+/// memory beyond 90% of MemAvailable, io without the free space it needs.
 pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
     let mut warnings = Vec::new();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
@@ -247,10 +247,10 @@ pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
         {
             let need = bytes.saturating_mul(s.workers as u64) + (16 << 20);
             match io::free_bytes(dir) {
-                Some(free) if free < need => {
+                Some(free) if free < need && !s.force => {
                     return Err(UsageError(format!(
                         "load '{}': {dir} has {} free, the io load needs {} (bytes per file × workers + 16 MiB); \
-                         choose another dir= or a smaller bytes=",
+                         choose another dir= or a smaller bytes=, or add 'force' to write until the disk is full",
                         s.text,
                         gib(free),
                         gib(need)

@@ -76,7 +76,7 @@ pub fn listing() -> String {
             s.push_str(&format!("           keys: {}\n", keys.join(", ")));
         }
     }
-    s.push_str("  every kind also takes workers=N and force (lift the 90%-of-MemAvailable guard)\n\nMixes (each part runs alone as the spec shown):\n");
+    s.push_str("  every kind also takes workers=N and force (lift the 90%-of-MemAvailable and io free-space guards)\n\nMixes (each part runs alone as the spec shown):\n");
     for m in MIXES {
         s.push_str(&format!("  {:<8} {}\n", m.name, m.about));
         for p in m.parts {

@@ -452,3 +452,43 @@ fn the_worker_entry_point_refuses_to_run_by_hand() {
         .code(2)
         .stderr(predicate::str::contains("started by rtlab itself"));
 }
+
+#[test]
+fn io_survives_a_full_disk() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap().to_string();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1M", "tmpfs", &d])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let spec = format!("io bytes=4M dir={d}");
+    let refused = rtlab()
+        .args(["load", &spec, "-D", "1", "--no-save"])
+        .output()
+        .unwrap();
+    let run = load_json(&[&format!("{spec} force")]);
+    let left = std::fs::read_dir(dir.path()).unwrap().count();
+    let _ = std::process::Command::new("umount").arg(&d).status();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("free"));
+    let load = &run["loads"][0];
+    assert_eq!(load["per_worker"][0]["end"], "stopped", "{load}");
+    assert!(load["totals"]["errors"].as_u64().unwrap() > 0, "{load}");
+    assert!(load["totals"]["bytes"].as_u64().unwrap() > 0, "{load}");
+    let codes: Vec<&str> = run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"load_io_tmpfs"), "{codes:?}");
+    assert_eq!(left, 0, "files left on the full file system");
+}
