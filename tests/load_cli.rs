@@ -469,6 +469,14 @@ fn io_survives_a_full_disk() {
         eprintln!("skipped: cannot mount a tmpfs here");
         return;
     }
+    /// Unmounts even when an assertion fails.
+    struct Unmount(String);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let mount = Unmount(d.clone());
     let spec = format!("io bytes=4M dir={d}");
     let refused = rtlab()
         .args(["load", &spec, "-D", "1", "--no-save"])
@@ -476,7 +484,7 @@ fn io_survives_a_full_disk() {
         .unwrap();
     let run = load_json(&[&format!("{spec} force")]);
     let left = std::fs::read_dir(dir.path()).unwrap().count();
-    let _ = std::process::Command::new("umount").arg(&d).status();
+    drop(mount);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("free"));
     let load = &run["loads"][0];
