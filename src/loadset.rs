@@ -408,6 +408,21 @@ impl LoadSet {
         n
     }
 
+    /// Work done so far by each spec: `(kind, ops)`, for live views.
+    pub fn progress(&self) -> Vec<(&'static str, u64)> {
+        self.specs
+            .iter()
+            .enumerate()
+            .map(|(si, s)| {
+                let ops = (0..self.workers.len())
+                    .filter(|&slot| self.workers[slot].spec == si)
+                    .map(|slot| self.counters.slot(slot).snapshot().ops)
+                    .sum();
+                (s.load.kind(), ops)
+            })
+            .collect()
+    }
+
     /// Warnings found when starting (a tmpfs io directory).
     pub fn start_warnings(&self) -> &[Warning] {
         &self.warnings

@@ -144,6 +144,7 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     let live = a.out.live();
     let mut all_ended = false;
     let mut last_draw = t0;
+    let mut last_ops: Vec<u64> = set.progress().iter().map(|p| p.1).collect();
     loop {
         if stop.load(Ordering::Relaxed) || duration.is_some_and(|d| t0.elapsed() >= d) {
             break;
@@ -153,8 +154,22 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
             break;
         }
         if live && last_draw.elapsed() >= Duration::from_millis(500) {
+            let now = set.progress();
+            let secs = last_draw.elapsed().as_secs_f64();
+            let rates: Vec<String> = now
+                .iter()
+                .zip(&last_ops)
+                .map(|((kind, ops), before)| {
+                    format!("{kind} {} ops/s", num((ops - before) as f64 / secs))
+                })
+                .collect();
+            eprint!(
+                "\r\x1b[K{:.0} s  {}",
+                t0.elapsed().as_secs_f64(),
+                rates.join("  ")
+            );
+            last_ops = now.iter().map(|p| p.1).collect();
             last_draw = Instant::now();
-            eprint!("\r{} running {:.1} s", text, t0.elapsed().as_secs_f64());
         }
         let step = duration
             .map(|d| d.saturating_sub(t0.elapsed()))
