@@ -500,3 +500,45 @@ fn io_survives_a_full_disk() {
     assert!(codes.contains(&"load_io_tmpfs"), "{codes:?}");
     assert_eq!(left, 0, "files left on the full file system");
 }
+
+#[test]
+fn workers_are_placed_niced_and_time_shared() {
+    let (child, workers) = spawn_with_workers(
+        &[
+            "load",
+            "cpu:2",
+            "-D",
+            "2",
+            "--no-save",
+            "--load-cpus",
+            "0",
+            "--load-nice",
+            "7",
+        ],
+        2,
+    );
+    for &w in &workers {
+        let status = std::fs::read_to_string(format!("/proc/{w}/status")).unwrap();
+        let allowed = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        let stat = std::fs::read_to_string(format!("/proc/{w}/stat")).unwrap();
+        let f: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        // Fields after the command: state(0) ... nice(16) ... policy(38).
+        let (nice, policy) = (f[16], f[38]);
+        assert_eq!(allowed, "0");
+        assert_eq!(nice, "7");
+        assert_eq!(policy, "0", "SCHED_OTHER");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_gone(&workers);
+}
