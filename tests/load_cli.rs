@@ -69,6 +69,15 @@ fn worker_pids(run: &Value) -> Vec<i32> {
         .collect()
 }
 
+fn warning_codes(run: &Value) -> Vec<&str> {
+    run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 fn load_json(args: &[&str]) -> Value {
     let out = rtlab()
         .args(["load", "--json", "--no-save", "-D", "1s"])
@@ -290,12 +299,7 @@ fn latency_under_load_records_the_load_and_its_rate() {
     assert_eq!(loads[0]["params"]["nice"], 5);
     assert!(loads[0]["achieved"]["ops_per_s"].as_f64().unwrap() > 0.0);
     assert!(loads[0]["achieved"]["cpu_pct_per_worker"].as_f64().unwrap() > 0.0);
-    let codes: Vec<&str> = run["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&run);
     assert!(codes.contains(&"load_cpu_shared"), "{codes:?}");
     assert_gone(&worker_pids(&run));
 }
@@ -404,11 +408,7 @@ fn a_crashed_worker_is_reported_and_the_rest_stop() {
         .collect();
     assert!(ends.contains(&"crashed: signal 9"), "{ends:?}");
     assert!(ends.contains(&"stopped"), "{ends:?}");
-    assert!(run["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w["code"] == "load_worker"));
+    assert!(warning_codes(&run).contains(&"load_worker"));
     assert_gone(&workers);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -491,12 +491,7 @@ fn io_survives_a_full_disk() {
     assert_eq!(load["per_worker"][0]["end"], "stopped", "{load}");
     assert!(load["totals"]["errors"].as_u64().unwrap() > 0, "{load}");
     assert!(load["totals"]["bytes"].as_u64().unwrap() > 0, "{load}");
-    let codes: Vec<&str> = run["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&run);
     assert!(codes.contains(&"load_io_tmpfs"), "{codes:?}");
     assert_eq!(left, 0, "files left on the full file system");
 }
