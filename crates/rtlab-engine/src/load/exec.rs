@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn an_exiting_command_is_restarted_and_counted() {
-        let (c, _) = run_for(
+        let c = run_for(
             &Load::Exec {
                 command: "true".into(),
             },

@@ -90,7 +90,7 @@ mod tests {
         std::fs::write(dir.join("a/b/f"), "x").unwrap();
         std::os::unix::fs::symlink(&dir, dir.join("a/loop")).unwrap();
         for follow in [false, true] {
-            let (c, _) = run_for(
+            let c = run_for(
                 &Load::Fswalk {
                     root: dir.to_string_lossy().into(),
                     xdev: false,

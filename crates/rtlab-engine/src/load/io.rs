@@ -130,7 +130,7 @@ mod tests {
             let dir =
                 std::env::temp_dir().join(format!("rtlab-io-test-{}-{sync}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
-            let (c, _) = run_for(
+            let c = run_for(
                 &Load::Io {
                     dir: dir.to_string_lossy().into(),
                     bytes: 256 << 10,

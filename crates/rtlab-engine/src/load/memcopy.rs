@@ -67,7 +67,7 @@ mod tests {
 
     #[test]
     fn copies_whole_chunks() {
-        let (c, _) = run_for(&Load::Memcopy { bytes: 4 << 20 }, 50);
+        let c = run_for(&Load::Memcopy { bytes: 4 << 20 }, 50);
         assert!(c.ops > 0);
         assert_eq!(c.bytes, c.ops * CHUNK as u64);
     }

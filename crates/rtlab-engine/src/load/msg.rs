@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn thread_groups_pass_messages_over_sockets_and_pipes() {
         for pipe in [false, true] {
-            let (c, _) = run_for(
+            let c = run_for(
                 &Load::Msg {
                     fds: 4,
                     size: 100,

@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn datagrams_go_round() {
-        let (c, _) = run_for(&Load::Net { size: 64 }, 50);
+        let c = run_for(&Load::Net { size: 64 }, 50);
         assert!(c.ops > 0 && c.bytes == c.ops * 64, "{c:?}");
     }
 }

@@ -66,7 +66,7 @@ mod tests {
 
     #[test]
     fn reads_proc_files() {
-        let (c, _) = run_for(&Load::Procfs, 50);
+        let c = run_for(&Load::Procfs, 50);
         assert!(c.rounds > 0 && c.ops > c.rounds && c.bytes > 0, "{c:?}");
     }
 }

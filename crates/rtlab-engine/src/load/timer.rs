@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn timers_fire() {
-        let (c, _) = run_for(
+        let c = run_for(
             &Load::Timer {
                 timers: 8,
                 period_ns: 200_000,

@@ -70,7 +70,7 @@ mod tests {
     #[test]
     fn touches_pages_with_and_without_keep() {
         for keep in [false, true] {
-            let (c, _) = run_for(
+            let c = run_for(
                 &Load::Vm {
                     bytes: 4 << 20,
                     keep,
