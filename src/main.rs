@@ -4,6 +4,8 @@ mod cli;
 mod error;
 mod export;
 mod import;
+mod loadset;
+mod loadspec;
 mod record;
 mod report;
 mod scenario;

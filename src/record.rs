@@ -96,6 +96,44 @@ pub struct LoadRecord {
     /// Achieved rates: name → value per second (`ops_per_s`, `bytes_per_s`,
     /// `minor_faults_per_s`, `ctx_switches_per_s`).
     pub achieved: serde_json::Map<String, serde_json::Value>,
+    /// Totals over the run: `ops`, `bytes`, `rounds`, `restarts`, `errors`,
+    /// `minor_faults`, `major_faults`, `ctx_switches`, `cpu_ns`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub totals: BTreeMap<String, u64>,
+    /// Each worker process: what it did and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_worker: Vec<LoadWorker>,
+    /// Time from the start request until every worker was ready (ms).
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Time from the stop request until every worker was gone (ms).
+    #[serde(default)]
+    pub stop_ms: f64,
+    /// The window the rates are computed over: ready to stop request (ns).
+    #[serde(default)]
+    pub elapsed_ns: u64,
+}
+
+/// One worker process of a load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadWorker {
+    /// Worker number within the load.
+    pub index: u32,
+    /// Process id.
+    pub pid: i32,
+    /// Units of work done.
+    pub ops: u64,
+    /// Units of work per second.
+    pub ops_per_s: f64,
+    /// CPU time used, percent of one core.
+    pub cpu_pct: f64,
+    /// Minor page faults per second.
+    pub minor_faults_per_s: f64,
+    /// Peak resident set size (KiB), including the processes it forked.
+    pub max_rss_kib: u64,
+    /// How it ended: `stopped` (on request), `killed` (did not stop in time),
+    /// `crashed: signal N`, `exited N`.
+    pub end: String,
 }
 
 /// Why a run is less trustworthy than it looks.

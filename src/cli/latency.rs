@@ -1,6 +1,7 @@
 //! `rtlab latency`: the cyclic timer-latency probe.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
+use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
 use crate::report::{self, histfile};
@@ -92,6 +93,8 @@ pub struct LatencyArgs {
     /// Points kept per thread in the latency-over-time series (block maxima).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     trace_points: usize,
+    #[command(flatten)]
+    load: LoadArgs,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -356,6 +359,9 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
     warnings.extend(system::fingerprint_warnings(&fp));
     let stop = signals::install();
     let started_at = record::now_rfc3339();
+    // Loads start before memory is locked and before any probe thread exists.
+    let loads = a.load.start(&cfg.threads)?;
+    warnings.extend(loads.warnings.iter().cloned());
 
     let dma = match dma_latency_us {
         Some(us) => match DmaLatencyGuard::request(us) {
@@ -407,6 +413,8 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
         mem::unlock_all();
     }
     drop(dma);
+    let (load_records, load_warnings) = loads.finish();
+    warnings.extend(load_warnings);
     let outcome = match result {
         Ok(o) => o,
         Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
@@ -507,7 +515,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
             "trace_points": cfg.trace_points,
         }),
         fingerprint: fp,
-        loads: Vec::new(),
+        loads: load_records,
         series,
         total: Some(total),
         metrics: Default::default(),
@@ -526,7 +534,9 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
     }
     let unit = a.out.unit;
     common::finish(ctx, &a.save, &a.out, &mut run, |r| {
-        report::latency::render(r, unit)
+        let loads = super::load::loads_table(&r.loads);
+        let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
+        report::latency::render(r, unit) + sep + &loads
     })
 }
 

@@ -7,6 +7,8 @@ mod presets;
 mod report;
 mod results;
 mod run;
+mod load;
+mod loadargs;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -43,6 +45,12 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Report one stored run in depth, as text or HTML.
     Report(report::ReportArgs),
+    /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
+    /// exec, and the dohell mix (--list shows them all).
+    Load(load::LoadCmdArgs),
+    /// A load worker process (started by rtlab itself).
+    #[command(name = "__load-worker", hide = true)]
+    LoadWorker(load::WorkerArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -55,6 +63,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Results(args) => results::run(&ctx, args),
         Command::Compare(args) => compare::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
+        Command::Load(args) => load::run(&ctx, args),
+        Command::LoadWorker(args) => load::worker(args),
     }
 }
 

@@ -1,13 +1,14 @@
 //! The measuring core of rtlab.
 //!
 //! Everything that runs on the target while measuring lives here: real-time
-//! primitives ([`rt`]), probes ([`probe`]), statistics ([`stats`]) and the system
-//! fingerprint ([`sysinfo`]). The crate depends only on `libc`, `hdrhistogram` and
+//! primitives ([`rt`]), probes ([`probe`]), load generators ([`load`]), statistics
+//! ([`stats`]) and the system fingerprint ([`sysinfo`]). The crate depends only on `libc`, `hdrhistogram` and
 //! `serde` so that it stays small and embeddable; storage, reporting and the command
 //! line live in the `rtlab` binary.
 //!
 //! Time is integer nanoseconds everywhere in this crate.
 
+pub mod load;
 pub mod probe;
 pub mod rt;
 pub mod stats;

@@ -1,0 +1,637 @@
+//! Starting, supervising and stopping load workers: the reusable load API of the
+//! binary, for every command that takes `--load`.
+//!
+//! ```ignore
+//! let specs = loadspec::parse("cpu:2")?;              // or several specs
+//! let set = LoadSet::start(&specs, &Placement::default())?;   // all workers ready
+//! /* measure */
+//! let done = set.stop();                              // Vec<LoadRecord> + warnings
+//! run.loads = done.records;
+//! ```
+//!
+//! Each worker is a child process running this binary's hidden `__load-worker`
+//! subcommand (`/proc/self/exe`), so a load never shares the measuring process's
+//! locked memory or threads. Every worker:
+//! - runs SCHED_OTHER unless the [`Placement`] asks otherwise, with its nice value
+//!   and CPU affinity applied between fork and exec;
+//! - is the leader of its own process group (what it forks stays in that group and
+//!   goes when the group is signalled) and gets `SIGTERM` when the thread that
+//!   started it exits (`PR_SET_PDEATHSIG`): **start and stop a `LoadSet` from the
+//!   same, long-lived thread** (normally the main thread);
+//! - counts its work in a shared-memory block ([`SharedCounters`]), which outlives
+//!   a crash of the worker.
+//!
+//! [`LoadSet::start`] returns once every worker has said `ready` (or fails, leaving
+//! nothing running). [`LoadSet::stop`] sends `SIGTERM` to every group, waits up to
+//! [`STOP_GRACE`], `SIGKILL`s what is left, reaps every worker (with its
+//! `rusage`: CPU time, page faults, context switches, peak RSS), removes the files
+//! a killed `io` worker may have left, and turns the counters into
+//! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
+
+use crate::error::{SystemError, UsageError};
+use crate::loadspec::LoadSpec;
+use crate::record::{LoadRecord, LoadWorker, Warning};
+use anyhow::Result;
+use rtlab_engine::load::{io, sys, Load, SharedCounters};
+use rtlab_engine::rt::sched::{self, Policy};
+use rtlab_engine::sysinfo::meminfo_kib;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long workers may take to report ready.
+pub const START_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long workers get to exit after `SIGTERM` before `SIGKILL`.
+pub const STOP_GRACE: Duration = Duration::from_millis(400);
+/// The hidden subcommand a worker process runs.
+pub const WORKER_COMMAND: &str = "__load-worker";
+
+/// Where and how load workers run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// CPUs the workers may run on (default: the parent's affinity).
+    pub cpus: Option<Vec<usize>>,
+    /// Nice value (SCHED_OTHER/BATCH).
+    pub nice: Option<i32>,
+    /// Scheduling policy (default SCHED_OTHER).
+    pub policy: Policy,
+    /// Priority for SCHED_FIFO/RR.
+    pub priority: i32,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Placement {
+            cpus: None,
+            nice: None,
+            policy: Policy::Other,
+            priority: 0,
+        }
+    }
+}
+
+/// How a worker ended.
+struct Ended {
+    status: i32,
+    usage: libc::rusage,
+    /// Ended before the stop request.
+    early: bool,
+    /// Needed SIGKILL.
+    killed: bool,
+}
+
+struct Worker {
+    spec: usize,
+    index: u32,
+    pid: i32,
+    child: Child,
+    ended: Option<Ended>,
+}
+
+impl Worker {
+    /// Records how the worker ended once it has (waiting for it if `block`);
+    /// true when it has ended.
+    fn reap(&mut self, block: bool, early: bool, killed: bool) -> bool {
+        if self.ended.is_none() {
+            if let Some((status, usage)) = wait4(self.pid, !block) {
+                self.ended = Some(Ended {
+                    status,
+                    usage,
+                    early,
+                    killed,
+                });
+            }
+        }
+        self.ended.is_some()
+    }
+}
+
+/// Running loads.
+pub struct LoadSet {
+    specs: Vec<LoadSpec>,
+    placement: Placement,
+    workers: Vec<Worker>,
+    counters: SharedCounters,
+    ready_at: Instant,
+    start_ms: f64,
+    stopping: Option<Instant>,
+    stop_ms: f64,
+    warnings: Vec<Warning>,
+}
+
+/// What [`LoadSet::stop`] returns.
+pub struct Stopped {
+    /// One record per spec (a mix gives one per part).
+    pub records: Vec<LoadRecord>,
+    /// Workers that crashed, exited early or had to be killed (the warnings of the
+    /// start are in [`LoadSet::start_warnings`]).
+    pub warnings: Vec<Warning>,
+}
+
+/// `wait4(2)`: the status and resource usage of child `pid` once it has ended.
+fn wait4(pid: i32, nohang: bool) -> Option<(i32, libc::rusage)> {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value to be overwritten.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if nohang { libc::WNOHANG } else { 0 };
+    loop {
+        // SAFETY: wait4(2) writes one int and one rusage through valid pointers.
+        let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        if rc == pid {
+            return Some((status, usage));
+        }
+        if rc == -1 && rtlab_engine::rt::errno() == libc::EINTR {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Waits until `fd` is readable or `deadline` passes (`poll(2)`).
+fn readable(fd: i32, deadline: Instant) -> bool {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one valid pollfd.
+        let rc = unsafe { libc::poll(&mut p, 1, left.as_millis().min(1000) as i32 + 1) };
+        if rc > 0 {
+            return true;
+        }
+    }
+}
+
+/// The first line a worker writes (`ready` or `error ...`), or `None` if it wrote
+/// nothing before exiting or the deadline.
+fn first_line(child: &mut Child, deadline: Instant) -> Option<String> {
+    let out = child.stdout.as_mut()?;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 512];
+    while !line.contains(&b'\n') {
+        if !readable(out.as_raw_fd(), deadline) {
+            return None;
+        }
+        match out.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => line.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&line);
+    text.lines().next().map(str::to_string)
+}
+
+/// Whether `dir` is on a tmpfs (RAM), where fsync writes nothing to a disk.
+fn on_tmpfs(dir: &str) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let Ok(c) = std::ffi::CString::new(dir) else {
+        return false;
+    };
+    // SAFETY: a zeroed statfs is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs(2) reads a NUL-terminated path and writes one struct.
+    (unsafe { libc::statfs(c.as_ptr(), &mut st) }) == 0 && st.f_type as i64 == TMPFS_MAGIC
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses loads the machine cannot carry (unless their spec says `force`):
+/// memory beyond 90% of MemAvailable, io without the free space it needs.
+pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
+    let mut warnings = Vec::new();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let available = meminfo_kib(&meminfo, "MemAvailable") * 1024;
+    let guarded: Vec<&LoadSpec> = specs.iter().filter(|s| !s.force).collect();
+    let need: u64 = guarded
+        .iter()
+        .map(|s| s.load.memory_per_worker().saturating_mul(s.workers as u64))
+        .sum();
+    if available > 0 && need > available / 10 * 9 {
+        let what: Vec<String> = guarded
+            .iter()
+            .filter(|s| s.load.memory_per_worker() > 0)
+            .map(|s| {
+                format!(
+                    "'{}' = {} × {}",
+                    s.text,
+                    s.workers,
+                    gib(s.load.memory_per_worker())
+                )
+            })
+            .collect();
+        return Err(UsageError(format!(
+            "load {} needs {} of memory, more than 90% of MemAvailable ({}): the OOM killer would step in. \
+             Use fewer workers or a smaller size, or add 'force' to the spec (rtlab load: --force) to run it anyway",
+            what.join(" + "),
+            gib(need),
+            gib(available)
+        ))
+        .into());
+    }
+    for s in specs {
+        if let Load::Io {
+            dir,
+            bytes,
+            sync: false,
+        } = &s.load
+        {
+            let need = bytes.saturating_mul(s.workers as u64) + (16 << 20);
+            match io::free_bytes(dir) {
+                Some(free) if free < need && !s.force => {
+                    return Err(UsageError(format!(
+                        "load '{}': {dir} has {} free, the io load needs {} (bytes per file × workers + 16 MiB); \
+                         choose another dir= or a smaller bytes=, or add 'force' to write until the disk is full",
+                        s.text,
+                        gib(free),
+                        gib(need)
+                    ))
+                    .into())
+                }
+                None => {
+                    return Err(UsageError(format!(
+                        "load '{}': io dir {dir} does not exist or is not accessible (set dir=PATH)",
+                        s.text
+                    ))
+                    .into())
+                }
+                _ => {}
+            }
+            if on_tmpfs(dir) {
+                warnings.push(Warning::new(
+                    "load_io_tmpfs",
+                    format!(
+                        "io load dir {dir} is a tmpfs: its writes and fsyncs never reach a disk"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(warnings)
+}
+
+impl LoadSet {
+    /// Checks the specs ([`check`]), starts every worker and waits until all are
+    /// ready. On any failure, whatever was started is stopped and removed.
+    pub fn start(specs: &[LoadSpec], placement: &Placement) -> Result<LoadSet> {
+        let warnings = check(specs)?;
+        let t0 = Instant::now();
+        let total: usize = specs.iter().map(|s| s.workers as usize).sum();
+        let counters = SharedCounters::create(total).map_err(|e| {
+            SystemError(format!(
+                "cannot create the load counters: {}",
+                rtlab_engine::rt::errno_text(e)
+            ))
+        })?;
+        let mut set = LoadSet {
+            specs: specs.to_vec(),
+            placement: placement.clone(),
+            workers: Vec::with_capacity(total),
+            counters,
+            ready_at: t0,
+            start_ms: 0.0,
+            stopping: None,
+            stop_ms: 0.0,
+            warnings,
+        };
+        for (si, spec) in specs.iter().enumerate() {
+            let json = serde_json::to_string(&spec.load)?;
+            for index in 0..spec.workers {
+                let slot = set.workers.len();
+                let child = set.spawn(&json, slot).map_err(|e| {
+                    let msg = format!("cannot start load '{}': {e}", spec.text);
+                    if e.raw_os_error() == Some(libc::EPERM) {
+                        anyhow::Error::from(SystemError(format!(
+                            "{msg} (--load-policy fifo/rr needs root or CAP_SYS_NICE; a negative --load-nice needs the same)"
+                        )))
+                    } else if e.raw_os_error() == Some(libc::EINVAL) {
+                        UsageError(format!("{msg} (check --load-cpus and --load-policy)")).into()
+                    } else {
+                        SystemError(msg).into()
+                    }
+                })?;
+                set.workers.push(Worker {
+                    spec: si,
+                    index,
+                    pid: child.id() as i32,
+                    child,
+                    ended: None,
+                });
+            }
+        }
+        let deadline = t0 + START_TIMEOUT;
+        for w in &mut set.workers {
+            let spec = &set.specs[w.spec];
+            let line = first_line(&mut w.child, deadline).unwrap_or_else(|| "no answer".into());
+            if line == "ready" {
+                continue;
+            }
+            if let Some(m) = line.strip_prefix("error input ") {
+                return Err(UsageError(format!("load '{}': {m}", spec.text)).into());
+            }
+            let why = match line.strip_prefix("error system ") {
+                Some(m) => m.to_string(),
+                None => format!(
+                    "worker {} did not start within {} s ({line})",
+                    w.index,
+                    START_TIMEOUT.as_secs()
+                ),
+            };
+            return Err(SystemError(format!("load '{}': {why}", spec.text)).into());
+        }
+        set.ready_at = Instant::now();
+        set.start_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(set)
+    }
+
+    fn spawn(&self, json: &str, slot: usize) -> std::io::Result<Child> {
+        let fd = self.counters.raw_fd();
+        let parent = std::process::id() as i32;
+        let p = self.placement.clone();
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg(WORKER_COMMAND)
+            .args(["--fd", &fd.to_string()])
+            .args(["--slots", &self.counters.slots().to_string()])
+            .args(["--slot", &slot.to_string()])
+            .args(["--load", json])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0);
+        let err = |e: i32| std::io::Error::from_raw_os_error(e);
+        // SAFETY: the closure runs between fork and exec and makes only
+        // async-signal-safe system calls (prctl, getppid, fcntl,
+        // sched_setscheduler, setpriority, sched_setaffinity) on memory the
+        // parent prepared; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                sys::set_parent_death_signal(libc::SIGTERM).map_err(err)?;
+                if sys::parent_pid() != parent {
+                    return Err(err(libc::ESRCH));
+                }
+                rtlab_engine::load::shared::clear_cloexec(fd).map_err(err)?;
+                sched::set_thread_policy(0, p.policy, p.priority).map_err(|e| err(e.errno))?;
+                if let Some(n) = p.nice {
+                    sched::set_thread_nice(0, n).map_err(|e| err(e.errno))?;
+                }
+                if let Some(cpus) = &p.cpus {
+                    sched::set_thread_affinity(0, cpus).map_err(|e| err(e.errno))?;
+                }
+                Ok(())
+            });
+        }
+        cmd.spawn()
+    }
+
+    /// Reaps workers that ended by themselves; returns how many still run.
+    pub fn alive(&mut self) -> usize {
+        let mut n = 0;
+        for w in &mut self.workers {
+            let was_running = w.ended.is_none();
+            if w.reap(false, true, false) {
+                if was_running {
+                    // What it forked goes with it, now, before its pid can be reused.
+                    sys::send_signal(-w.pid, libc::SIGKILL);
+                }
+            } else {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Work done so far by each spec: `(kind, ops)`, for live views.
+    pub fn progress(&self) -> Vec<(&'static str, u64)> {
+        self.specs
+            .iter()
+            .enumerate()
+            .map(|(si, s)| {
+                let ops = (0..self.workers.len())
+                    .filter(|&slot| self.workers[slot].spec == si)
+                    .map(|slot| self.counters.slot(slot).snapshot().ops)
+                    .sum();
+                (s.load.kind(), ops)
+            })
+            .collect()
+    }
+
+    /// Warnings found when starting (a tmpfs io directory).
+    pub fn start_warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Stops every worker and gathers what they did.
+    pub fn stop(mut self) -> Stopped {
+        self.alive();
+        self.halt();
+        let elapsed = self
+            .stopping
+            .unwrap_or_else(Instant::now)
+            .saturating_duration_since(self.ready_at);
+        let mut warnings = Vec::new();
+        let records = (0..self.specs.len())
+            .map(|si| self.record(si, elapsed, &mut warnings))
+            .collect();
+        Stopped { records, warnings }
+    }
+
+    /// SIGTERM every group, wait, SIGKILL the rest, reap, clean up files.
+    fn halt(&mut self) {
+        if self.stopping.is_some() {
+            return;
+        }
+        let t0 = Instant::now();
+        self.stopping = Some(t0);
+        for w in self.workers.iter().filter(|w| w.ended.is_none()) {
+            sys::send_signal(-w.pid, libc::SIGTERM);
+        }
+        let deadline = t0 + STOP_GRACE;
+        while self.workers.iter().any(|w| w.ended.is_none()) && Instant::now() < deadline {
+            for w in &mut self.workers {
+                w.reap(false, false, false);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for w in self.workers.iter_mut() {
+            if w.ended.is_none() {
+                sys::send_signal(-w.pid, libc::SIGKILL);
+                w.reap(true, false, true);
+            }
+            // Anything the worker forked that outlived it goes with the group
+            // (workers that ended early had theirs killed by `alive`).
+            if w.ended.as_ref().is_some_and(|e| !e.early) {
+                sys::send_signal(-w.pid, libc::SIGKILL);
+            }
+        }
+        self.stop_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.remove_leftovers();
+    }
+
+    /// Removes files a killed `io` worker had not unlinked yet.
+    fn remove_leftovers(&self) {
+        for (si, spec) in self.specs.iter().enumerate() {
+            let Load::Io { dir, .. } = &spec.load else {
+                continue;
+            };
+            let prefixes: Vec<String> = self
+                .workers
+                .iter()
+                .filter(|w| w.spec == si)
+                .map(|w| io::file_prefix(w.pid as u32))
+                .collect();
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if prefixes.iter().any(|p| name.starts_with(p.as_str())) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+
+    fn record(&self, si: usize, elapsed: Duration, warnings: &mut Vec<Warning>) -> LoadRecord {
+        let spec = &self.specs[si];
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+        let mut per_worker = Vec::new();
+        let mut max_rss = 0u64;
+        for (slot, w) in self
+            .workers
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.spec == si)
+        {
+            let c = self.counters.slot(slot).snapshot();
+            let (usage, end) = match &w.ended {
+                Some(e) => (Some(e.usage), describe_end(e)),
+                None => (None, "unknown".to_string()),
+            };
+            if end != "stopped" {
+                warnings.push(Warning::new(
+                    "load_worker",
+                    format!(
+                        "load '{}' worker {} (pid {}) {end}: its rates cover only part of the run",
+                        spec.text, w.index, w.pid
+                    ),
+                ));
+            }
+            let cpu_ns = usage.map_or(0, |u| tv_ns(u.ru_utime) + tv_ns(u.ru_stime));
+            let minflt = usage.map_or(0, |u| u.ru_minflt as u64);
+            let rss = usage.map_or(0, |u| u.ru_maxrss as u64);
+            max_rss = max_rss.max(rss);
+            for (k, v) in [
+                ("ops", c.ops),
+                ("bytes", c.bytes),
+                ("rounds", c.rounds),
+                ("restarts", c.restarts),
+                ("errors", c.errors),
+                ("cpu_ns", cpu_ns),
+                ("minor_faults", minflt),
+                ("major_faults", usage.map_or(0, |u| u.ru_majflt as u64)),
+                (
+                    "ctx_switches",
+                    usage.map_or(0, |u| (u.ru_nvcsw + u.ru_nivcsw) as u64),
+                ),
+            ] {
+                *totals.entry(k.into()).or_default() += v;
+            }
+            per_worker.push(LoadWorker {
+                index: w.index,
+                pid: w.pid,
+                ops: c.ops,
+                ops_per_s: c.ops as f64 / secs,
+                cpu_pct: cpu_ns as f64 / 1e9 / secs * 100.0,
+                minor_faults_per_s: minflt as f64 / secs,
+                max_rss_kib: rss,
+                end,
+            });
+        }
+        totals.insert("max_rss_kib".into(), max_rss);
+        let rate = |k: &str| totals.get(k).copied().unwrap_or(0) as f64 / secs;
+        let workers = spec.workers.max(1) as f64;
+        let mut achieved = serde_json::Map::new();
+        for (k, v) in [
+            ("ops_per_s", rate("ops")),
+            (spec.load.op_rate_name(), rate("ops")),
+            ("ops_per_s_per_worker", rate("ops") / workers),
+            ("bytes_per_s", rate("bytes")),
+            ("mb_per_s", rate("bytes") / 1e6),
+            ("cpu_pct_per_worker", rate("cpu_ns") / 1e9 * 100.0 / workers),
+            ("minor_faults_per_s", rate("minor_faults")),
+            ("major_faults_per_s", rate("major_faults")),
+            ("ctx_switches_per_s", rate("ctx_switches")),
+        ] {
+            achieved.insert(k.into(), round3(v).into());
+        }
+        let mut params = match serde_json::to_value(&spec.load) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        params.remove("kind");
+        params.insert("force".into(), spec.force.into());
+        if let Some(m) = spec.mix {
+            params.insert("mix".into(), m.into());
+        }
+        params.insert("cpus".into(), serde_json::json!(self.placement.cpus));
+        params.insert("nice".into(), serde_json::json!(self.placement.nice));
+        params.insert("policy".into(), self.placement.policy.name().into());
+        params.insert("priority".into(), self.placement.priority.into());
+        LoadRecord {
+            spec: spec.text.clone(),
+            kind: spec.load.kind().into(),
+            workers: spec.workers,
+            params: params.into(),
+            achieved,
+            totals,
+            per_worker,
+            start_ms: round3(self.start_ms),
+            stop_ms: round3(self.stop_ms),
+            elapsed_ns: elapsed.as_nanos() as u64,
+        }
+    }
+}
+
+impl Drop for LoadSet {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+fn tv_ns(tv: libc::timeval) -> u64 {
+    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
+}
+
+fn describe_end(e: &Ended) -> String {
+    let s = e.status;
+    if e.killed {
+        format!(
+            "killed (no exit within {} ms of SIGTERM)",
+            STOP_GRACE.as_millis()
+        )
+    } else if libc::WIFSIGNALED(s) {
+        format!("crashed: signal {}", libc::WTERMSIG(s))
+    } else if libc::WIFEXITED(s) && e.early {
+        format!("exited {} before the stop", libc::WEXITSTATUS(s))
+    } else if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0 {
+        "stopped".into()
+    } else if libc::WIFEXITED(s) {
+        format!("exited {}", libc::WEXITSTATUS(s))
+    } else {
+        format!("ended with status {s}")
+    }
+}

@@ -1,0 +1,435 @@
+//! The load spec grammar of `--load SPEC` and `rtlab load SPEC`.
+//!
+//! ```text
+//! SPEC  := KIND[:WORKERS[:SIZE]] [KEY=VALUE | FLAG]...
+//!        | exec[:WORKERS]:COMMAND           the rest of the text is the command
+//!        | MIX[:WORKERS]                     a named mix, e.g. dohell
+//! ```
+//! Examples: `cpu`, `cpu:4`, `cpu:2 method=prime load=60%`, `vm:2:256M`,
+//! `vm workers=4 bytes=64M keep`, `io dir=/mnt/usb bytes=4M`, `fswalk root=/usr`,
+//! `msg fds=10 threads pipe`, `timer timers=64 period=100us`, `exec:make -j4`,
+//! `dohell`. SIZE is per worker. `force` lifts the memory guard. Errors name the
+//! part of the spec that is wrong and what is accepted there.
+
+use crate::units::{parse_duration, parse_size, DefaultUnit};
+use rtlab_engine::load::{cpu::Method, Load, KINDS};
+
+/// A parsed load: what to run and how many workers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSpec {
+    /// The spec text as given (for a part of a mix: the mix's text).
+    pub text: String,
+    /// The load and its parameters.
+    pub load: Load,
+    /// Worker processes.
+    pub workers: u32,
+    /// Lift the memory guard.
+    pub force: bool,
+    /// The mix this load is a part of.
+    pub mix: Option<&'static str>,
+}
+
+/// A named mix of loads that can also be run part by part.
+pub struct Mix {
+    /// Name used as a spec.
+    pub name: &'static str,
+    /// What it reproduces.
+    pub about: &'static str,
+    /// Each part as a spec of its own.
+    pub parts: &'static [&'static str],
+}
+
+/// The mixes.
+pub const MIXES: &[Mix] = &[Mix {
+    name: "dohell",
+    about: "Xenomai's dohell: cat /proc/interrupts, ps w, hackbench, dd if=/dev/zero of=/dev/null, ls -lR /, disk writes",
+    parts: &["procfs", "msg", "memcopy", "fswalk", "io"],
+}];
+
+/// Keys each kind accepts (besides `workers` and `force`), for errors and help.
+fn keys_of(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "cpu" => &["method=int|float|sqrt|prime|mix", "load=PCT%"],
+        "vm" => &["bytes=SIZE (per worker)", "keep"],
+        "memcopy" => &["bytes=SIZE (each of two buffers)"],
+        "io" => &["dir=PATH", "bytes=SIZE (per file)", "sync"],
+        "fswalk" => &[
+            "root=PATH",
+            "xdev (cross file systems)",
+            "follow (symlinks)",
+        ],
+        "msg" => &["fds=N", "size=BYTES", "pipe", "threads"],
+        "timer" => &["timers=N", "period=DUR"],
+        "net" => &["size=BYTES"],
+        "exec" => &["exec:COMMAND"],
+        _ => &[],
+    }
+}
+
+/// The text of `rtlab load --list`.
+pub fn listing() -> String {
+    let mut s = String::from("Load kinds (spec: KIND[:WORKERS[:SIZE]] [KEY=VALUE|FLAG]...):\n");
+    for (name, about) in KINDS {
+        s.push_str(&format!("  {name:<8} {about}\n"));
+        let keys = keys_of(name);
+        if !keys.is_empty() {
+            s.push_str(&format!("           keys: {}\n", keys.join(", ")));
+        }
+    }
+    s.push_str("  every kind also takes workers=N and force (lift the 90%-of-MemAvailable and io free-space guards)\n\nMixes (each part runs alone as the spec shown):\n");
+    for m in MIXES {
+        s.push_str(&format!("  {:<8} {}\n", m.name, m.about));
+        for p in m.parts {
+            s.push_str(&format!("           part: {p}\n"));
+        }
+    }
+    s
+}
+
+fn parse_u32(what: &str, v: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, String> {
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            format!(
+                "{what} '{v}' is not a whole number in {}-{}",
+                range.start(),
+                range.end()
+            )
+        })
+}
+
+fn parse_bool(key: &str, v: Option<&str>) -> Result<bool, String> {
+    match v.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("yes" | "true" | "on" | "1") => Ok(true),
+        Some("no" | "false" | "off" | "0") => Ok(false),
+        Some(other) => Err(format!("{key}='{other}' is not yes or no")),
+    }
+}
+
+fn parse_workers(v: &str) -> Result<u32, String> {
+    parse_u32("workers", v, 1..=4096)
+}
+
+fn size_u32(what: &str, v: &str) -> Result<u32, String> {
+    let b = parse_size(v).map_err(|e| format!("{what}: {e}"))?;
+    u32::try_from(b).map_err(|_| format!("{what} '{v}' is too large"))
+}
+
+/// The value of `key=value`, or an error saying one is needed.
+fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, String> {
+    v.ok_or_else(|| format!("'{key}' needs a value ({key}=...)"))
+}
+
+/// Applies one `key[=value]` to `load`.
+fn apply(load: &mut Load, key: &str, v: Option<&str>) -> Result<(), String> {
+    match (load, key) {
+        (Load::Cpu { method, .. }, "method") => {
+            let v = need(key, v)?;
+            *method = Method::ALL
+                .iter()
+                .find(|(n, _)| *n == v)
+                .map(|(_, m)| *m)
+                .ok_or_else(|| {
+                    format!("method '{v}' is not one of int, float, sqrt, prime, mix")
+                })?;
+        }
+        (Load::Cpu { load_pct, .. }, "load") => {
+            let v = need(key, v)?;
+            *load_pct = parse_u32("load", v.trim_end_matches('%'), 1..=100)?;
+        }
+        (Load::Vm { bytes, .. } | Load::Memcopy { bytes } | Load::Io { bytes, .. }, "bytes") => {
+            *bytes = parse_size(need(key, v)?).map_err(|e| format!("bytes: {e}"))?;
+            if *bytes == 0 {
+                return Err("bytes=0 does no work; give a size like 64M".into());
+            }
+        }
+        (Load::Vm { keep, .. }, "keep") => *keep = parse_bool(key, v)?,
+        (Load::Io { dir, .. }, "dir") => *dir = need(key, v)?.to_string(),
+        (Load::Io { sync, .. }, "sync") => *sync = parse_bool(key, v)?,
+        (Load::Fswalk { root, .. }, "root") => *root = need(key, v)?.to_string(),
+        (Load::Fswalk { xdev, .. }, "xdev") => *xdev = parse_bool(key, v)?,
+        (Load::Fswalk { follow, .. }, "follow") => *follow = parse_bool(key, v)?,
+        (Load::Msg { fds, .. }, "fds") => *fds = parse_u32("fds", need(key, v)?, 1..=1000)?,
+        (Load::Msg { size, .. } | Load::Net { size }, "size") => {
+            *size = size_u32("size", need(key, v)?)?;
+        }
+        (Load::Msg { pipe, .. }, "pipe") => *pipe = parse_bool(key, v)?,
+        (Load::Msg { threads, .. }, "threads") => *threads = parse_bool(key, v)?,
+        (Load::Timer { timers, .. }, "timers") => {
+            *timers = parse_u32("timers", need(key, v)?, 1..=10_000)?
+        }
+        (Load::Timer { period_ns, .. }, "period") => {
+            let ns = parse_duration(need(key, v)?, DefaultUnit::Micros)
+                .map_err(|e| format!("period: {e}"))?;
+            if ns < 1_000 {
+                return Err(format!("period '{}' is below 1us", v.unwrap_or_default()));
+            }
+            *period_ns = ns;
+        }
+        (load, _) => {
+            let kind = load.kind();
+            let keys = keys_of(kind);
+            return Err(format!(
+                "'{key}' is not a key of {kind} (keys: {}workers=N, force)",
+                keys.iter().map(|k| format!("{k}, ")).collect::<String>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Applies the positional SIZE of `kind:workers:size`.
+fn apply_size(load: &mut Load, v: &str) -> Result<(), String> {
+    match load {
+        Load::Vm { .. } | Load::Memcopy { .. } | Load::Io { .. } => apply(load, "bytes", Some(v)),
+        Load::Msg { .. } | Load::Net { .. } => apply(load, "size", Some(v)),
+        other => Err(format!("{} takes no size ('{v}')", other.kind())),
+    }
+}
+
+/// Parses one spec; a mix gives one spec per part.
+pub fn parse(text: &str) -> Result<Vec<LoadSpec>, String> {
+    let err = |msg: String| format!("in load spec '{text}': {msg}");
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(
+            "empty load spec (write e.g. cpu:2, vm:1:256M, dohell; see rtlab load --list)".into(),
+        );
+    }
+    let (head, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+    let mut fields = head.splitn(3, ':');
+    let kind = fields.next().unwrap_or_default();
+
+    if kind == "exec" {
+        let after = t["exec".len()..].strip_prefix(':').unwrap_or("");
+        let (workers, command) = match after.split_once(':') {
+            Some((n, cmd)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                (parse_workers(n).map_err(err)?, cmd)
+            }
+            _ => (1, after),
+        };
+        if command.trim().is_empty() {
+            return Err(err(
+                "exec needs a command: exec:COMMAND (e.g. \"exec:make -j4\")".into(),
+            ));
+        }
+        return Ok(vec![LoadSpec {
+            text: t.to_string(),
+            load: Load::Exec {
+                command: command.trim().to_string(),
+            },
+            workers,
+            force: false,
+            mix: None,
+        }]);
+    }
+
+    if let Some(mix) = MIXES.iter().find(|m| m.name == kind) {
+        let workers = fields.next().map(parse_workers).transpose().map_err(err)?;
+        if fields.next().is_some() || !rest.trim().is_empty() {
+            return Err(err(format!(
+                "{kind} takes only a worker count ({kind}[:WORKERS]); to tune a part, give the part as its own spec"
+            )));
+        }
+        let mut out = Vec::new();
+        for part in mix.parts {
+            for mut p in parse(part)? {
+                p.text = t.to_string();
+                p.mix = Some(mix.name);
+                if let Some(n) = workers {
+                    p.workers = n;
+                }
+                out.push(p);
+            }
+        }
+        return Ok(out);
+    }
+
+    let mut load = Load::defaults(kind).ok_or_else(|| {
+        let names: Vec<&str> = KINDS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(MIXES.iter().map(|m| m.name))
+            .collect();
+        err(format!(
+            "unknown load kind '{kind}' (one of: {})",
+            names.join(", ")
+        ))
+    })?;
+    let mut workers = 1;
+    if let Some(w) = fields.next() {
+        if !w.is_empty() {
+            workers = parse_workers(w).map_err(err)?;
+        }
+    }
+    if let Some(size) = fields.next() {
+        apply_size(&mut load, size).map_err(err)?;
+    }
+    let mut force = false;
+    for token in rest.split_whitespace() {
+        let (key, value) = match token.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (token, None),
+        };
+        match key {
+            "workers" => {
+                workers = parse_workers(
+                    value.ok_or_else(|| err("'workers' needs a value (workers=N)".into()))?,
+                )
+                .map_err(err)?
+            }
+            "force" => force = parse_bool(key, value).map_err(err)?,
+            _ => apply(&mut load, key, value).map_err(err)?,
+        }
+    }
+    Ok(vec![LoadSpec {
+        text: t.to_string(),
+        load,
+        workers,
+        force,
+        mix: None,
+    }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn one(t: &str) -> LoadSpec {
+        let mut v = parse(t).unwrap();
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    }
+
+    #[test]
+    fn short_forms() {
+        let s = one("cpu:4");
+        assert_eq!(s.workers, 4);
+        assert_eq!(s.load, Load::defaults("cpu").unwrap());
+        let s = one("vm:2:256M");
+        assert_eq!((s.workers, s.load.memory_per_worker()), (2, 256 << 20));
+        assert_eq!(one("fswalk").workers, 1);
+        assert_eq!(one("net:1:1K").load, Load::Net { size: 1024 });
+    }
+
+    #[test]
+    fn keys_and_flags() {
+        let s = one("cpu:2 method=prime load=60%");
+        assert_eq!(
+            s.load,
+            Load::Cpu {
+                method: Method::Prime,
+                load_pct: 60
+            }
+        );
+        let s = one("vm workers=3 bytes=8M keep force");
+        assert_eq!(
+            s.load,
+            Load::Vm {
+                bytes: 8 << 20,
+                keep: true
+            }
+        );
+        assert!(s.force && s.workers == 3);
+        let s = one("msg fds=5 size=64 pipe threads=yes");
+        assert_eq!(
+            s.load,
+            Load::Msg {
+                fds: 5,
+                size: 64,
+                pipe: true,
+                threads: true
+            }
+        );
+        assert_eq!(
+            one("timer timers=4 period=100us").load,
+            Load::Timer {
+                timers: 4,
+                period_ns: 100_000
+            }
+        );
+    }
+
+    #[test]
+    fn exec_keeps_the_whole_command() {
+        let s = one("exec:make -j4 -C ~/linux");
+        assert_eq!(
+            s.load,
+            Load::Exec {
+                command: "make -j4 -C ~/linux".into()
+            }
+        );
+        assert_eq!(one("exec:2:sleep 1").workers, 2);
+        assert_eq!(
+            one("exec:sh -c 'a:b'").load,
+            Load::Exec {
+                command: "sh -c 'a:b'".into()
+            }
+        );
+    }
+
+    #[test]
+    fn mixes_split_into_their_parts() {
+        let parts = parse("dohell").unwrap();
+        let kinds: Vec<&str> = parts.iter().map(|p| p.load.kind()).collect();
+        assert_eq!(kinds, ["procfs", "msg", "memcopy", "fswalk", "io"]);
+        assert!(parts
+            .iter()
+            .all(|p| p.mix == Some("dohell") && p.text == "dohell"));
+        assert!(parse("dohell:2").unwrap().iter().all(|p| p.workers == 2));
+        for m in MIXES {
+            for p in m.parts {
+                assert!(parse(p).is_ok(), "{p}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        for (spec, part) in [
+            ("cpux:2", "cpux"),
+            ("cpu:0", "workers '0'"),
+            ("cpu:two", "'two'"),
+            ("vm:1:12Q", "12Q"),
+            ("cpu:1:4M", "takes no size"),
+            ("cpu method=fast", "method 'fast'"),
+            ("cpu load=150%", "load '150'"),
+            ("vm keep=maybe", "keep='maybe'"),
+            ("fswalk colour=red", "'colour' is not a key of fswalk"),
+            ("exec", "exec needs a command"),
+            ("dohell:1:2", "dohell takes only"),
+            ("timer period=10ns", "below 1us"),
+            ("io bytes", "'bytes' needs a value"),
+        ] {
+            let e = parse(spec).unwrap_err();
+            assert!(e.contains(part), "{spec}: {e}");
+            assert!(e.contains(spec), "{spec}: {e}");
+        }
+        assert!(parse("  ").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn listing_names_every_kind_and_part() {
+        let l = listing();
+        for (k, _) in KINDS {
+            assert!(l.contains(k));
+        }
+        assert!(l.contains("part: fswalk"));
+    }
+
+    proptest! {
+        #[test]
+        fn worker_counts_parse_exactly(n in 1u32..=4096, kind in proptest::sample::select(vec!["cpu", "vm", "fork", "procfs"])) {
+            prop_assert_eq!(one(&format!("{kind}:{n}")).workers, n);
+            prop_assert_eq!(one(&format!("{kind} workers={n}")).workers, n);
+        }
+
+        #[test]
+        fn never_panics(text in "\\PC{0,40}") {
+            let _ = parse(&text);
+        }
+    }
+}
