@@ -83,7 +83,7 @@ pub struct Series {
 }
 
 /// A load that ran during the measurement, with the work it achieved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct LoadRecord {
     /// The spec as given (`cpu:4`, `vm:2:256M`, `dohell`).
     pub spec: String,

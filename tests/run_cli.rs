@@ -343,10 +343,81 @@ fn compare_with_adds_the_earlier_kernels_runs() {
     let out = run("rt", &["--compare-with", "stock"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("fifo") || l.starts_with("other")).collect();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("fifo") || l.starts_with("other"))
+        .collect();
     assert_eq!(rows.len(), 4, "both kernels' steps: {text}");
-    assert_eq!(rows.iter().filter(|r| r.contains("[stock]")).count(), 2, "{text}");
+    assert_eq!(
+        rows.iter().filter(|r| r.contains("[stock]")).count(),
+        2,
+        "{text}"
+    );
     let out = run("rt2", &["--compare-with", "nosuchkernel"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--compare-with"));
+}
+
+#[test]
+fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let out = rtlab(&db)
+        .args([
+            "run",
+            "--attribute",
+            "dohell",
+            "--duration",
+            "300ms",
+            "--json",
+            "--require",
+            "loose=60s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names[0], "latency (baseline)");
+    assert_eq!(*names.last().unwrap(), "latency (dohell whole)");
+    assert!(steps[0]["run"]["loads"].as_array().unwrap().is_empty());
+    let r = &doc["attribution"][0];
+    assert_eq!(r["mix"], "dohell");
+    let parts = r["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), steps.len() - 2, "every part ranked");
+    // Ranked by the p99.9 ratio, each ratio computed from the stored runs.
+    let base = steps[0]["run"]["total"]["summary"]["p999_ns"]
+        .as_f64()
+        .unwrap()
+        .max(1.0);
+    for w in parts.windows(2) {
+        assert!(w[0]["p999_ratio"].as_f64() >= w[1]["p999_ratio"].as_f64());
+    }
+    for p in parts {
+        let step = steps
+            .iter()
+            .find(|s| {
+                s["name"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("part {})", p["part"].as_str().unwrap()))
+            })
+            .unwrap();
+        assert_eq!(step["run"]["loads"][0]["kind"], p["part"]);
+        let p999 = step["run"]["total"]["summary"]["p999_ns"].as_f64().unwrap();
+        assert_eq!(p["p999_ns"].as_f64().unwrap(), p999);
+        assert!((p["p999_ratio"].as_f64().unwrap() - p999 / base).abs() < 1e-9);
+    }
+    let out = rtlab(&db)
+        .args(["run", "--attribute", "cpu"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

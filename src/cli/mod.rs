@@ -3,12 +3,12 @@
 mod common;
 mod compare;
 mod latency;
+mod load;
+mod loadargs;
 mod presets;
 mod report;
 mod results;
 mod run;
-mod load;
-mod loadargs;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

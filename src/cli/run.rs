@@ -6,6 +6,7 @@ use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK}
 use crate::record::{self, Run, Status};
 use crate::report::html;
 use crate::report::verdict::{self, Requirement};
+use crate::scenario::attribution::{self, Ranking};
 use crate::scenario::runner::{first_unfinished, Runner, StepRun};
 use crate::scenario::summary::{risks, step_table, Risk};
 use crate::scenario::{expand, parse, presets, Scenario};
@@ -33,6 +34,10 @@ pub struct RunArgs {
     /// Run a built-in scenario (`rtlab presets list`).
     #[arg(long, value_name = "NAME", conflicts_with = "resume")]
     preset: Option<String>,
+    /// Load attribution: run the latency probe under no load, under each part of
+    /// this mix alone and under the whole mix, then rank the parts.
+    #[arg(long, value_name = "MIX", conflicts_with_all = ["scenario", "preset", "resume"])]
+    attribute: Option<String>,
     /// Set every step's duration (scales the whole campaign).
     #[arg(long, value_name = "DUR")]
     duration: Option<String>,
@@ -88,6 +93,7 @@ struct Report<'a> {
     steps: Vec<StepJson<'a>>,
     verdicts: Vec<verdict::Verdict>,
     risks: &'a [Risk],
+    attribution: &'a [Ranking],
     html: String,
     exit_code: i32,
 }
@@ -117,7 +123,29 @@ fn requirements(texts: &[String], scn: &Scenario) -> Result<Vec<Requirement>> {
     Ok(out)
 }
 
+/// The scenario `--attribute MIX` runs.
+fn attribution_scenario(mix: &str) -> Result<String> {
+    if !crate::loadspec::MIXES.iter().any(|m| m.name == mix) {
+        let names: Vec<&str> = crate::loadspec::MIXES.iter().map(|m| m.name).collect();
+        return Err(bad_flag(
+            "--attribute",
+            format!("'{mix}' is not a load mix (mixes: {})", names.join(", ")),
+        ));
+    }
+    Ok(format!(
+        "# Load attribution of {mix}: no load, each part alone, the whole mix.\n\
+         name = \"attribution of {mix}\"\n\
+         description = \"latency on every CPU under no load, each part of {mix} alone and the whole mix\"\n\
+         [defaults]\nduration = \"20s\"\n\
+         [[step]]\nname = \"latency\"\nprobe = \"latency\"\nload = \"{mix}\"\nattribute = true\n\
+         [requirements]\ndeadline = \"1ms\"\n"
+    ))
+}
+
 fn load_scenario(a: &RunArgs) -> Result<(String, String)> {
+    if let Some(mix) = &a.attribute {
+        return Ok((format!("attribution of {mix}"), attribution_scenario(mix)?));
+    }
     if let Some(path) = &a.scenario {
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError(format!("cannot read scenario {}: {e}", path.display())))?;
@@ -221,6 +249,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
         shown.extend(earlier_runs(&store, &scn.name, label, campaign)?);
     }
     let found = risks(&steps, &reqs);
+    let ranked = attribution::rank(&plan, &steps);
     let html_path = match &a.html {
         Some(p) => p.clone(),
         None => db
@@ -273,6 +302,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 .collect(),
             verdicts,
             risks: &found,
+            attribution: &ranked,
             html: html_path.display().to_string(),
             exit_code: code,
         };
@@ -282,6 +312,9 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             "{}",
             render_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit)
         );
+        if !ranked.is_empty() {
+            println!("{}", attribution::render(&ranked));
+        }
         println!("report: {}", html_path.display());
         if outcome.interrupted {
             println!("interrupted: continue with 'rtlab run --resume {campaign}'");

@@ -15,6 +15,7 @@
 //! alarm = "5ms"
 //! ```
 
+pub mod attribution;
 pub mod parse;
 pub mod plan;
 pub mod presets;

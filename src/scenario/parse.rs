@@ -352,6 +352,37 @@ fn parse_step(
             }
         }
     }
+    if attribute {
+        let loads: Vec<&Val> = params
+            .iter()
+            .filter(|(k, _)| k == "load")
+            .map(|(_, v)| v)
+            .chain(
+                matrix
+                    .iter()
+                    .filter(|(k, _)| k == "load")
+                    .flat_map(|(_, vs)| vs),
+            )
+            .collect();
+        let mixes = loads
+            .iter()
+            .filter(|v| super::plan::mix_of(v).is_some())
+            .count();
+        let plain = loads
+            .iter()
+            .any(|v| super::plan::mix_of(v).is_none() && v.to_string() != "none");
+        if mixes == 0 || plain {
+            let names: Vec<&str> = crate::loadspec::MIXES.iter().map(|m| m.name).collect();
+            return Err(cx.err(
+                t.get("attribute").and_then(Item::span),
+                Some(at("attribute")),
+                format!(
+                    "attribute = true needs the step's load to be a mix ({}) to run part by part",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     Ok(StepDef {
         name,
         probe,
@@ -412,21 +443,31 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
             CpuList::parse(s).map_err(|e| bad(e.to_string()))?;
             Ok(Val::Str(s.to_string()))
         }
-        Kind::Loads => match (v.as_str(), v.as_array()) {
-            (Some(s), _) => Ok(Val::Str(s.to_string())),
-            (_, Some(a)) => a
-                .iter()
-                .map(|x| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| bad("load specs are strings".into()))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Val::List),
-            _ => Err(bad(
-                "a load is a spec string such as \"cpu:4\" or \"none\"".into()
-            )),
-        },
+        Kind::Loads => {
+            let specs: Vec<String> = match (v.as_str(), v.as_array()) {
+                (Some(s), _) => vec![s.to_string()],
+                (_, Some(a)) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| bad("load specs are strings".into()))
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => {
+                    return Err(bad(
+                        "a load is a spec string such as \"cpu:4\" or \"none\"".into()
+                    ))
+                }
+            };
+            for s in specs.iter().filter(|s| s.as_str() != "none") {
+                crate::loadspec::parse(s).map_err(bad)?;
+            }
+            Ok(match v.as_str() {
+                Some(s) => Val::Str(s.to_string()),
+                None => Val::List(specs),
+            })
+        }
     }
 }
 
@@ -511,6 +552,12 @@ alarm = "5ms"
         let e =
             err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
         assert_eq!((e.line, e.key.as_deref()), (5, Some("requirements.gyro")));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu:x\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].load")));
+        let e =
+            err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu\"\nattribute = true\n");
+        assert_eq!((e.line, e.key.as_deref()), (5, Some("step[1].attribute")));
+        assert!(e.message.contains("dohell"));
         let e = err("name = \"x\"\n[[step\n");
         assert!(e.message.contains("not valid TOML"));
         assert_eq!(e.line, 2);

@@ -179,7 +179,7 @@ mod tests {
                 kind: l.into(),
                 workers: 1,
                 params: serde_json::Value::Null,
-                achieved: Default::default(),
+                ..LoadRecord::default()
             });
         }
         StepRun {

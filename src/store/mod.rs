@@ -582,6 +582,7 @@ mod tests {
                 workers: 2,
                 params: serde_json::json!({"x": 1}),
                 achieved: serde_json::from_str(r#"{"ops_per_s": 12.5}"#).unwrap(),
+                ..LoadRecord::default()
             }],
             series: (0..threads)
                 .map(|t| series(&format!("cpu{t}"), &values[t..]))
