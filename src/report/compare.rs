@@ -52,7 +52,8 @@ pub struct Row {
     /// fewer than two runs have a value or the row has no direction).
     pub best: Vec<usize>,
     /// Each value divided by the baseline's (`None` for the baseline itself, or
-    /// where either value is missing or the baseline's is zero).
+    /// where either value is missing, the baseline's is not above zero or the
+    /// value is negative).
     pub ratios: Vec<Option<f64>>,
 }
 
@@ -197,7 +198,8 @@ impl Row {
             .iter()
             .enumerate()
             .map(|(i, v)| match (i == baseline, base, v) {
-                (false, Some(b), Some(v)) if b != 0.0 => Some(v / b),
+                // A ratio of signed spreads (p95-mean) would mislead.
+                (false, Some(b), Some(v)) if b > 0.0 && *v >= 0.0 => Some(v / b),
                 _ => None,
             })
             .collect();
@@ -464,6 +466,27 @@ mod tests {
     fn baseline_changes_the_ratios() {
         let c = compare(&two(), 1);
         assert_eq!(row(&c, "min").ratios, vec![Some(2.0), None]);
+    }
+
+    #[test]
+    fn no_ratio_against_zero_or_negative_values() {
+        let r = Row::new(
+            "p95-mean",
+            Quantity::Time,
+            Better::Lower,
+            vec![Some(-2.0), Some(3.0), Some(0.0)],
+            0,
+        );
+        assert_eq!(r.ratios, vec![None, None, None]);
+        assert_eq!(r.best, vec![0]);
+        let r = Row::new(
+            "x",
+            Quantity::Count,
+            Better::Lower,
+            vec![Some(0.0), Some(3.0)],
+            0,
+        );
+        assert_eq!(r.ratios, vec![None, None]);
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
         chart
             .configure_mesh()
             .x_desc(format!("latency (µs), {bin_us} µs bins"))
+            .x_label_formatter(&|x| axis_number(*x))
             .y_desc("count (log)")
             .y_label_formatter(&|c| format!("{c:.0}"))
             .draw()
@@ -154,6 +155,17 @@ fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
         .label_font(("sans-serif", 14))
         .draw()
         .map_err(plot_error)
+}
+
+/// An axis label: whole numbers without decimals, others with one or two.
+pub fn axis_number(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 /// `1/(1-q)` as the percentile it stands for: 10 → `90%`, 1000 → `99.9%`.
@@ -216,6 +228,7 @@ pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<O
             .configure_mesh()
             .x_desc("percentile (log of 1/(1-q))")
             .y_desc("latency (µs)")
+            .y_label_formatter(&|y| axis_number(*y))
             .x_label_formatter(&|x| percentile_label(*x))
             .draw()
             .map_err(plot_error)?;
@@ -259,6 +272,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
             .configure_mesh()
             .x_desc("time (s)")
             .y_desc("latency (µs), block maxima")
+            .y_label_formatter(&|y| axis_number(*y))
             .draw()
             .map_err(plot_error)?;
         for (i, (name, trace)) in series.iter().enumerate() {
@@ -379,6 +393,9 @@ mod tests {
         assert_eq!(percentile_label(100.0), "99%");
         assert_eq!(percentile_label(1000.0), "99.9%");
         assert_eq!(percentile_label(1.0), "0%");
+        assert_eq!(axis_number(1000.0), "1000");
+        assert_eq!(axis_number(12.5), "12.5");
+        assert_eq!(axis_number(0.25), "0.25");
     }
 
     #[test]
