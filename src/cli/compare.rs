@@ -25,7 +25,9 @@ use std::path::PathBuf;
 /// and every value is also given as a ratio to the baseline run.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Runs to compare: ids, labels or label@N.
+    /// Runs to compare, one column each: an id (12), a label (the newest complete
+    /// run with that label) or label@N (the Nth newest run with that label, any
+    /// status; @1 is the newest).
     #[arg(value_name = "RUN")]
     runs: Vec<String>,
     /// Also compare the newest complete run of every label matching this SQL LIKE
@@ -60,7 +62,8 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct RequireArgs {
     /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
-    /// preset (drone, messaging); repeatable. Exit 1 if any run fails one.
+    /// preset (drone, messaging); repeatable. A run passes when its observed
+    /// maximum latency is within the budget. Exit 1 if any run fails one.
     #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
     require: Vec<String>,
 }

@@ -18,7 +18,8 @@ use clap::Args;
 /// per-thread histograms and latency over time.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The run: an id, a label or label@N.
+    /// The run: an id (12), a label (the newest complete run with that label) or
+    /// label@N (the Nth newest run with that label, any status; @1 is the newest).
     #[arg(value_name = "RUN")]
     run: String,
     #[command(flatten)]
