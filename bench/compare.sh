@@ -18,7 +18,7 @@ REPEAT=${REPEAT:-5}
 for tool in cyclictest gnuplot; do
     command -v "$tool" >/dev/null || { echo "bench/compare.sh: $tool is missing (apt-get install rt-tests gnuplot-nox)" >&2; exit 2; }
 done
-cargo build --release -q
+cargo build --release -q 2>/dev/null || cargo build --release
 R=$PWD/target/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -12,6 +12,10 @@ use rtlab_engine::stats::trace::TracePoint;
 const SIZE: (u32, u32) = (900, 480);
 /// About this many histogram bins across the x axis.
 const TARGET_BINS: u64 = 400;
+/// At most this many dots per series in a latency-over-time plot: beyond it,
+/// neighbouring points are merged keeping the largest, so peaks stay visible and
+/// the page stays light.
+const MAX_DOTS: usize = 600;
 /// Where a zero count sits on the log axis (below 1, so a step down to it shows).
 const ZERO_COUNT: f64 = 0.5;
 
@@ -248,6 +252,15 @@ pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<O
     Ok(Some(buf))
 }
 
+/// At most `max` points: groups of neighbours reduced to their largest value.
+pub fn decimate(trace: &[TracePoint], max: usize) -> Vec<TracePoint> {
+    let group = trace.len().div_ceil(max.max(1)).max(1);
+    trace
+        .chunks(group)
+        .filter_map(|c| c.iter().max_by_key(|p| p.max_ns).copied())
+        .collect()
+}
+
 /// Latency over time: one dot per trace point (the maximum of a block of
 /// samples), x in seconds from the start, y in µs.
 pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Option<String>> {
@@ -280,7 +293,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
                 continue;
             }
             let c = colour(i);
-            let dots = trace.iter().map(|p| {
+            let dots = decimate(trace, MAX_DOTS).into_iter().map(|p| {
                 Circle::new(
                     (p.offset_ns as f64 / 1e9, p.max_ns as f64 / 1000.0),
                     2,
@@ -396,6 +409,15 @@ mod tests {
         assert_eq!(axis_number(1000.0), "1000");
         assert_eq!(axis_number(12.5), "12.5");
         assert_eq!(axis_number(0.25), "0.25");
+    }
+
+    #[test]
+    fn decimation_keeps_the_peaks() {
+        let s = series_from_samples("a", &[1, 9, 2, 3, 8, 4, 5]);
+        let d: Vec<u64> = decimate(&s.trace, 3).iter().map(|p| p.max_ns).collect();
+        assert_eq!(d, vec![9, 8, 5]);
+        assert_eq!(decimate(&s.trace, 100).len(), 7);
+        assert_eq!(decimate(&s.trace, 7), s.trace);
     }
 
     #[test]
