@@ -4,7 +4,7 @@
 use super::common::Context;
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
 use crate::record::Run;
-use crate::report::compare::{self, markdown_table, primary_series, run_name};
+use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
 use crate::report::diff::differences;
 use crate::report::table::Table;
 use crate::report::verdict::{self, Requirement};
@@ -124,12 +124,6 @@ impl ReportFiles {
 
 fn overlay(runs: &[Run]) -> Result<Option<String>> {
     svg::histograms("Latency histograms", &primary_histograms(runs))
-}
-
-fn primary_histograms(runs: &[Run]) -> Vec<(String, &rtlab_engine::stats::hist::HistogramData)> {
-    runs.iter()
-        .filter_map(|r| primary_series(r).map(|s| (run_name(r), &s.histogram)))
-        .collect()
 }
 
 /// Every plot of `runs`, by file name.

@@ -5,7 +5,7 @@
 //!
 //! The output is well-formed XML (XHTML syntax), so tools and tests can parse it.
 
-use super::compare::{self, primary_series, run_name};
+use super::compare::{self, primary_histograms, run_name};
 use super::diff::{differences, system_fields};
 use super::latency::series_table;
 use super::svg;
@@ -251,10 +251,7 @@ pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -
     }
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&comparison(runs, unit));
-    let hists: Vec<(String, _)> = runs
-        .iter()
-        .filter_map(|r| primary_series(r).map(|s| (run_name(r), &s.histogram)))
-        .collect();
+    let hists = primary_histograms(runs);
     let plots = figure(svg::histograms("Latency histograms", &hists)?)
         + &figure(svg::percentiles("Latency by percentile", &hists)?);
     if !plots.is_empty() {

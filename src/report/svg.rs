@@ -7,6 +7,7 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
 use rtlab_engine::stats::trace::TracePoint;
+use std::borrow::Borrow;
 
 /// Plot size in pixels; the SVG scales (it has a viewBox).
 const SIZE: (u32, u32) = (900, 480);
@@ -87,10 +88,13 @@ fn step_points(counts: &[u64], bin_us: u64) -> Vec<(f64, f64)> {
 }
 
 /// Histograms overlaid: x latency in µs, y count (log), one step line per series.
-pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+pub fn histograms<H: Borrow<HistogramData>>(
+    title: &str,
+    series: &[(String, H)],
+) -> Result<Option<String>> {
     let max_ns = series
         .iter()
-        .filter_map(|(_, h)| h.buckets.last().map(|b| b.0))
+        .filter_map(|(_, h)| h.borrow().buckets.last().map(|b| b.0))
         .max();
     let Some(max_ns) = max_ns else {
         return Ok(None);
@@ -100,8 +104,8 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
     let nbins = (span_us / bin_us + 1) as usize;
     let counted: Vec<(&String, Vec<u64>)> = series
         .iter()
-        .filter(|(_, h)| !h.buckets.is_empty())
-        .map(|(n, h)| (n, bins(h, bin_us, nbins)))
+        .filter(|(_, h)| !h.borrow().buckets.is_empty())
+        .map(|(n, h)| (n, bins(h.borrow(), bin_us, nbins)))
         .collect();
     let top = counted
         .iter()
@@ -184,10 +188,13 @@ pub fn percentile_label(x: f64) -> String {
 
 /// Percentile curves: x is 1/(1 − quantile) on a log axis (labelled as the
 /// percentile), y the latency in µs at that quantile, up to the maximum.
-pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+pub fn percentiles<H: Borrow<HistogramData>>(
+    title: &str,
+    series: &[(String, H)],
+) -> Result<Option<String>> {
     let mut curves = Vec::new();
     for (name, data) in series {
-        let h = LatencyHistogram::from_data(data);
+        let h = LatencyHistogram::from_data(data.borrow());
         let n = h.len();
         if n == 0 {
             continue;
@@ -392,7 +399,7 @@ mod tests {
             texts.contains(&"vanilla <3.8>") && texts.contains(&"rt & co"),
             "{texts:?}"
         );
-        assert!(histograms("empty", &[]).unwrap().is_none());
+        assert!(histograms::<HistogramData>("empty", &[]).unwrap().is_none());
     }
 
     #[test]

@@ -137,7 +137,9 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for run in runs {
         let series = primary_series(run).filter(|s| s.counters.samples > 0);
-        let hist = series.map(|s| LatencyHistogram::from_data(&s.histogram));
+        let hist = series
+            .as_ref()
+            .map(|s| LatencyHistogram::from_data(&s.histogram));
         let note = match run.status {
             Status::Complete => None,
             s => Some(format!(
@@ -160,7 +162,7 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
                 duration_ns: run.duration_ns,
                 note: note.clone(),
             };
-            if let (Some(s), Some(h)) = (series, &hist) {
+            if let (Some(s), Some(h)) = (&series, &hist) {
                 let max = s.summary.max_ns;
                 let over = s.counters.samples.saturating_sub(h.count_le(req.budget_ns));
                 let pass = max <= req.budget_ns;
