@@ -216,6 +216,14 @@ fn bad_input_exits_2_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let html = dir.path().join("r.html");
+    rtlab(&db)
+        .args(["compare", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no results database at"));
+    assert!(!db.exists(), "a read-only command created the database");
+    // An empty file is an empty SQLite database: the store sets it up.
+    std::fs::write(&db, "").unwrap();
     for (args, msg) in [
         (vec!["compare"], "nothing to compare"),
         (vec!["compare", "nope"], "no run with id or label 'nope'"),

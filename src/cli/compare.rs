@@ -9,7 +9,7 @@ use crate::report::diff::differences;
 use crate::report::table::Table;
 use crate::report::verdict::{self, Requirement};
 use crate::report::{html, svg};
-use crate::store::Store;
+use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -199,6 +199,20 @@ pub fn finish(
     })
 }
 
+/// Opens the results store for reading; a missing database is an input error
+/// rather than a new empty file.
+pub fn open_existing(ctx: &Context) -> Result<Store> {
+    let path = store::default_path(ctx.db.as_deref())?;
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
+            path.display()
+        ))
+        .into());
+    }
+    Store::open(&path)
+}
+
 /// The runs to compare, in column order, without repeats, and the baseline index.
 fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
     let mut ids: Vec<i64> = Vec::new();
@@ -285,7 +299,7 @@ pub fn warnings_text(runs: &[Run]) -> String {
 /// Runs `rtlab compare`.
 pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_store()?;
+    let store = open_existing(ctx)?;
     let (ids, baseline) = select(&store, &a)?;
     let runs = ids
         .iter()
