@@ -111,7 +111,10 @@ mod tests {
         assert!(t.starts_with("rtlab bench.cpu  pi  [complete]\n"), "{t}");
         assert!(t.contains("events_per_s  1234.5"), "{t}");
         assert!(t.contains("  kernel           6.1.0\n"), "{t}");
-        assert!(!t.contains("thread  samples"), "no series table without series");
+        assert!(
+            !t.contains("thread  samples"),
+            "no series table without series"
+        );
     }
 
     #[test]
