@@ -146,6 +146,10 @@ fn formats_and_files() {
     // Overlay, percentiles, and per run: per-thread histograms (2 CPUs) or not,
     // and latency over time.
     assert!(svgs >= 4, "{svgs} plots");
+    // The first plot overlays the runs: one step line (and legend sample) each.
+    let overlay = doc.descendants().find(|n| n.has_tag_name("svg")).unwrap();
+    let overlay = parse(&html[overlay.range()]);
+    assert_eq!(polylines_per_colour(&overlay, 3), vec![2, 2, 0]);
     assert!(!html.contains("<script") && !html.contains(" src="));
     let mut names: Vec<String> = std::fs::read_dir(&plots)
         .unwrap()
