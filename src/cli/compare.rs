@@ -6,7 +6,6 @@ use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
 use crate::record::Run;
 use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
 use crate::report::diff::differences;
-use crate::report::table::Table;
 use crate::report::verdict::{self, Requirement};
 use crate::report::{html, svg};
 use crate::store::{self, Store};
@@ -263,22 +262,51 @@ fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
     Ok((ids, baseline))
 }
 
-/// The "what differs" table as text, or a sentence when nothing does.
+/// Longest value shown in the text "what differs" table (the HTML shows all).
+const DIFF_CELL_MAX: usize = 40;
+
+/// `s`, cut to `max` characters with an ellipsis.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The "what differs" table as text (left-aligned, long values clipped), or a
+/// sentence when nothing differs.
 fn differences_text(runs: &[Run]) -> String {
     let d = differences(runs);
     if d.is_empty() {
         return "what differs: nothing (same system fingerprint and parameters)\n".into();
     }
-    let names: Vec<String> = runs.iter().map(run_name).collect();
-    let mut header = vec!["field"];
-    header.extend(names.iter().map(String::as_str));
-    let mut t = Table::new(&header);
+    let mut lines: Vec<Vec<String>> = vec![std::iter::once("field".to_string())
+        .chain(runs.iter().map(run_name))
+        .collect()];
     for d in d {
-        let mut cells = vec![d.field];
-        cells.extend(d.values);
-        t.row(cells);
+        let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
+        lines.push(std::iter::once(d.field).chain(values).collect());
     }
-    format!("what differs:\n{}", t.render())
+    let mut width = vec![0; lines[0].len()];
+    for l in &lines {
+        for (w, c) in width.iter_mut().zip(l) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::from("what differs:\n");
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&width)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// Warnings of all runs as text lines.
@@ -384,6 +412,23 @@ mod tests {
                 "run-3-time.svg"
             ]
         );
+    }
+
+    #[test]
+    fn differences_are_left_aligned_and_clipped() {
+        let mut a = run_from_samples("a", &[1_000]);
+        let mut b = run_from_samples("bb", &[1_000]);
+        a.id = Some(1);
+        b.id = Some(2);
+        b.fingerprint.hz = Some(1000);
+        b.fingerprint.cmdline = "x".repeat(50);
+        let text = differences_text(&[a, b]);
+        let want = format!(
+            "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
+            "x".repeat(39)
+        );
+        assert_eq!(text, want);
+        assert_eq!(clip("abc", 3), "abc");
     }
 
     #[test]

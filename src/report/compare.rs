@@ -290,7 +290,11 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
                 .then(|| Row::new(name, q, b, values, baseline))
         })
         .collect();
-    let durations = runs.iter().map(|r| Some(r.duration_ns as f64)).collect();
+    // Imported runs may not know how long they observed: 0 means unknown.
+    let durations = runs
+        .iter()
+        .map(|r| (r.duration_ns > 0).then_some(r.duration_ns as f64))
+        .collect();
     let duration = Row::new(
         "duration",
         Quantity::Duration,

@@ -118,7 +118,7 @@ pub struct Verdict {
     pub overruns: Option<u64>,
     /// Values observed.
     pub samples: u64,
-    /// Time observed (ns).
+    /// Time observed (ns; 0 when unknown, as for some imported runs).
     pub duration_ns: u64,
     /// Why the verdict is weaker than it looks (run interrupted or failed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,7 +207,11 @@ pub fn cells(v: &Verdict) -> Vec<String> {
         opt(v.misses),
         opt(v.overruns),
         v.samples.to_string(),
-        Human(v.duration_ns).to_string(),
+        if v.duration_ns > 0 {
+            Human(v.duration_ns).to_string()
+        } else {
+            "unknown".into()
+        },
         v.note.clone().unwrap_or_default(),
     ]
 }
@@ -319,5 +323,8 @@ mod tests {
         assert_eq!(v.result, "NO DATA");
         assert!(!v.passed());
         assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
+        let mut imported = run_from_samples("ct", &[1_000]);
+        imported.duration_ns = 0;
+        assert_eq!(cells(&judge(&[imported], &req)[0])[9], "unknown");
     }
 }
