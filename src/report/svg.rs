@@ -4,6 +4,8 @@
 //! legend. Each function returns `None` when there is nothing to draw.
 
 use anyhow::{anyhow, Result};
+use plotters::coord::ranged1d::AsRangedCoord;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
 use rtlab_engine::stats::trace::TracePoint;
@@ -116,16 +118,16 @@ pub fn histograms<H: Borrow<HistogramData>>(
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_end, (ZERO_COUNT..top * 2.0).log_scale())
-            .map_err(plot_error)?;
+        let mut chart = new_chart(
+            &root,
+            title,
+            0f64..x_end,
+            (ZERO_COUNT..top * 2.0).log_scale(),
+        )?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc(format!("latency (µs), {bin_us} µs bins"))
             .x_label_formatter(&|x| axis_number(*x))
             .y_desc("count (log)")
@@ -149,6 +151,23 @@ pub fn histograms<H: Borrow<HistogramData>>(
         root.present().map_err(plot_error)?;
     }
     Ok(Some(buf))
+}
+
+/// A white chart with a title and room for axis labels.
+fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    x: X,
+    y: Y,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>> {
+    root.fill(&WHITE).map_err(plot_error)?;
+    ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(75)
+        .build_cartesian_2d(x, y)
+        .map_err(plot_error)
 }
 
 fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
@@ -187,7 +206,7 @@ pub fn percentile_label(x: f64) -> String {
 }
 
 /// Percentile curves: x is 1/(1 − quantile) on a log axis (labelled as the
-/// percentile), y the latency in µs at that quantile, up to the maximum.
+/// percentile), y the latency in µs at that quantile (log), up to the maximum.
 pub fn percentiles<H: Borrow<HistogramData>>(
     title: &str,
     series: &[(String, H)],
@@ -219,26 +238,21 @@ pub fn percentiles<H: Borrow<HistogramData>>(
         .iter()
         .flat_map(|(_, p)| p.iter().map(|p| p.0))
         .fold(10.0, f64::max);
-    let y_end = curves
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.1))
-        .fold(1.0, f64::max)
-        * 1.05;
+    // Log latency axis too: the tail spans decades above the median.
+    let ys = || curves.iter().flat_map(|(_, p)| p.iter().map(|p| p.1));
+    let y_end = ys().fold(1.0, f64::max) * 1.2;
+    let y_start = ys().fold(y_end, f64::min).max(0.01) * 0.8;
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d((1f64..x_end).log_scale(), 0f64..y_end)
-            .map_err(plot_error)?;
+        let x = (1f64..x_end).log_scale();
+        let mut chart = new_chart(&root, title, x, (y_start..y_end).log_scale())?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc("percentile (log of 1/(1-q))")
-            .y_desc("latency (µs)")
+            .y_desc("latency (µs, log)")
             .y_label_formatter(&|y| axis_number(*y))
             .x_label_formatter(&|x| percentile_label(*x))
             .draw()
@@ -280,16 +294,16 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_end.max(1e-3) * 1.02, 0f64..y_end.max(1.0) * 1.05)
-            .map_err(plot_error)?;
+        let mut chart = new_chart(
+            &root,
+            title,
+            0f64..x_end.max(1e-3) * 1.02,
+            0f64..y_end.max(1.0) * 1.05,
+        )?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc("time (s)")
             .y_desc("latency (µs), block maxima")
             .y_label_formatter(&|y| axis_number(*y))
