@@ -153,13 +153,16 @@ pub fn histograms<H: Borrow<HistogramData>>(
     Ok(Some(buf))
 }
 
+/// A chart drawn into an SVG string.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
 /// A white chart with a title and room for axis labels.
 fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
     x: X,
     y: Y,
-) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>> {
+) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>> {
     root.fill(&WHITE).map_err(plot_error)?;
     ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
@@ -171,7 +174,7 @@ fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
 }
 
 fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    chart: &mut Chart<'a, 'b, X, Y>,
     position: SeriesLabelPosition,
 ) -> Result<()> {
     chart
