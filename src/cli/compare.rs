@@ -129,7 +129,7 @@ fn overlay(runs: &[Run]) -> Result<Option<String>> {
 fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let hists = primary_histograms(runs);
-    if let Some(s) = overlay(runs)? {
+    if let Some(s) = svg::histograms("Latency histograms", &hists)? {
         out.push(("histograms.svg".to_string(), s));
     }
     if let Some(s) = svg::percentiles("Latency by percentile", &hists)? {
@@ -137,21 +137,10 @@ fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
     }
     for run in runs {
         let id = run.id.unwrap_or(0);
-        let name = run_name(run);
-        let threads: Vec<(String, _)> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), &s.histogram))
-            .collect();
-        if let Some(s) = svg::histograms(&format!("{name}: per-thread histograms"), &threads)? {
+        if let Some(s) = svg::run_threads(run)? {
             out.push((format!("run-{id}-threads.svg"), s));
         }
-        let traces: Vec<(String, &[_])> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), s.trace.as_slice()))
-            .collect();
-        if let Some(s) = svg::over_time(&format!("{name}: latency over time"), &traces)? {
+        if let Some(s) = svg::run_over_time(run)? {
             out.push((format!("run-{id}-time.svg"), s));
         }
     }
@@ -396,21 +385,30 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::report::fixture::{run_from_samples, series_from_samples};
 
     #[test]
     fn plot_files_cover_every_chart() {
         let mut a = run_from_samples("a", &[1_000, 2_000]);
         a.id = Some(3);
-        let files: Vec<String> = plot_files(&[a]).unwrap().into_iter().map(|f| f.0).collect();
+        let mut b = a.clone();
+        b.id = Some(4);
+        b.series.push(series_from_samples("cpu1", &[3_000]));
+        let files: Vec<String> = plot_files(&[a, b])
+            .unwrap()
+            .into_iter()
+            .map(|f| f.0)
+            .collect();
         assert_eq!(
             files,
             vec![
                 "histograms.svg",
                 "percentiles.svg",
-                "run-3-threads.svg",
-                "run-3-time.svg"
-            ]
+                "run-3-time.svg",
+                "run-4-threads.svg",
+                "run-4-time.svg"
+            ],
+            "per-thread plots only for runs with several threads"
         );
     }
 

@@ -186,26 +186,8 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         let text = series_table(&run.series, run.total.as_ref(), unit);
         out.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
     }
-    if run.series.len() > 1 {
-        let per_thread: Vec<(String, _)> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), &s.histogram))
-            .collect();
-        out.push_str(&figure(svg::histograms(
-            &format!("{name}: per-thread histograms"),
-            &per_thread,
-        )?));
-    }
-    let traces: Vec<(String, &[_])> = run
-        .series
-        .iter()
-        .map(|s| (s.name.clone(), s.trace.as_slice()))
-        .collect();
-    out.push_str(&figure(svg::over_time(
-        &format!("{name}: latency over time"),
-        &traces,
-    )?));
+    out.push_str(&figure(svg::run_threads(run)?));
+    out.push_str(&figure(svg::run_over_time(run)?));
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics

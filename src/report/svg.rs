@@ -3,6 +3,8 @@
 //! and latency over time. One colour per series, in [`PALETTE`] order, with a
 //! legend. Each function returns `None` when there is nothing to draw.
 
+use super::compare::run_name;
+use crate::record::Run;
 use anyhow::{anyhow, Result};
 use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::coord::Shift;
@@ -274,6 +276,32 @@ pub fn percentiles<H: Borrow<HistogramData>>(
         root.present().map_err(plot_error)?;
     }
     Ok(Some(buf))
+}
+
+/// The histograms of a run's threads overlaid (`None` with fewer than two).
+pub fn run_threads(run: &Run) -> Result<Option<String>> {
+    if run.series.len() < 2 {
+        return Ok(None);
+    }
+    let threads: Vec<(String, &HistogramData)> = run
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), &s.histogram))
+        .collect();
+    histograms(
+        &format!("{}: per-thread histograms", run_name(run)),
+        &threads,
+    )
+}
+
+/// A run's latency over time, one colour per thread (`None` without a trace).
+pub fn run_over_time(run: &Run) -> Result<Option<String>> {
+    let traces: Vec<(String, &[TracePoint])> = run
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), s.trace.as_slice()))
+        .collect();
+    over_time(&format!("{}: latency over time", run_name(run)), &traces)
 }
 
 /// At most `max` points: groups of neighbours reduced to their largest value.
