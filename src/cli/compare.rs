@@ -3,7 +3,7 @@
 
 use super::common::Context;
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
-use crate::record::Run;
+use crate::record::{Run, Status};
 use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
 use crate::report::diff::differences;
 use crate::report::verdict::{self, Requirement};
@@ -298,10 +298,17 @@ fn differences_text(runs: &[Run]) -> String {
     out
 }
 
-/// Warnings of all runs as text lines.
+/// Warnings of all runs as text lines, and which runs did not complete.
 pub fn warnings_text(runs: &[Run]) -> String {
     let mut out = String::new();
     for r in runs {
+        if r.status != Status::Complete {
+            out.push_str(&format!(
+                "  ! {}: status: the run is {}: its figures cover only what was observed\n",
+                run_name(r),
+                r.status.name()
+            ));
+        }
         for w in &r.warnings {
             out.push_str(&format!("  ! {}: {}: {}\n", run_name(r), w.code, w.message));
         }
@@ -427,6 +434,20 @@ mod tests {
         );
         assert_eq!(text, want);
         assert_eq!(clip("abc", 3), "abc");
+    }
+
+    #[test]
+    fn unfinished_runs_and_warnings_are_listed() {
+        let mut a = run_from_samples("a", &[1_000]);
+        a.id = Some(1);
+        assert_eq!(warnings_text(std::slice::from_ref(&a)), "");
+        a.status = Status::Interrupted;
+        a.warnings
+            .push(crate::record::Warning::new("vm", "under kvm"));
+        assert_eq!(
+            warnings_text(&[a]),
+            "warnings:\n  ! a #1: status: the run is interrupted: its figures cover only what was observed\n  ! a #1: vm: under kvm\n"
+        );
     }
 
     #[test]
