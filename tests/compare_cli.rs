@@ -146,6 +146,10 @@ fn formats_and_files() {
     // Overlay, percentiles, and per run: per-thread histograms (2 CPUs) or not,
     // and latency over time.
     assert!(svgs >= 4, "{svgs} plots");
+    // The first plot overlays the runs: one step line (and legend sample) each.
+    let overlay = doc.descendants().find(|n| n.has_tag_name("svg")).unwrap();
+    let overlay = parse(&html[overlay.range()]);
+    assert_eq!(polylines_per_colour(&overlay, 3), vec![2, 2, 0]);
     assert!(!html.contains("<script") && !html.contains(" src="));
     let mut names: Vec<String> = std::fs::read_dir(&plots)
         .unwrap()
@@ -216,6 +220,14 @@ fn bad_input_exits_2_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let html = dir.path().join("r.html");
+    rtlab(&db)
+        .args(["compare", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no results database at"));
+    assert!(!db.exists(), "a read-only command created the database");
+    // An empty file is an empty SQLite database: the store sets it up.
+    std::fs::write(&db, "").unwrap();
     for (args, msg) in [
         (vec!["compare"], "nothing to compare"),
         (vec!["compare", "nope"], "no run with id or label 'nope'"),
@@ -240,4 +252,57 @@ fn bad_input_exits_2_and_writes_nothing() {
             .stderr(predicate::str::contains(msg));
         assert!(!html.exists(), "{args:?} wrote a file");
     }
+}
+
+#[test]
+fn interrupted_runs_are_named_explicitly_and_flagged() {
+    if !can_measure("interrupted_runs_are_named_explicitly_and_flagged") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "latency", "-i", "500us", "-D", "20s", "-q", "--label", "cut",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until rtlab catches SIGINT (bit 2 of SigCgt in /proc/PID/status), so
+    // the signal interrupts the measurement instead of killing the process.
+    let status = format!("/proc/{}/status", child.id());
+    let catches_sigint = || {
+        std::fs::read_to_string(&status)
+            .ok()
+            .and_then(|s| {
+                let mask = s.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+                u64::from_str_radix(mask.trim(), 16).ok()
+            })
+            .is_some_and(|m| m & 2 != 0)
+    };
+    for _ in 0..200 {
+        if catches_sigint() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    rtlab(&db)
+        .args(["compare", "cut"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no complete run labelled 'cut'"))
+        .stderr(predicate::str::contains("'cut@1'"));
+    rtlab(&db)
+        .args(["compare", "cut@1", "--require", "loop=10s"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("the run is interrupted"))
+        .stdout(predicate::str::contains("judged on what was observed"));
 }

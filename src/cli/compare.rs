@@ -3,13 +3,12 @@
 
 use super::common::Context;
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
-use crate::record::Run;
-use crate::report::compare::{self, markdown_table, primary_series, run_name};
+use crate::record::{Run, Status};
+use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
 use crate::report::diff::differences;
-use crate::report::table::Table;
 use crate::report::verdict::{self, Requirement};
 use crate::report::{html, svg};
-use crate::store::Store;
+use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -25,7 +24,9 @@ use std::path::PathBuf;
 /// and every value is also given as a ratio to the baseline run.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Runs to compare: ids, labels or label@N.
+    /// Runs to compare, one column each: an id (12), a label (the newest complete
+    /// run with that label) or label@N (the Nth newest run with that label, any
+    /// status; @1 is the newest).
     #[arg(value_name = "RUN")]
     runs: Vec<String>,
     /// Also compare the newest complete run of every label matching this SQL LIKE
@@ -60,7 +61,8 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct RequireArgs {
     /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
-    /// preset (drone, messaging); repeatable. Exit 1 if any run fails one.
+    /// preset (drone, messaging); repeatable. A run passes when its observed
+    /// maximum latency is within the budget. Exit 1 if any run fails one.
     #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
     require: Vec<String>,
 }
@@ -123,17 +125,11 @@ fn overlay(runs: &[Run]) -> Result<Option<String>> {
     svg::histograms("Latency histograms", &primary_histograms(runs))
 }
 
-fn primary_histograms(runs: &[Run]) -> Vec<(String, &rtlab_engine::stats::hist::HistogramData)> {
-    runs.iter()
-        .filter_map(|r| primary_series(r).map(|s| (run_name(r), &s.histogram)))
-        .collect()
-}
-
 /// Every plot of `runs`, by file name.
 fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let hists = primary_histograms(runs);
-    if let Some(s) = overlay(runs)? {
+    if let Some(s) = svg::histograms("Latency histograms", &hists)? {
         out.push(("histograms.svg".to_string(), s));
     }
     if let Some(s) = svg::percentiles("Latency by percentile", &hists)? {
@@ -141,21 +137,10 @@ fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
     }
     for run in runs {
         let id = run.id.unwrap_or(0);
-        let name = run_name(run);
-        let threads: Vec<(String, _)> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), &s.histogram))
-            .collect();
-        if let Some(s) = svg::histograms(&format!("{name}: per-thread histograms"), &threads)? {
+        if let Some(s) = svg::run_threads(run)? {
             out.push((format!("run-{id}-threads.svg"), s));
         }
-        let traces: Vec<(String, &[_])> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), s.trace.as_slice()))
-            .collect();
-        if let Some(s) = svg::over_time(&format!("{name}: latency over time"), &traces)? {
+        if let Some(s) = svg::run_over_time(run)? {
             out.push((format!("run-{id}-time.svg"), s));
         }
     }
@@ -200,6 +185,20 @@ pub fn finish(
     } else {
         EXIT_FAILED
     })
+}
+
+/// Opens the results store for reading; a missing database is an input error
+/// rather than a new empty file.
+pub fn open_existing(ctx: &Context) -> Result<Store> {
+    let path = store::default_path(ctx.db.as_deref())?;
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
+            path.display()
+        ))
+        .into());
+    }
+    Store::open(&path)
 }
 
 /// The runs to compare, in column order, without repeats, and the baseline index.
@@ -252,28 +251,64 @@ fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
     Ok((ids, baseline))
 }
 
-/// The "what differs" table as text, or a sentence when nothing does.
+/// Longest value shown in the text "what differs" table (the HTML shows all).
+const DIFF_CELL_MAX: usize = 40;
+
+/// `s`, cut to `max` characters with an ellipsis.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The "what differs" table as text (left-aligned, long values clipped), or a
+/// sentence when nothing differs.
 fn differences_text(runs: &[Run]) -> String {
     let d = differences(runs);
     if d.is_empty() {
         return "what differs: nothing (same system fingerprint and parameters)\n".into();
     }
-    let names: Vec<String> = runs.iter().map(run_name).collect();
-    let mut header = vec!["field"];
-    header.extend(names.iter().map(String::as_str));
-    let mut t = Table::new(&header);
+    let mut lines: Vec<Vec<String>> = vec![std::iter::once("field".to_string())
+        .chain(runs.iter().map(run_name))
+        .collect()];
     for d in d {
-        let mut cells = vec![d.field];
-        cells.extend(d.values);
-        t.row(cells);
+        let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
+        lines.push(std::iter::once(d.field).chain(values).collect());
     }
-    format!("what differs:\n{}", t.render())
+    let mut width = vec![0; lines[0].len()];
+    for l in &lines {
+        for (w, c) in width.iter_mut().zip(l) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::from("what differs:\n");
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&width)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
-/// Warnings of all runs as text lines.
+/// Warnings of all runs as text lines, and which runs did not complete.
 pub fn warnings_text(runs: &[Run]) -> String {
     let mut out = String::new();
     for r in runs {
+        if r.status != Status::Complete {
+            out.push_str(&format!(
+                "  ! {}: status: the run is {}: its figures cover only what was observed\n",
+                run_name(r),
+                r.status.name()
+            ));
+        }
         for w in &r.warnings {
             out.push_str(&format!("  ! {}: {}: {}\n", run_name(r), w.code, w.message));
         }
@@ -288,7 +323,7 @@ pub fn warnings_text(runs: &[Run]) -> String {
 /// Runs `rtlab compare`.
 pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_store()?;
+    let store = open_existing(ctx)?;
     let (ids, baseline) = select(&store, &a)?;
     let runs = ids
         .iter()
@@ -357,21 +392,61 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::report::fixture::{run_from_samples, series_from_samples};
 
     #[test]
     fn plot_files_cover_every_chart() {
         let mut a = run_from_samples("a", &[1_000, 2_000]);
         a.id = Some(3);
-        let files: Vec<String> = plot_files(&[a]).unwrap().into_iter().map(|f| f.0).collect();
+        let mut b = a.clone();
+        b.id = Some(4);
+        b.series.push(series_from_samples("cpu1", &[3_000]));
+        let files: Vec<String> = plot_files(&[a, b])
+            .unwrap()
+            .into_iter()
+            .map(|f| f.0)
+            .collect();
         assert_eq!(
             files,
             vec![
                 "histograms.svg",
                 "percentiles.svg",
-                "run-3-threads.svg",
-                "run-3-time.svg"
-            ]
+                "run-3-time.svg",
+                "run-4-threads.svg",
+                "run-4-time.svg"
+            ],
+            "per-thread plots only for runs with several threads"
+        );
+    }
+
+    #[test]
+    fn differences_are_left_aligned_and_clipped() {
+        let mut a = run_from_samples("a", &[1_000]);
+        let mut b = run_from_samples("bb", &[1_000]);
+        a.id = Some(1);
+        b.id = Some(2);
+        b.fingerprint.hz = Some(1000);
+        b.fingerprint.cmdline = "x".repeat(50);
+        let text = differences_text(&[a, b]);
+        let want = format!(
+            "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
+            "x".repeat(39)
+        );
+        assert_eq!(text, want);
+        assert_eq!(clip("abc", 3), "abc");
+    }
+
+    #[test]
+    fn unfinished_runs_and_warnings_are_listed() {
+        let mut a = run_from_samples("a", &[1_000]);
+        a.id = Some(1);
+        assert_eq!(warnings_text(std::slice::from_ref(&a)), "");
+        a.status = Status::Interrupted;
+        a.warnings
+            .push(crate::record::Warning::new("vm", "under kvm"));
+        assert_eq!(
+            warnings_text(&[a]),
+            "warnings:\n  ! a #1: status: the run is interrupted: its figures cover only what was observed\n  ! a #1: vm: under kvm\n"
         );
     }
 

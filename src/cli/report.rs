@@ -1,7 +1,7 @@
 //! `rtlab report`: one run in depth, as text or as a self-contained HTML file.
 
 use super::common::Context;
-use super::compare::{finish, warnings_text, ReportFiles, RequireArgs};
+use super::compare::{finish, open_existing, warnings_text, ReportFiles, RequireArgs};
 use crate::record::Run;
 use crate::report::diff::system_fields;
 use crate::report::latency::{self, series_table};
@@ -18,7 +18,8 @@ use clap::Args;
 /// per-thread histograms and latency over time.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The run: an id, a label or label@N.
+    /// The run: an id (12), a label (the newest complete run with that label) or
+    /// label@N (the Nth newest run with that label, any status; @1 is the newest).
     #[arg(value_name = "RUN")]
     run: String,
     #[command(flatten)]
@@ -79,7 +80,7 @@ fn text(run: &Run, unit: TimeUnit) -> String {
 /// Runs `rtlab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_store()?;
+    let store = open_existing(ctx)?;
     let run = store.load(store.resolve(&a.run)?)?;
     let runs = std::slice::from_ref(&run);
     let verdicts = verdict::judge(runs, &reqs);
@@ -91,4 +92,35 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         out.push_str(&verdict::render_text(&verdicts));
     }
     finish(&files, &out, &verdicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::run_from_samples;
+
+    #[test]
+    fn bench_runs_show_their_metrics_and_system() {
+        let mut run = run_from_samples("pi", &[]);
+        run.kind = "bench.cpu".into();
+        run.total = None;
+        run.series.clear();
+        run.id = Some(4);
+        run.metrics.insert("events_per_s".into(), 1234.5);
+        let t = text(&run, TimeUnit::Us);
+        assert!(t.starts_with("rtlab bench.cpu  pi  [complete]\n"), "{t}");
+        assert!(t.contains("events_per_s  1234.5"), "{t}");
+        assert!(t.contains("  kernel           6.1.0\n"), "{t}");
+        assert!(
+            !t.contains("thread  samples"),
+            "no series table without series"
+        );
+    }
+
+    #[test]
+    fn latency_runs_use_the_latency_table() {
+        let t = text(&run_from_samples("rt", &[1_000, 3_000]), TimeUnit::Us);
+        assert!(t.starts_with("rtlab latency  rt  [complete]"), "{t}");
+        assert!(t.contains("\ncpu0          2"), "{t}");
+    }
 }

@@ -7,9 +7,12 @@
 //! from `run.metrics`, one row per metric name found in any run.
 
 use super::table::Table;
-use crate::record::{Run, Series};
+use crate::record::{Counters, Run, Series};
 use crate::units::{Human, TimeUnit};
+use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
+use rtlab_engine::stats::{Moments, Summary};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// What a row's values are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,7 +55,8 @@ pub struct Row {
     /// fewer than two runs have a value or the row has no direction).
     pub best: Vec<usize>,
     /// Each value divided by the baseline's (`None` for the baseline itself, or
-    /// where either value is missing or the baseline's is zero).
+    /// where either value is missing, the baseline's is not above zero or the
+    /// value is negative).
     pub ratios: Vec<Option<f64>>,
 }
 
@@ -102,12 +106,62 @@ pub fn run_name(run: &Run) -> String {
     name_with_id(&run.label, run.id)
 }
 
-/// The series whose figures stand for a run: its total, else its only series.
-pub fn primary_series(run: &Run) -> Option<&Series> {
-    run.total.as_ref().or(match run.series.as_slice() {
-        [only] => Some(only),
-        _ => None,
-    })
+/// The series whose figures stand for a run: its total, else its only series,
+/// else its series merged (runs imported without a total).
+pub fn primary_series(run: &Run) -> Option<Cow<'_, Series>> {
+    if let Some(t) = &run.total {
+        return Some(Cow::Borrowed(t));
+    }
+    match run.series.as_slice() {
+        [] => None,
+        [only] => Some(Cow::Borrowed(only)),
+        many => Some(Cow::Owned(merge_series(many))),
+    }
+}
+
+/// The histogram of each run's primary series, named after the run.
+pub fn primary_histograms(runs: &[Run]) -> Vec<(String, HistogramData)> {
+    runs.iter()
+        .filter_map(|r| primary_series(r).map(|s| (run_name(r), s.histogram.clone())))
+        .collect()
+}
+
+/// All series as one: histograms and counters added; the exact mean and standard
+/// deviation recombined from each series' own (to within a nanosecond).
+pub fn merge_series(many: &[Series]) -> Series {
+    let mut h = LatencyHistogram::new();
+    let mut counters = Counters::default();
+    let mut m = Moments::default();
+    for s in many {
+        h.merge(&LatencyHistogram::from_data(&s.histogram));
+        counters.samples += s.counters.samples;
+        counters.overruns += s.counters.overruns;
+        counters.deadline_misses += s.counters.deadline_misses;
+        counters.overflows += s.counters.overflows;
+        let sm = &s.summary;
+        if sm.samples == 0 {
+            continue;
+        }
+        let n = sm.samples as f64;
+        m.count += sm.samples;
+        m.min = m.min.min(sm.min_ns);
+        m.max = m.max.max(sm.max_ns);
+        m.sum += (n * sm.mean_ns).round() as u128;
+        m.sum_sq += (n * (sm.stddev_ns * sm.stddev_ns + sm.mean_ns * sm.mean_ns)).round() as u128;
+    }
+    Series {
+        name: "all".into(),
+        thread: None,
+        cpu: None,
+        tid: None,
+        interval_ns: None,
+        counters,
+        summary: Summary::new(&m, &h),
+        max_at: None,
+        histogram: h.to_data(),
+        us_histogram: None,
+        trace: Vec::new(),
+    }
 }
 
 /// Which way a metric improves, from its name.
@@ -197,7 +251,8 @@ impl Row {
             .iter()
             .enumerate()
             .map(|(i, v)| match (i == baseline, base, v) {
-                (false, Some(b), Some(v)) if b != 0.0 => Some(v / b),
+                // A ratio of signed spreads (p95-mean) would mislead.
+                (false, Some(b), Some(v)) if b > 0.0 && *v >= 0.0 => Some(v / b),
                 _ => None,
             })
             .collect();
@@ -224,18 +279,22 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
             started_at: r.started_at.clone(),
         })
         .collect();
-    let primary: Vec<Option<&Series>> = runs.iter().map(primary_series).collect();
+    let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(primary_series).collect();
     let mut rows: Vec<Row> = SERIES_ROWS
         .iter()
         .filter_map(|&(name, q, b, get)| {
-            let values: Vec<Option<f64>> = primary.iter().map(|s| s.map(get)).collect();
+            let values: Vec<Option<f64>> = primary.iter().map(|s| s.as_deref().map(get)).collect();
             values
                 .iter()
                 .any(Option::is_some)
                 .then(|| Row::new(name, q, b, values, baseline))
         })
         .collect();
-    let durations = runs.iter().map(|r| Some(r.duration_ns as f64)).collect();
+    // Imported runs may not know how long they observed: 0 means unknown.
+    let durations = runs
+        .iter()
+        .map(|r| (r.duration_ns > 0).then_some(r.duration_ns as f64))
+        .collect();
     let duration = Row::new(
         "duration",
         Quantity::Duration,
@@ -467,6 +526,27 @@ mod tests {
     }
 
     #[test]
+    fn no_ratio_against_zero_or_negative_values() {
+        let r = Row::new(
+            "p95-mean",
+            Quantity::Time,
+            Better::Lower,
+            vec![Some(-2.0), Some(3.0), Some(0.0)],
+            0,
+        );
+        assert_eq!(r.ratios, vec![None, None, None]);
+        assert_eq!(r.best, vec![0]);
+        let r = Row::new(
+            "x",
+            Quantity::Count,
+            Better::Lower,
+            vec![Some(0.0), Some(3.0)],
+            0,
+        );
+        assert_eq!(r.ratios, vec![None, None]);
+    }
+
+    #[test]
     fn text_markdown_csv() {
         let c = compare(&two(), 0);
         let text = c.render_text(TimeUnit::Us);
@@ -481,6 +561,30 @@ mod tests {
         let csv = c.render_csv();
         assert!(csv.contains("\nmin,time,2,b,5000,0.5,true\n"), "{csv}");
         assert!(csv.contains("\nmin,time,1,a,10000,,false\n"), "{csv}");
+    }
+
+    #[test]
+    fn runs_without_a_total_are_merged() {
+        use crate::report::fixture::series_from_samples;
+        let mut run = run_from_samples("x", &[]);
+        run.total = None;
+        run.series = vec![
+            series_from_samples("cpu0", &[10_000, 20_000]),
+            series_from_samples("cpu1", &[30_000, 40_000]),
+        ];
+        run.series[1].counters.overruns = 3;
+        let all = primary_series(&run).unwrap().into_owned();
+        let s = &all.summary;
+        assert_eq!((s.samples, s.min_ns, s.max_ns), (4, 10_000, 40_000));
+        assert_eq!(s.mean_ns, 25_000.0);
+        // Population stddev of 10, 20, 30, 40 µs: sqrt(125) µs.
+        assert!(
+            (s.stddev_ns - 125f64.sqrt() * 1000.0).abs() < 1.0,
+            "{}",
+            s.stddev_ns
+        );
+        assert_eq!(all.counters.overruns, 3);
+        assert_eq!(all.histogram.buckets.iter().map(|b| b.1).sum::<u64>(), 4);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! The output is well-formed XML (XHTML syntax), so tools and tests can parse it.
 
-use super::compare::{self, primary_series, run_name};
+use super::compare::{self, primary_histograms, run_name};
 use super::diff::{differences, system_fields};
 use super::latency::series_table;
 use super::svg;
@@ -21,7 +21,7 @@ h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-.text{white-space:normal;text-align:left;word-break:break-word}
+table.text td{white-space:normal;text-align:left;word-break:break-word}
 .best{font-weight:bold;background:#e8f4e8}.ratio{color:#666;font-size:.85em}
 .PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}
 .warn{background:#fff4e5;border-left:4px solid #f28e2b;padding:4px 8px;margin:4px 0}
@@ -46,9 +46,22 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// How a table's cells are laid out.
+#[derive(Clone, Copy)]
+enum Cells {
+    /// Figures: right-aligned, on one line.
+    Numbers,
+    /// Text values (system fields, parameters): left-aligned, wrapping.
+    Text,
+}
+
 /// A table; cells are already HTML.
-fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table><thead><tr>");
+fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
+    let class = match cells {
+        Cells::Numbers => "",
+        Cells::Text => " class=\"text\"",
+    };
+    let mut out = format!("<div class=\"scroll\"><table{class}><thead><tr>");
     for h in header {
         out.push_str(&format!("<th>{h}</th>"));
     }
@@ -100,7 +113,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
             cells
         })
         .collect();
-    let mut out = table(&header, &rows);
+    let mut out = table(Cells::Numbers, &header, &rows);
     if runs.len() > 1 {
         out.push_str(
             "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value.</p>\n",
@@ -129,7 +142,7 @@ fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
             v.len()
         )
     };
-    format!("{summary}\n{}", table(&header, &rows))
+    format!("{summary}\n{}", table(Cells::Numbers, &header, &rows))
 }
 
 fn what_differs(runs: &[Run]) -> String {
@@ -147,7 +160,7 @@ fn what_differs(runs: &[Run]) -> String {
             cells
         })
         .collect();
-    table(&header, &rows)
+    table(Cells::Text, &header, &rows)
 }
 
 fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
@@ -173,26 +186,8 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         let text = series_table(&run.series, run.total.as_ref(), unit);
         out.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
     }
-    if run.series.len() > 1 {
-        let per_thread: Vec<(String, _)> = run
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), &s.histogram))
-            .collect();
-        out.push_str(&figure(svg::histograms(
-            &format!("{name}: per-thread histograms"),
-            &per_thread,
-        )?));
-    }
-    let traces: Vec<(String, &[_])> = run
-        .series
-        .iter()
-        .map(|s| (s.name.clone(), s.trace.as_slice()))
-        .collect();
-    out.push_str(&figure(svg::over_time(
-        &format!("{name}: latency over time"),
-        &traces,
-    )?));
+    out.push_str(&figure(svg::run_threads(run)?));
+    out.push_str(&figure(svg::run_over_time(run)?));
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics
@@ -200,7 +195,11 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
             .map(|(k, v)| vec![esc(k), v.to_string()])
             .collect();
         out.push_str("<h3>Metrics</h3>\n");
-        out.push_str(&table(&["metric".into(), "value".into()], &rows));
+        out.push_str(&table(
+            Cells::Numbers,
+            &["metric".into(), "value".into()],
+            &rows,
+        ));
     }
     if !run.loads.is_empty() {
         let rows: Vec<Vec<String>> = run
@@ -213,14 +212,18 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
             .collect();
         out.push_str("<h3>Loads</h3>\n");
         let header = ["load".into(), "workers".into(), "achieved".into()];
-        out.push_str(&table(&header, &rows));
+        out.push_str(&table(Cells::Text, &header, &rows));
     }
     out.push_str("<h3>System</h3>\n");
     let rows: Vec<Vec<String>> = system_fields(run)
         .into_iter()
-        .map(|(k, v)| vec![esc(k), format!("<span class=\"text\">{}</span>", esc(&v))])
+        .map(|(k, v)| vec![esc(k), esc(&v)])
         .collect();
-    out.push_str(&table(&["field".into(), "value".into()], &rows));
+    out.push_str(&table(
+        Cells::Text,
+        &["field".into(), "value".into()],
+        &rows,
+    ));
     out.push_str(&format!(
         "<h3>Parameters</h3>\n<pre>{}</pre>\n<p class=\"meta\">Command: <code>{}</code></p>\n</section>\n",
         esc(&serde_json::to_string_pretty(&run.params)?),
@@ -251,10 +254,7 @@ pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -
     }
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&comparison(runs, unit));
-    let hists: Vec<(String, _)> = runs
-        .iter()
-        .filter_map(|r| primary_series(r).map(|s| (run_name(r), &s.histogram)))
-        .collect();
+    let hists = primary_histograms(runs);
     let plots = figure(svg::histograms("Latency histograms", &hists)?)
         + &figure(svg::percentiles("Latency by percentile", &hists)?);
     if !plots.is_empty() {

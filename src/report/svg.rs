@@ -3,15 +3,24 @@
 //! and latency over time. One colour per series, in [`PALETTE`] order, with a
 //! legend. Each function returns `None` when there is nothing to draw.
 
+use super::compare::run_name;
+use crate::record::Run;
 use anyhow::{anyhow, Result};
+use plotters::coord::ranged1d::AsRangedCoord;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
 use rtlab_engine::stats::trace::TracePoint;
+use std::borrow::Borrow;
 
 /// Plot size in pixels; the SVG scales (it has a viewBox).
 const SIZE: (u32, u32) = (900, 480);
 /// About this many histogram bins across the x axis.
 const TARGET_BINS: u64 = 400;
+/// At most this many dots per series in a latency-over-time plot: beyond it,
+/// neighbouring points are merged keeping the largest, so peaks stay visible and
+/// the page stays light.
+const MAX_DOTS: usize = 600;
 /// Where a zero count sits on the log axis (below 1, so a step down to it shows).
 const ZERO_COUNT: f64 = 0.5;
 
@@ -83,10 +92,13 @@ fn step_points(counts: &[u64], bin_us: u64) -> Vec<(f64, f64)> {
 }
 
 /// Histograms overlaid: x latency in µs, y count (log), one step line per series.
-pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+pub fn histograms<H: Borrow<HistogramData>>(
+    title: &str,
+    series: &[(String, H)],
+) -> Result<Option<String>> {
     let max_ns = series
         .iter()
-        .filter_map(|(_, h)| h.buckets.last().map(|b| b.0))
+        .filter_map(|(_, h)| h.borrow().buckets.last().map(|b| b.0))
         .max();
     let Some(max_ns) = max_ns else {
         return Ok(None);
@@ -96,8 +108,8 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
     let nbins = (span_us / bin_us + 1) as usize;
     let counted: Vec<(&String, Vec<u64>)> = series
         .iter()
-        .filter(|(_, h)| !h.buckets.is_empty())
-        .map(|(n, h)| (n, bins(h, bin_us, nbins)))
+        .filter(|(_, h)| !h.borrow().buckets.is_empty())
+        .map(|(n, h)| (n, bins(h.borrow(), bin_us, nbins)))
         .collect();
     let top = counted
         .iter()
@@ -108,17 +120,18 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_end, (ZERO_COUNT..top * 2.0).log_scale())
-            .map_err(plot_error)?;
+        let mut chart = new_chart(
+            &root,
+            title,
+            0f64..x_end,
+            (ZERO_COUNT..top * 2.0).log_scale(),
+        )?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc(format!("latency (µs), {bin_us} µs bins"))
+            .x_label_formatter(&|x| axis_number(*x))
             .y_desc("count (log)")
             .y_label_formatter(&|c| format!("{c:.0}"))
             .draw()
@@ -142,8 +155,28 @@ pub fn histograms(title: &str, series: &[(String, &HistogramData)]) -> Result<Op
     Ok(Some(buf))
 }
 
+/// A chart drawn into an SVG string.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// A white chart with a title and room for axis labels.
+fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    x: X,
+    y: Y,
+) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>> {
+    root.fill(&WHITE).map_err(plot_error)?;
+    ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(75)
+        .build_cartesian_2d(x, y)
+        .map_err(plot_error)
+}
+
 fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    chart: &mut Chart<'a, 'b, X, Y>,
     position: SeriesLabelPosition,
 ) -> Result<()> {
     chart
@@ -154,6 +187,17 @@ fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
         .label_font(("sans-serif", 14))
         .draw()
         .map_err(plot_error)
+}
+
+/// An axis label: whole numbers without decimals, others with one or two.
+pub fn axis_number(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 /// `1/(1-q)` as the percentile it stands for: 10 → `90%`, 1000 → `99.9%`.
@@ -167,11 +211,14 @@ pub fn percentile_label(x: f64) -> String {
 }
 
 /// Percentile curves: x is 1/(1 − quantile) on a log axis (labelled as the
-/// percentile), y the latency in µs at that quantile, up to the maximum.
-pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<Option<String>> {
+/// percentile), y the latency in µs at that quantile (log), up to the maximum.
+pub fn percentiles<H: Borrow<HistogramData>>(
+    title: &str,
+    series: &[(String, H)],
+) -> Result<Option<String>> {
     let mut curves = Vec::new();
     for (name, data) in series {
-        let h = LatencyHistogram::from_data(data);
+        let h = LatencyHistogram::from_data(data.borrow());
         let n = h.len();
         if n == 0 {
             continue;
@@ -196,26 +243,22 @@ pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<O
         .iter()
         .flat_map(|(_, p)| p.iter().map(|p| p.0))
         .fold(10.0, f64::max);
-    let y_end = curves
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.1))
-        .fold(1.0, f64::max)
-        * 1.05;
+    // Log latency axis too: the tail spans decades above the median.
+    let ys = || curves.iter().flat_map(|(_, p)| p.iter().map(|p| p.1));
+    let y_end = ys().fold(1.0, f64::max) * 1.2;
+    let y_start = ys().fold(y_end, f64::min).max(0.01) * 0.8;
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d((1f64..x_end).log_scale(), 0f64..y_end)
-            .map_err(plot_error)?;
+        let x = (1f64..x_end).log_scale();
+        let mut chart = new_chart(&root, title, x, (y_start..y_end).log_scale())?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc("percentile (log of 1/(1-q))")
-            .y_desc("latency (µs)")
+            .y_desc("latency (µs, log)")
+            .y_label_formatter(&|y| axis_number(*y))
             .x_label_formatter(&|x| percentile_label(*x))
             .draw()
             .map_err(plot_error)?;
@@ -235,6 +278,41 @@ pub fn percentiles(title: &str, series: &[(String, &HistogramData)]) -> Result<O
     Ok(Some(buf))
 }
 
+/// The histograms of a run's threads overlaid (`None` with fewer than two).
+pub fn run_threads(run: &Run) -> Result<Option<String>> {
+    if run.series.len() < 2 {
+        return Ok(None);
+    }
+    let threads: Vec<(String, &HistogramData)> = run
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), &s.histogram))
+        .collect();
+    histograms(
+        &format!("{}: per-thread histograms", run_name(run)),
+        &threads,
+    )
+}
+
+/// A run's latency over time, one colour per thread (`None` without a trace).
+pub fn run_over_time(run: &Run) -> Result<Option<String>> {
+    let traces: Vec<(String, &[TracePoint])> = run
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), s.trace.as_slice()))
+        .collect();
+    over_time(&format!("{}: latency over time", run_name(run)), &traces)
+}
+
+/// At most `max` points: groups of neighbours reduced to their largest value.
+pub fn decimate(trace: &[TracePoint], max: usize) -> Vec<TracePoint> {
+    let group = trace.len().div_ceil(max.max(1)).max(1);
+    trace
+        .chunks(group)
+        .filter_map(|c| c.iter().max_by_key(|p| p.max_ns).copied())
+        .collect()
+}
+
 /// Latency over time: one dot per trace point (the maximum of a block of
 /// samples), x in seconds from the start, y in µs.
 pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Option<String>> {
@@ -247,18 +325,19 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_end.max(1e-3) * 1.02, 0f64..y_end.max(1.0) * 1.05)
-            .map_err(plot_error)?;
+        let mut chart = new_chart(
+            &root,
+            title,
+            0f64..x_end.max(1e-3) * 1.02,
+            0f64..y_end.max(1.0) * 1.05,
+        )?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
             .x_desc("time (s)")
             .y_desc("latency (µs), block maxima")
+            .y_label_formatter(&|y| axis_number(*y))
             .draw()
             .map_err(plot_error)?;
         for (i, (name, trace)) in series.iter().enumerate() {
@@ -266,7 +345,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
                 continue;
             }
             let c = colour(i);
-            let dots = trace.iter().map(|p| {
+            let dots = decimate(trace, MAX_DOTS).into_iter().map(|p| {
                 Circle::new(
                     (p.offset_ns as f64 / 1e9, p.max_ns as f64 / 1000.0),
                     2,
@@ -365,7 +444,7 @@ mod tests {
             texts.contains(&"vanilla <3.8>") && texts.contains(&"rt & co"),
             "{texts:?}"
         );
-        assert!(histograms("empty", &[]).unwrap().is_none());
+        assert!(histograms::<HistogramData>("empty", &[]).unwrap().is_none());
     }
 
     #[test]
@@ -379,6 +458,18 @@ mod tests {
         assert_eq!(percentile_label(100.0), "99%");
         assert_eq!(percentile_label(1000.0), "99.9%");
         assert_eq!(percentile_label(1.0), "0%");
+        assert_eq!(axis_number(1000.0), "1000");
+        assert_eq!(axis_number(12.5), "12.5");
+        assert_eq!(axis_number(0.25), "0.25");
+    }
+
+    #[test]
+    fn decimation_keeps_the_peaks() {
+        let s = series_from_samples("a", &[1, 9, 2, 3, 8, 4, 5]);
+        let d: Vec<u64> = decimate(&s.trace, 3).iter().map(|p| p.max_ns).collect();
+        assert_eq!(d, vec![9, 8, 5]);
+        assert_eq!(decimate(&s.trace, 100).len(), 7);
+        assert_eq!(decimate(&s.trace, 7), s.trace);
     }
 
     #[test]

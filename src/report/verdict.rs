@@ -118,7 +118,7 @@ pub struct Verdict {
     pub overruns: Option<u64>,
     /// Values observed.
     pub samples: u64,
-    /// Time observed (ns).
+    /// Time observed (ns; 0 when unknown, as for some imported runs).
     pub duration_ns: u64,
     /// Why the verdict is weaker than it looks (run interrupted or failed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -137,7 +137,9 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for run in runs {
         let series = primary_series(run).filter(|s| s.counters.samples > 0);
-        let hist = series.map(|s| LatencyHistogram::from_data(&s.histogram));
+        let hist = series
+            .as_ref()
+            .map(|s| LatencyHistogram::from_data(&s.histogram));
         let note = match run.status {
             Status::Complete => None,
             s => Some(format!(
@@ -160,7 +162,7 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
                 duration_ns: run.duration_ns,
                 note: note.clone(),
             };
-            if let (Some(s), Some(h)) = (series, &hist) {
+            if let (Some(s), Some(h)) = (&series, &hist) {
                 let max = s.summary.max_ns;
                 let over = s.counters.samples.saturating_sub(h.count_le(req.budget_ns));
                 let pass = max <= req.budget_ns;
@@ -205,7 +207,11 @@ pub fn cells(v: &Verdict) -> Vec<String> {
         opt(v.misses),
         opt(v.overruns),
         v.samples.to_string(),
-        Human(v.duration_ns).to_string(),
+        if v.duration_ns > 0 {
+            Human(v.duration_ns).to_string()
+        } else {
+            "unknown".into()
+        },
         v.note.clone().unwrap_or_default(),
     ]
 }
@@ -317,5 +323,8 @@ mod tests {
         assert_eq!(v.result, "NO DATA");
         assert!(!v.passed());
         assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
+        let mut imported = run_from_samples("ct", &[1_000]);
+        imported.duration_ns = 0;
+        assert_eq!(cells(&judge(&[imported], &req)[0])[9], "unknown");
     }
 }

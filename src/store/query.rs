@@ -5,7 +5,8 @@
 //! - `12`: the run with id 12 (a label made only of digits is reached with `12@1`);
 //! - `vanilla`: the newest *complete* run labelled `vanilla`;
 //! - `vanilla@2`: the 2nd newest run labelled `vanilla`, whatever its status
-//!   (`@1` is the newest).
+//!   (`@1` is the newest). A label that itself ends in `@2` is matched whole
+//!   first.
 //!
 //! "Newest" means the highest id: ids only grow.
 
@@ -82,17 +83,17 @@ impl Store {
                 self.path.display()
             )));
         }
-        if let Some((label, nth)) = sel.rsplit_once('@') {
-            if let Ok(n) = nth.parse::<usize>() {
-                return self.nth_with_label(selector, label, n);
-            }
-        }
         let runs = self.runs_with_label(sel)?;
+        if runs.is_empty() {
+            if let Some((label, nth)) = sel.rsplit_once('@') {
+                if let Ok(n) = nth.parse::<usize>() {
+                    return self.nth_with_label(selector, label, n);
+                }
+            }
+            bail!(UsageError(self.unknown_label(sel)?));
+        }
         if let Some(r) = runs.iter().find(|r| r.status == "complete") {
             return Ok(r.id);
-        }
-        if runs.is_empty() {
-            bail!(UsageError(self.unknown_label(sel)?));
         }
         let found: Vec<String> = runs
             .iter()
@@ -171,6 +172,14 @@ mod tests {
         assert_eq!(store.resolve("rt@3").unwrap(), ids[0]);
         assert_eq!(store.resolve(&ids[3].to_string()).unwrap(), ids[3]);
         assert_eq!(store.resolve(" stock ").unwrap(), ids[3]);
+    }
+
+    #[test]
+    fn a_label_ending_in_at_n_is_matched_whole_first() {
+        use Status::*;
+        let (_d, store, ids) = store_with(&[("v", Complete), ("v", Complete), ("v@2", Complete)]);
+        assert_eq!(store.resolve("v@2").unwrap(), ids[2]);
+        assert_eq!(store.resolve("v@1").unwrap(), ids[1]);
     }
 
     #[test]
