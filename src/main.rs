@@ -6,6 +6,7 @@ mod record;
 mod report;
 mod store;
 mod system;
+mod tune;
 mod units;
 
 use clap::Parser;

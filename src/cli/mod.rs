@@ -1,6 +1,7 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
 mod common;
+mod kconfig;
 mod latency;
 
 use anyhow::Result;
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Compare kernel configurations by subsystem; check one for latency.
+    Kconfig(kconfig::KconfigArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -35,6 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Kconfig(args) => kconfig::run(args),
     }
 }
 

@@ -31,6 +31,11 @@ impl Table {
         }
     }
 
+    /// Left-aligns every column (tables of text rather than numbers).
+    pub fn left_align_all(&mut self) {
+        self.align.fill(Align::Left);
+    }
+
     /// Adds a row (missing cells are blank).
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
