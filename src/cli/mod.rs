@@ -1,5 +1,6 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
+mod audit;
 mod common;
 mod kconfig;
 mod latency;
@@ -29,6 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Check the system's real-time readiness: one row per setting, with the fix.
+    Audit(audit::AuditArgs),
     /// Compare kernel configurations by subsystem; check one for latency.
     Kconfig(kconfig::KconfigArgs),
 }
@@ -38,6 +41,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Audit(args) => audit::run(args),
         Command::Kconfig(args) => kconfig::run(args),
     }
 }

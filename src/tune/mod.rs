@@ -2,6 +2,7 @@
 //! threads run at which priority ([`prio`]), and what a kernel configuration does
 //! for latency ([`kconfig`]).
 
+pub mod audit;
 pub mod kconfig;
 
 use serde::Serialize;
