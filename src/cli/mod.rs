@@ -4,6 +4,7 @@ mod audit;
 mod common;
 mod kconfig;
 mod latency;
+mod prio;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -32,6 +33,8 @@ pub enum Command {
     Latency(latency::LatencyArgs),
     /// Check the system's real-time readiness: one row per setting, with the fix.
     Audit(audit::AuditArgs),
+    /// Thread priorities: list, set by pattern, run, profiles, systemd units, restore.
+    Prio(prio::PrioArgs),
     /// Compare kernel configurations by subsystem; check one for latency.
     Kconfig(kconfig::KconfigArgs),
 }
@@ -43,6 +46,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Latency(args) => latency::run(&ctx, args),
         Command::Audit(args) => audit::run(args),
         Command::Kconfig(args) => kconfig::run(args),
+        Command::Prio(args) => prio::run(args),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod kconfig;
+pub mod prio;
 
 use serde::Serialize;
 
