@@ -331,7 +331,10 @@ fn a_fake_rt_board_is_judged_from_its_files() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert_eq!(failed, ["preempt", "hrtimers", "rlimit_rtprio", "debug_options"]);
+    assert_eq!(
+        failed,
+        ["preempt", "hrtimers", "rlimit_rtprio", "debug_options"]
+    );
     let fix = doc["checks"][0]["fix"].as_str().unwrap();
     assert!(
         fix.contains("preempt=full") && fix.contains("mainline since 6.12"),

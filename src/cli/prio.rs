@@ -195,8 +195,9 @@ struct SetArgs {
 struct RunArgs {
     #[command(flatten)]
     sched: SchedArgs,
-    /// Raise RLIMIT_MEMLOCK to unlimited so the command can mlockall (Linux drops
-    /// a lock across exec, so the command must lock its own memory).
+    /// Raise RLIMIT_MEMLOCK to unlimited (or at least to its hard limit) so the
+    /// command can mlockall (Linux drops a lock across exec, so the command must
+    /// lock its own memory).
     #[arg(long)]
     mlock: bool,
     /// The command and its arguments (after --).
@@ -461,30 +462,42 @@ fn set(a: SetArgs) -> Result<i32> {
     Ok(o.code())
 }
 
-/// Raises RLIMIT_MEMLOCK (soft and hard) to unlimited for this process and what
-/// it executes.
-fn memlock_unlimited() -> std::io::Result<()> {
-    let lim = libc::rlimit {
+/// Raises RLIMIT_MEMLOCK to unlimited for this process and what it executes; when
+/// the hard limit cannot be raised (no CAP_SYS_RESOURCE), the soft limit goes up to
+/// the hard one. Returns the limit reached (`None`: unlimited).
+fn raise_memlock() -> std::io::Result<Option<u64>> {
+    let mut lim = libc::rlimit {
         rlim_cur: libc::RLIM_INFINITY,
         rlim_max: libc::RLIM_INFINITY,
     };
     // SAFETY: setrlimit(2) reads one rlimit through a valid pointer.
     if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+        return Ok(None);
     }
+    // SAFETY: getrlimit(2) writes one rlimit through a valid pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    lim.rlim_cur = lim.rlim_max;
+    // SAFETY: as above.
+    if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
 }
 
 fn run_cmd(a: RunArgs) -> Result<i32> {
     use std::os::unix::process::CommandExt;
     let target = a.sched.target()?;
     if a.mlock {
-        memlock_unlimited().map_err(|e| {
-            SystemError(format!(
-                "--mlock: cannot raise RLIMIT_MEMLOCK ({e}); run as root or with CAP_SYS_RESOURCE"
-            ))
-        })?;
+        let reached = raise_memlock()
+            .map_err(|e| SystemError(format!("--mlock: cannot raise RLIMIT_MEMLOCK ({e})")))?;
+        if let Some(bytes) = reached {
+            eprintln!(
+                "warning: --mlock: RLIMIT_MEMLOCK raised only to its hard limit, {} KiB (unlimited needs CAP_SYS_RESOURCE or LimitMEMLOCK=infinity)",
+                bytes / 1024
+            );
+        }
     }
     // rtlab is single-threaded here: the calling thread is the process, and its
     // policy and affinity are inherited across exec.
