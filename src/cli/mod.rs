@@ -26,8 +26,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. Parsed once per run, so the size of the largest variant does
+/// not matter.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),

@@ -108,23 +108,32 @@ pub fn check(c: &Config) -> Vec<Finding> {
     use Effect::*;
     let mut f = Vec::new();
     let model = c.preempt_model();
-    if model == "PREEMPT_RT" {
-        f.push(finding(
+    match c.preempt_choice() {
+        Some("PREEMPT_RT") => f.push(finding(
             Helps,
             "PREEMPT_RT",
             "y",
             "fully preemptible kernel: threaded interrupts, sleeping spinlocks, bounded latency",
             "",
-        ));
-    } else if !model.contains("none")
-        && !model.contains("voluntary")
-        && !model.contains("NONE")
-        && !model.contains("VOLUNTARY")
-        && model != "unknown"
-    {
-        f.push(finding(Hurts, "PREEMPT_RT", c.get("PREEMPT_RT"), &format!("{model}: preemptible, but interrupts and spinlock sections still block RT tasks"), "enable CONFIG_PREEMPT_RT (in mainline since 6.12; older kernels need the RT patch); on PREEMPT_DYNAMIC boot with preempt=full meanwhile"));
-    } else {
-        f.push(finding(Hurts, "PREEMPT_RT", c.get("PREEMPT_RT"), &format!("{model}: the kernel is preempted only at explicit points; maxima of milliseconds are expected"), "choose \"Fully Preemptible Kernel (Real-Time)\" (CONFIG_PREEMPT_RT=y) or at least CONFIG_PREEMPT=y"));
+        )),
+        Some("PREEMPT" | "PREEMPT_LAZY") => f.push(finding(
+            Hurts,
+            "PREEMPT_RT",
+            c.get("PREEMPT_RT"),
+            &format!("{model}: preemptible, but interrupt handlers and spinlock sections still block RT tasks"),
+            "enable CONFIG_PREEMPT_RT (in mainline since 6.12; older kernels need the RT patch)",
+        )),
+        _ => f.push(finding(
+            Hurts,
+            "PREEMPT_RT",
+            c.get("PREEMPT_RT"),
+            &format!("{model}: the kernel is preempted only at explicit points; maxima of milliseconds are expected"),
+            if c.enabled("PREEMPT_DYNAMIC") {
+                "boot with preempt=full now; for bounded latency enable CONFIG_PREEMPT_RT (in mainline since 6.12)"
+            } else {
+                "choose \"Fully Preemptible Kernel (Real-Time)\" (CONFIG_PREEMPT_RT=y), or at least CONFIG_PREEMPT=y"
+            },
+        )),
     }
     if c.enabled("HIGH_RES_TIMERS") {
         f.push(finding(

@@ -144,30 +144,35 @@ impl Config {
         matches!(self.get(name), Value::Yes | Value::Module)
     }
 
-    /// The preemption model the configuration selects.
+    /// The preemption model chosen in Kconfig's "Preemption Model" menu, as its
+    /// symbol (`PREEMPT_RT`, `PREEMPT_LAZY`, `PREEMPT`, `PREEMPT_VOLUNTARY`,
+    /// `PREEMPT_NONE`), most preemptible first.
+    pub fn preempt_choice(&self) -> Option<&'static str> {
+        [
+            "PREEMPT_RT",
+            "PREEMPT_LAZY",
+            "PREEMPT",
+            "PREEMPT_VOLUNTARY",
+            "PREEMPT_NONE",
+        ]
+        .into_iter()
+        .find(|sym| self.enabled(sym))
+    }
+
+    /// The preemption model, readable; for PREEMPT_DYNAMIC kernels with the boot
+    /// default (which follows the Kconfig choice).
     pub fn preempt_model(&self) -> &'static str {
-        let models = [
-            ("PREEMPT_RT", "PREEMPT_RT"),
-            ("PREEMPT_LAZY", "PREEMPT_LAZY"),
-            ("PREEMPT", "PREEMPT"),
-            ("PREEMPT_VOLUNTARY", "PREEMPT_VOLUNTARY"),
-            ("PREEMPT_NONE", "PREEMPT_NONE"),
-        ];
-        let model = models
-            .iter()
-            .find(|(sym, _)| self.enabled(sym))
-            .map_or("unknown", |(_, name)| name);
-        if self.enabled("PREEMPT_DYNAMIC") && model != "PREEMPT_RT" {
-            // The boot default of a dynamic kernel follows the Kconfig choice.
-            return match model {
-                "PREEMPT" => "PREEMPT_DYNAMIC (default full)",
-                "PREEMPT_VOLUNTARY" => "PREEMPT_DYNAMIC (default voluntary)",
-                "PREEMPT_NONE" => "PREEMPT_DYNAMIC (default none)",
-                "PREEMPT_LAZY" => "PREEMPT_DYNAMIC (default lazy)",
-                _ => "PREEMPT_DYNAMIC",
-            };
+        let choice = self.preempt_choice();
+        if !self.enabled("PREEMPT_DYNAMIC") || choice == Some("PREEMPT_RT") {
+            return choice.unwrap_or("unknown");
         }
-        model
+        match choice {
+            Some("PREEMPT") => "PREEMPT_DYNAMIC (default full)",
+            Some("PREEMPT_VOLUNTARY") => "PREEMPT_DYNAMIC (default voluntary)",
+            Some("PREEMPT_NONE") => "PREEMPT_DYNAMIC (default none)",
+            Some("PREEMPT_LAZY") => "PREEMPT_DYNAMIC (default lazy)",
+            _ => "PREEMPT_DYNAMIC",
+        }
     }
 
     /// `CONFIG_HZ`, as written.
