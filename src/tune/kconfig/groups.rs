@@ -73,6 +73,27 @@ const GROUPS: &[(&str, &[M])] = &[
         ],
     ),
     (
+        "Locking",
+        &[
+            Prefix("QUEUED_"),
+            Has("SPINLOCK"),
+            Has("RWLOCK"),
+            Has("RWSEM"),
+            Has("MUTEX"),
+            Suffix("_LOCKS"),
+        ],
+    ),
+    (
+        "Interrupts",
+        &[
+            Prefix("SOFTIRQ"),
+            Prefix("IRQ"),
+            Prefix("GENERIC_IRQ"),
+            Prefix("HARDIRQ"),
+            Has("_IRQ_"),
+        ],
+    ),
+    (
         "Tracing and profiling",
         &[
             Has("TRACER"),
@@ -288,6 +309,7 @@ const GROUPS: &[(&str, &[M])] = &[
         "File systems",
         &[
             Suffix("_FS"),
+            Prefix("FS_"),
             Has("_FS_"),
             Prefix("EXT4"),
             Prefix("EXT2"),
@@ -328,12 +350,15 @@ const GROUPS: &[(&str, &[M])] = &[
             Prefix("IOSCHED"),
             Prefix("MQ_IOSCHED"),
             Prefix("CDROM"),
+            Prefix("DEV_DAX"),
         ],
     ),
     (
         "Memory management",
         &[
             Prefix("TRANSPARENT_HUGEPAGE"),
+            Prefix("THP_"),
+            Prefix("COMPACT"),
             Is("KSM"),
             Is("SWAP"),
             Prefix("ZSWAP"),
@@ -401,6 +426,16 @@ const GROUPS: &[(&str, &[M])] = &[
             Prefix("WATCHDOG"),
         ],
     ),
+    ("LEDs", &[Prefix("LEDS"), Prefix("NEW_LEDS")]),
+    (
+        "Firmware (EFI, DMI)",
+        &[
+            Prefix("EFI"),
+            Prefix("DMI"),
+            Prefix("FIRMWARE"),
+            Prefix("FW_"),
+        ],
+    ),
     (
         "Staging drivers",
         &[Prefix("STAGING"), Prefix("R8188"), Prefix("R8712")],
@@ -462,6 +497,11 @@ mod tests {
                 "Power management and CPU frequency",
             ),
             ("EXT4_FS", "File systems"),
+            ("QUEUED_RWLOCKS", "Locking"),
+            ("SOFTIRQ_ON_OWN_STACK", "Interrupts"),
+            ("THP_SWAP", "Memory management"),
+            ("DEV_DAX_KMEM", "Block devices and storage"),
+            ("EFI_DISABLE_RUNTIME", "Firmware (EFI, DMI)"),
             ("SOMETHING_UNHEARD_OF", "Other"),
         ] {
             assert_eq!(group_of(sym), group, "{sym}");
