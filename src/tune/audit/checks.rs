@@ -1087,10 +1087,14 @@ fn rlimit_memlock(i: &Input) -> Check {
     let Some(soft) = l.soft("Max locked memory") else {
         return row.na("/proc/self/limits not readable", "unlimited");
     };
+    let shown = soft
+        .parse::<u64>()
+        .map(|b| format!("{} KiB", b / 1024))
+        .unwrap_or_else(|_| soft.clone());
     if l.has_cap(CAP_IPC_LOCK) {
         return row.done(
             Status::Ok,
-            format!("{soft} ({} has CAP_IPC_LOCK: no limit)", l.who()),
+            format!("{shown} ({} has CAP_IPC_LOCK: no limit)", l.who()),
             "unlimited",
             "",
         );
@@ -1098,13 +1102,9 @@ fn rlimit_memlock(i: &Input) -> Check {
     if soft == "unlimited" {
         return row.done(Status::Ok, soft, "unlimited", "");
     }
-    let shown = soft
-        .parse::<u64>()
-        .map(|b| format!("{} KiB for {}", b / 1024, l.who()))
-        .unwrap_or(soft);
     row.done(
         Status::Warn,
-        shown,
+        format!("{shown} for {}", l.who()),
         "unlimited",
         "add '@realtime - memlock unlimited' to /etc/security/limits.d/90-rt.conf, or LimitMEMLOCK=infinity in the service unit",
     )
