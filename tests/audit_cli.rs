@@ -388,3 +388,51 @@ fn latency_runs_carry_the_audit_summary() {
         .sum();
     assert_eq!(total as usize, IDS.len());
 }
+
+#[test]
+fn idle_states_irqbalance_and_pm_qos() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "/sys/devices/system/cpu/online", "0-3\n");
+    write(r, "/sys/devices/system/cpu/isolated", "3\n");
+    for (n, name, lat) in [(0, "POLL", 0), (1, "C1", 2), (2, "C6", 133)] {
+        let base = format!("/sys/devices/system/cpu/cpu0/cpuidle/state{n}");
+        write(r, &format!("{base}/name"), &format!("{name}\n"));
+        write(r, &format!("{base}/latency"), &format!("{lat}\n"));
+        write(r, &format!("{base}/disable"), "0\n");
+    }
+    write(r, "/proc/4242/comm", "irqbalance\n");
+    write(r, "/dev/cpu_dma_latency", "");
+    std::fs::write(r.join("dev/cpu_dma_latency"), 0i32.to_le_bytes()).unwrap();
+    let root = r.to_str().unwrap();
+    let rows = checks(&audit_json(&["--root", root]));
+    let (st, cur) = status(&rows, "c_states");
+    assert_eq!(st, "warn");
+    assert!(cur.contains("C6") && cur.contains("133 µs"), "{cur}");
+    let (st, cur) = status(&rows, "irqbalance");
+    assert_eq!(st, "warn", "{cur}");
+    assert_eq!(
+        status(&rows, "cpu_dma_latency"),
+        ("ok", "present, held at 0 µs")
+    );
+
+    // The deep state disabled, irqbalance banned from the isolated CPU.
+    write(
+        r,
+        "/sys/devices/system/cpu/cpu0/cpuidle/state2/disable",
+        "1\n",
+    );
+    write(
+        r,
+        "/etc/default/irqbalance",
+        "IRQBALANCE_BANNED_CPULIST=3\n",
+    );
+    let rows = checks(&audit_json(&["--root", root]));
+    let (st, cur) = status(&rows, "c_states");
+    assert_eq!(st, "ok");
+    assert!(cur.contains("C1"), "{cur}");
+    assert_eq!(
+        status(&rows, "irqbalance"),
+        ("ok", "running, banned CPUs 3")
+    );
+}

@@ -333,32 +333,24 @@ fn kernel_threads_only_with_the_flag() {
         c.env("XDG_STATE_HOME", dir.path());
         c
     };
+    let set = [
+        "prio",
+        "set",
+        "^kthreadd$",
+        "--policy",
+        "fifo",
+        "-p",
+        "1",
+        "--dry-run",
+    ];
     rtlab()
-        .args([
-            "prio",
-            "set",
-            "^kthreadd$",
-            "--policy",
-            "fifo",
-            "-p",
-            "1",
-            "--dry-run",
-        ])
+        .args(set)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("--kernel-threads"));
     rtlab()
-        .args([
-            "prio",
-            "set",
-            "^kthreadd$",
-            "--policy",
-            "fifo",
-            "-p",
-            "1",
-            "--dry-run",
-            "--kernel-threads",
-        ])
+        .args(set)
+        .arg("--kernel-threads")
         .assert()
         .code(0)
         .stdout(predicates::str::contains("would change"));
