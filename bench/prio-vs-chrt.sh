@@ -12,11 +12,11 @@
 # must have the wanted policy and priority, else the run stops. Reported: median wall
 # time per step (ms), and the ratio rtlab / anchor.
 #
-# Usage: bench/prio-vs-chrt.sh              (THREADS=200 ROUNDS=15; root)
+# Usage: bench/prio-vs-chrt.sh              (THREADS=200 ROUNDS=9; root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-200}
-ROUNDS=${ROUNDS:-15}
+ROUNDS=${ROUNDS:-9}
 [ "$(id -u)" = 0 ] || { echo "needs root (SCHED_FIFO)"; exit 3; }
 for t in chrt taskset pgrep; do
     command -v "$t" >/dev/null || { echo "missing $t (apt-get install util-linux procps)"; exit 3; }
@@ -48,7 +48,7 @@ verify() {
     [ "$bad" = 0 ] || { echo "verification failed: $bad threads not at policy $1 prio $2"; exit 1; }
 }
 now() { date +%s%N; }
-ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 : >"$work/a_set"; : >"$work/a_back"; : >"$work/r_set"; : >"$work/r_back"

@@ -5,7 +5,7 @@ use crate::report::table::Table;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
 use crate::tune::prio::state::{self, Entry, State};
 use crate::tune::prio::{
-    self, all_tasks, compile, select, validate, Selector, Setting, Target, Task,
+    self, all_tasks, compile, select, tasks_of, validate, Selector, Setting, Target, Task,
 };
 use crate::tune::{json_document, print};
 use anyhow::{Context, Result};
@@ -442,7 +442,9 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
 fn set(a: SetArgs) -> Result<i32> {
     let target = a.sched.target()?;
     let selector = a.matching.selector(&a.pattern)?;
-    let tasks = all_tasks(proc_dir());
+    let tasks = tasks_of(proc_dir(), |pid, name, cmd| {
+        selector.matches_process(pid, name, cmd)
+    });
     let (hits, skipped) = select(&tasks, &selector);
     if hits.is_empty() {
         eprintln!(
@@ -531,7 +533,11 @@ fn resolve<'a>(
 
 fn apply(a: ApplyArgs) -> Result<i32> {
     let (profile, rules) = Profile::read(&a.profile)?;
-    let tasks = all_tasks(proc_dir());
+    let tasks = tasks_of(proc_dir(), |pid, name, cmd| {
+        rules
+            .iter()
+            .any(|r| r.selector.matches_process(pid, name, cmd))
+    });
     let (items, unmatched) = resolve(&tasks, &rules);
     for n in &unmatched {
         eprintln!(

@@ -140,6 +140,12 @@ fn numeric_entries(dir: &Path) -> Vec<i32> {
 /// Every thread of every process in `/proc` (processes that vanish while being
 /// read are left out).
 pub fn all_tasks(proc_dir: &Path) -> Vec<Task> {
+    tasks_of(proc_dir, |_, _, _| true)
+}
+
+/// The threads of the processes for which `wanted(pid, name, cmdline)` holds; only
+/// their threads are read, so a narrow pattern stays cheap on a busy system.
+pub fn tasks_of(proc_dir: &Path, wanted: impl Fn(i32, &str, &str) -> bool) -> Vec<Task> {
     let mut out = Vec::new();
     for pid in numeric_entries(proc_dir) {
         let base = proc_dir.join(pid.to_string());
@@ -155,8 +161,12 @@ pub fn all_tasks(proc_dir: &Path) -> Vec<Task> {
                     .join(" ")
             })
             .unwrap_or_default();
+        let comm = comm.trim();
+        if !wanted(pid, comm, &cmdline) {
+            continue;
+        }
         for tid in numeric_entries(&base.join("task")) {
-            if let Some(t) = read_task(proc_dir, pid, tid, comm.trim(), &cmdline) {
+            if let Some(t) = read_task(proc_dir, pid, tid, comm, &cmdline) {
                 out.push(t);
             }
         }
@@ -189,19 +199,27 @@ pub fn compile(flag: &str, pattern: &str) -> Result<Regex, String> {
     })
 }
 
+impl Selector {
+    /// Whether the process (by PID, name or command line) matches; threads and
+    /// kernel threads are judged by [`select`].
+    pub fn matches_process(&self, pid: i32, name: &str, cmdline: &str) -> bool {
+        match self.text.parse::<i32>() {
+            Ok(want) => pid == want,
+            Err(_) if self.full && !cmdline.is_empty() => self.pattern.is_match(cmdline),
+            Err(_) => self.pattern.is_match(name),
+        }
+    }
+}
+
 /// The threads a selector picks, and how many kernel threads it left out.
 pub fn select<'a>(tasks: &'a [Task], s: &Selector) -> (Vec<&'a Task>, usize) {
     let own = std::process::id() as i32;
-    let by_pid: Option<i32> = s.text.parse().ok();
     let mut skipped_kernel = 0;
     let mut out = Vec::new();
     for t in tasks.iter().filter(|t| t.pid != own) {
-        let hit = match by_pid {
-            Some(pid) => t.pid == pid,
-            None if s.full && !t.cmdline.is_empty() => s.pattern.is_match(&t.cmdline),
-            None => s.pattern.is_match(&t.process),
-        };
-        if !hit || s.threads.as_ref().is_some_and(|r| !r.is_match(&t.name)) {
+        if !s.matches_process(t.pid, &t.process, &t.cmdline)
+            || s.threads.as_ref().is_some_and(|r| !r.is_match(&t.name))
+        {
             continue;
         }
         if t.kernel && !s.kernel_threads {
