@@ -5,7 +5,7 @@ use crate::report::table::Table;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
 use crate::tune::prio::state::{self, Entry, State};
 use crate::tune::prio::{
-    self, all_tasks, compile, select, tasks_of, validate, Selector, Setting, Target, Task,
+    self, compile, select, tasks_of, validate, Selector, Setting, Target, Task,
 };
 use crate::tune::{json_document, print};
 use anyhow::{Context, Result};
@@ -263,7 +263,7 @@ fn proc_dir() -> &'static Path {
 }
 
 fn list(a: ListArgs) -> Result<i32> {
-    let tasks = all_tasks(proc_dir());
+    let tasks = tasks_of(proc_dir(), a.full, |_, _, _| true);
     let selected: Vec<&Task> = match &a.pattern {
         Some(p) => {
             let s = Selector {
@@ -413,8 +413,8 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
                     affinity_changed,
                     policy_changed,
                 });
-                let after = prio::read_task(proc_dir(), t.pid, t.tid, &t.process, "")
-                    .map_or_else(|| setting_text(&want), |n| setting_text(&n.setting));
+                let after = prio::current_setting(t.tid)
+                    .map_or_else(|| setting_text(&want), |n| setting_text(&n));
                 o.changed += 1;
                 o.row(t, before, after, "changed".into());
             }
@@ -442,7 +442,7 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
 fn set(a: SetArgs) -> Result<i32> {
     let target = a.sched.target()?;
     let selector = a.matching.selector(&a.pattern)?;
-    let tasks = tasks_of(proc_dir(), |pid, name, cmd| {
+    let tasks = tasks_of(proc_dir(), selector.full, |pid, name, cmd| {
         selector.matches_process(pid, name, cmd)
     });
     let (hits, skipped) = select(&tasks, &selector);
@@ -533,7 +533,8 @@ fn resolve<'a>(
 
 fn apply(a: ApplyArgs) -> Result<i32> {
     let (profile, rules) = Profile::read(&a.profile)?;
-    let tasks = tasks_of(proc_dir(), |pid, name, cmd| {
+    let full = rules.iter().any(|r| r.selector.full);
+    let tasks = tasks_of(proc_dir(), full, |pid, name, cmd| {
         rules
             .iter()
             .any(|r| r.selector.matches_process(pid, name, cmd))
@@ -586,7 +587,7 @@ fn save(a: SaveArgs) -> Result<i32> {
         ))
         .into());
     }
-    let tasks = all_tasks(proc_dir());
+    let tasks = tasks_of(proc_dir(), a.matching.full, |_, _, _| true);
     let selected: Vec<&Task> = match &a.pattern {
         Some(p) => select(&tasks, &a.matching.selector(p)?).0,
         None => {

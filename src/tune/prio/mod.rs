@@ -26,7 +26,7 @@ pub struct Task {
     /// The thread's name.
     pub name: String,
     /// The process's command line, arguments joined by spaces (empty for kernel
-    /// threads).
+    /// threads, and when it was not needed for matching).
     #[serde(skip)]
     pub cmdline: String,
     /// Whether it is a kernel thread.
@@ -137,30 +137,39 @@ fn numeric_entries(dir: &Path) -> Vec<i32> {
     ids
 }
 
-/// Every thread of every process in `/proc` (processes that vanish while being
-/// read are left out).
-pub fn all_tasks(proc_dir: &Path) -> Vec<Task> {
-    tasks_of(proc_dir, |_, _, _| true)
+/// A process's arguments joined by spaces (empty for kernel threads).
+fn read_cmdline(process_dir: &Path) -> String {
+    std::fs::read(process_dir.join("cmdline"))
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
 }
 
-/// The threads of the processes for which `wanted(pid, name, cmdline)` holds; only
-/// their threads are read, so a narrow pattern stays cheap on a busy system.
-pub fn tasks_of(proc_dir: &Path, wanted: impl Fn(i32, &str, &str) -> bool) -> Vec<Task> {
+/// The threads of the processes in `/proc` for which `wanted(pid, name, cmdline)` holds; only
+/// their threads are read, so a narrow pattern stays cheap on a busy system; a process
+/// or thread that vanishes while being read is left out. The
+/// command lines are read only when `cmdlines` is set (else they are empty).
+pub fn tasks_of(
+    proc_dir: &Path,
+    cmdlines: bool,
+    wanted: impl Fn(i32, &str, &str) -> bool,
+) -> Vec<Task> {
     let mut out = Vec::new();
     for pid in numeric_entries(proc_dir) {
         let base = proc_dir.join(pid.to_string());
         let Ok(comm) = std::fs::read_to_string(base.join("comm")) else {
             continue;
         };
-        let cmdline = std::fs::read(base.join("cmdline"))
-            .map(|b| {
-                b.split(|&c| c == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_default();
+        let cmdline = if cmdlines {
+            read_cmdline(&base)
+        } else {
+            String::new()
+        };
         let comm = comm.trim();
         if !wanted(pid, comm, &cmdline) {
             continue;
@@ -268,6 +277,18 @@ impl Target {
     }
 }
 
+/// A thread's setting read back with `sched_getscheduler(2)`/`sched_getaffinity(2)`
+/// (cheaper than `/proc`, used to confirm a change).
+pub fn current_setting(tid: i32) -> Option<Setting> {
+    let (policy, priority) = sched::thread_policy(tid).ok()?;
+    let cpus = sched::thread_affinity(tid).ok()?;
+    Some(Setting {
+        policy,
+        priority,
+        affinity: CpuList::from_cpus(cpus).to_string(),
+    })
+}
+
 /// Why changing a thread failed.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -352,7 +373,7 @@ mod tests {
 
     #[test]
     fn this_process_is_listed_with_its_threads() {
-        let tasks = all_tasks(Path::new("/proc"));
+        let tasks = tasks_of(Path::new("/proc"), true, |_, _, _| true);
         let me = std::process::id() as i32;
         let mine: Vec<&Task> = tasks.iter().filter(|t| t.pid == me).collect();
         assert!(!mine.is_empty());
