@@ -118,6 +118,11 @@ fn set_changes_every_thread_and_restore_undoes_it() {
     let before = c.threads();
     assert!(before.len() >= 4);
     assert!(before.iter().all(|t| t.1 == libc::SCHED_OTHER && t.2 == 0));
+    c.rtlab()
+        .args(["prio", "list", &c.pattern(), "--rt-only"])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("\n0 threads"));
 
     let out = c
         .rtlab()
@@ -156,6 +161,18 @@ fn set_changes_every_thread_and_restore_undoes_it() {
     }
     let state = c.state_home().join("rtlab/prio-restore.json");
     assert!(state.exists());
+    // list --rt-only --json now shows every thread of the child, at fifo/20.
+    let out = c
+        .rtlab()
+        .args(["prio", "list", &c.pattern(), "--rt-only", "--json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = doc["threads"].as_array().unwrap();
+    assert_eq!(listed.len(), before.len());
+    assert!(listed
+        .iter()
+        .all(|t| t["policy"] == "fifo" && t["priority"] == 20 && t["affinity"] == "0"));
 
     // Setting again is idempotent and keeps the original for restore.
     c.rtlab()
