@@ -1,9 +1,8 @@
 //! `rtlab audit`: check a system's real-time readiness, one row per check.
 
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
-use crate::report::table::Table;
 use crate::tune::audit::{self, Check, Input, Status};
-use crate::tune::{json_document, print};
+use crate::tune::{json_document, print, text_table};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::sysinfo::SysRoot;
@@ -99,8 +98,7 @@ fn render(input: &Input, checks: &[Check], s: &audit::AuditSummary, verbose: boo
         }
     );
     out.push('\n');
-    let mut t = Table::new(&["status", "check", "current", "recommended"]);
-    t.left_align_all();
+    let mut t = text_table(&["status", "check", "current", "recommended"]);
     for c in checks {
         t.row(vec![
             c.status.name().into(),

@@ -1,10 +1,9 @@
 //! `rtlab kconfig`: compare kernel configurations and check one for latency.
 
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
-use crate::report::table::Table;
 use crate::system;
 use crate::tune::kconfig::{check, diff, Config};
-use crate::tune::{json_document, print};
+use crate::tune::{json_document, print, text_table};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -162,8 +161,7 @@ fn run_check(a: CheckArgs) -> Result<i32> {
                 .unwrap_or_default(),
             config.preempt_model()
         );
-        let mut t = Table::new(&["effect", "option", "value", "why"]);
-        t.left_align_all();
+        let mut t = text_table(&["effect", "option", "value", "why"]);
         for f in &findings {
             t.row(vec![
                 format!("{:?}", f.effect).to_lowercase(),

@@ -7,7 +7,7 @@ use crate::tune::prio::state::{self, Entry, State};
 use crate::tune::prio::{
     self, compile, select, tasks_of, validate, Selector, Setting, Target, Task,
 };
-use crate::tune::{json_document, print};
+use crate::tune::{json_document, print, text_table};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use rtlab_engine::rt::cpuset::CpuList;
@@ -347,8 +347,7 @@ impl Outcome {
     }
 
     fn render(&self, verb: &str, skipped_kernel: usize) -> String {
-        let mut t = Table::new(&["pid", "tid", "thread", "before", "after", "result"]);
-        t.left_align_all();
+        let mut t = text_table(&["pid", "tid", "thread", "before", "after", "result"]);
         for r in &self.table {
             t.row(r.clone());
         }
@@ -551,8 +550,7 @@ fn apply(a: ApplyArgs) -> Result<i32> {
         print(&o.render("changed", 0));
         return Ok(o.code());
     }
-    let mut t = Table::new(&["pid", "tid", "thread", "drift"]);
-    t.left_align_all();
+    let mut t = text_table(&["pid", "tid", "thread", "drift"]);
     let mut drifting = 0;
     for (task, target) in &items {
         let d = target.drift(&task.setting);

@@ -31,9 +31,11 @@ impl Table {
         }
     }
 
-    /// Left-aligns every column (tables of text rather than numbers).
-    pub fn left_align_all(&mut self) {
-        self.align.fill(Align::Left);
+    /// Aligns column `col` to the left (text such as labels).
+    pub fn align_left(&mut self, col: usize) {
+        if let Some(a) = self.align.get_mut(col) {
+            *a = Align::Left;
+        }
     }
 
     /// Adds a row (missing cells are blank).

@@ -6,7 +6,17 @@ pub mod audit;
 pub mod kconfig;
 pub mod prio;
 
+use crate::report::table::Table;
 use serde::Serialize;
+
+/// A table whose columns are all text, left-aligned.
+pub fn text_table(header: &[&str]) -> Table {
+    let mut t = Table::new(header);
+    for col in 0..header.len() {
+        t.align_left(col);
+    }
+    t
+}
 
 /// A JSON document of a tuning command: `{"format": "rtlab/1", "kind": KIND, ...}`
 /// with the fields of `body` (which must serialize as an object), newline-terminated.

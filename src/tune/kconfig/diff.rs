@@ -3,6 +3,7 @@
 
 use super::{group_of, Config, Value};
 use crate::report::table::Table;
+use crate::tune::text_table;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -303,8 +304,7 @@ pub fn render(d: &Diff, summary_only: bool) -> String {
     let _ = writeln!(out, "old: {}{}", d.old, ver(&d.old_version));
     let _ = writeln!(out, "new: {}{}", d.new, ver(&d.new_version));
     out.push('\n');
-    let mut t = Table::new(&["headline", "old", "new", ""]);
-    t.left_align_all();
+    let mut t = text_table(&["headline", "old", "new", ""]);
     for h in &d.headline {
         let mark = if h.old != h.new { "changed" } else { "" };
         t.row(vec![
