@@ -155,9 +155,7 @@ impl SchedArgs {
             .into());
         }
         if policy.is_some_and(|(_, prio)| prio == 99) {
-            eprintln!(
-                "warning: priority 99 is the top: a thread there that spins starves threaded IRQs and kernel RT threads; 80-90 leaves them room"
-            );
+            warn_priority_99("--priority 99");
         }
         Ok(Target { policy, affinity })
     }
@@ -243,6 +241,13 @@ struct RestoreArgs {
     /// Show what would be restored, change nothing.
     #[arg(short = 'n', long)]
     dry_run: bool,
+}
+
+/// Warns about priority 99 (`what` names where it was asked for).
+fn warn_priority_99(what: &str) {
+    eprintln!(
+        "warning: {what} is the top priority: a thread there that spins starves threaded IRQs and kernel RT threads; 80-90 leaves them room"
+    );
 }
 
 /// Runs `rtlab prio`.
@@ -538,6 +543,11 @@ fn apply(a: ApplyArgs) -> Result<i32> {
             .iter()
             .any(|r| r.selector.matches_process(pid, name, cmd))
     });
+    for (i, r) in profile.rule.iter().enumerate() {
+        if r.policy.is_realtime() && r.priority == 99 {
+            warn_priority_99(&format!("rule {} priority 99", i + 1));
+        }
+    }
     let (items, unmatched) = resolve(&tasks, &rules);
     for n in &unmatched {
         eprintln!(
