@@ -11,6 +11,7 @@ mod report;
 mod scenario;
 mod store;
 mod system;
+mod tune;
 mod units;
 
 use clap::Parser;

@@ -2,6 +2,7 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+use crate::tune::audit::AuditSummary;
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData};
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
@@ -207,6 +208,9 @@ pub struct Run {
     pub params: serde_json::Value,
     /// The system it ran on.
     pub fingerprint: Fingerprint,
+    /// The real-time readiness audit of that system (`rtlab audit`), in counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSummary>,
     /// Loads that ran during it.
     #[serde(default)]
     pub loads: Vec<LoadRecord>,

@@ -515,6 +515,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
             "trace_points": cfg.trace_points,
         }),
         fingerprint: fp,
+        audit: Some(crate::tune::audit::summary()),
         loads: load_records,
         series,
         total: Some(total),

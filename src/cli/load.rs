@@ -235,6 +235,7 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
             "load_priority": placement.priority,
         }),
         fingerprint: fp,
+        audit: Some(crate::tune::audit::summary()),
         loads: done.records,
         series: Vec::new(),
         total: None,

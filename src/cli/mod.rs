@@ -1,11 +1,14 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
+mod audit;
 mod common;
 mod compare;
+mod kconfig;
 mod latency;
 mod load;
 mod loadargs;
 mod presets;
+mod prio;
 mod report;
 mod results;
 mod run;
@@ -30,8 +33,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. Parsed once per run, so the size of the largest variant does
+/// not matter.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Run a campaign: the quick check of this machine, a preset or a scenario file.
     Run(run::RunArgs),
@@ -51,6 +56,12 @@ pub enum Command {
     /// A load worker process (started by rtlab itself).
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(load::WorkerArgs),
+    /// Check the system's real-time readiness: one row per setting, with the fix.
+    Audit(audit::AuditArgs),
+    /// Thread priorities: list, set by pattern, run, profiles, systemd units, restore.
+    Prio(prio::PrioArgs),
+    /// Compare kernel configurations by subsystem; check one for latency.
+    Kconfig(kconfig::KconfigArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -65,6 +76,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => report::run(&ctx, args),
         Command::Load(args) => load::run(&ctx, args),
         Command::LoadWorker(args) => load::worker(args),
+        Command::Audit(args) => audit::run(args),
+        Command::Kconfig(args) => kconfig::run(args),
+        Command::Prio(args) => prio::run(args),
     }
 }
 

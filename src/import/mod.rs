@@ -183,6 +183,7 @@ impl Skeleton<'_> {
             command_line: std::env::args().collect(),
             params: self.params,
             fingerprint: self.fingerprint,
+            audit: None,
             loads: Vec::new(),
             series: Vec::new(),
             total: None,

@@ -68,6 +68,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
             kernel_release: "6.1.0".into(),
             ..Fingerprint::default()
         },
+        audit: None,
         loads: Vec::new(),
         series: vec![s],
         total: Some(total),

@@ -576,6 +576,7 @@ mod tests {
                 cpu_count: 4,
                 ..Fingerprint::default()
             },
+            audit: None,
             loads: vec![LoadRecord {
                 spec: "cpu:2".into(),
                 kind: "cpu".into(),

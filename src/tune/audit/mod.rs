@@ -1,0 +1,160 @@
+//! `rtlab audit`: is this system ready for real-time work? One row per check with
+//! the current value, the recommended one, why it matters and the exact fix.
+//!
+//! Everything is read below a [`SysRoot`], so a fake tree can stand in for `/`; a
+//! missing file makes a check "n.a." with the reason, never an error.
+
+mod checks;
+
+use crate::tune::kconfig::Config;
+use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
+use serde::{Deserialize, Serialize};
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// As recommended.
+    Ok,
+    /// Costs latency or predictability; worth changing.
+    Warn,
+    /// Prevents trustworthy real-time behaviour.
+    Fail,
+    /// Not applicable or not readable here (the reason is in `current`).
+    #[serde(rename = "n.a.")]
+    Na,
+}
+
+impl Status {
+    /// The name shown in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+            Status::Na => "n.a.",
+        }
+    }
+}
+
+/// One row of the audit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// Stable key (`preempt`, `thp`, `rlimit_rtprio`).
+    pub id: &'static str,
+    /// What is checked, readable.
+    pub title: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// The current value (or why it could not be read).
+    pub current: String,
+    /// The recommended value.
+    pub recommended: String,
+    /// Why it matters for latency.
+    pub why: String,
+    /// The exact fix: a command, sysctl, kernel parameter or config option.
+    pub fix: String,
+}
+
+/// What the checks read: the tree, the fingerprint and the kernel configuration.
+pub struct Input {
+    /// Files below this root.
+    pub root: SysRoot,
+    /// The system fingerprint, read from the same root.
+    pub fp: Fingerprint,
+    /// The kernel configuration and where it came from, when found.
+    pub config: Option<(String, Config)>,
+}
+
+impl Input {
+    /// Reads the fingerprint and the kernel configuration below `root`. The kernel
+    /// release and version come from `/proc/sys/kernel`, so a fake tree can name
+    /// its own kernel.
+    pub fn read(root: SysRoot) -> Input {
+        let kernel = |f: &str| {
+            root.read(&format!("/proc/sys/kernel/{f}"))
+                .unwrap_or_default()
+        };
+        let release = kernel("osrelease");
+        let config = crate::system::running_kernel_config_paths(&release)
+            .into_iter()
+            .find_map(|p| {
+                let path = root.path(&p.to_string_lossy());
+                let text = crate::system::read_kernel_config(&path).ok()?;
+                let config = Config::parse(&text).ok()?;
+                Some((path.display().to_string(), text, config))
+            });
+        let uname = Uname {
+            hostname: kernel("hostname"),
+            release,
+            version: kernel("version"),
+            machine: if root.root() == std::path::Path::new("/") {
+                std::env::consts::ARCH.to_string()
+            } else {
+                String::new()
+            },
+        };
+        let fp = sysinfo::collect_from(
+            &root,
+            uname,
+            config
+                .as_ref()
+                .map(|(src, text, _)| (src.as_str(), text.clone())),
+        );
+        Input {
+            root,
+            fp,
+            config: config.map(|(src, _, c)| (src, c)),
+        }
+    }
+}
+
+/// Runs every check.
+pub fn audit(input: &Input) -> Vec<Check> {
+    checks::ALL.iter().map(|check| check(input)).collect()
+}
+
+/// The audit in a few numbers, kept with every run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSummary {
+    /// Checks that passed.
+    pub ok: usize,
+    /// Checks that warned.
+    pub warn: usize,
+    /// Checks that failed.
+    pub fail: usize,
+    /// Checks that did not apply or could not be read.
+    pub na: usize,
+    /// Ids of the failed checks.
+    #[serde(default)]
+    pub failed: Vec<String>,
+    /// Ids of the checks that warned.
+    #[serde(default)]
+    pub warned: Vec<String>,
+}
+
+/// Summarises audit rows.
+pub fn summarize(checks: &[Check]) -> AuditSummary {
+    let mut s = AuditSummary::default();
+    for c in checks {
+        match c.status {
+            Status::Ok => s.ok += 1,
+            Status::Warn => {
+                s.warn += 1;
+                s.warned.push(c.id.to_string());
+            }
+            Status::Fail => {
+                s.fail += 1;
+                s.failed.push(c.id.to_string());
+            }
+            Status::Na => s.na += 1,
+        }
+    }
+    s
+}
+
+/// The audit summary of the running system: a few hundred small file reads,
+/// cheap enough for every measuring command to record in its run.
+pub fn summary() -> AuditSummary {
+    summarize(&audit(&Input::read(SysRoot::default())))
+}

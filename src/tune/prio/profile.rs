@@ -1,0 +1,252 @@
+//! Priority profiles: a small TOML file of rules, applied with `prio apply`,
+//! captured with `prio save`, turned into systemd drop-ins with `prio unit`.
+//!
+//! ```toml
+//! [[rule]]
+//! pattern = "^myapp$"      # process name (regex), or the command line with full = true
+//! threads = "^rx"          # optional: only these threads
+//! policy = "fifo"
+//! priority = 50
+//! affinity = "2-3"         # optional
+//! unit = "myapp.service"   # optional, for `prio unit`
+//! ```
+
+use super::{compile, validate, Selector, Target};
+use crate::error::UsageError;
+use anyhow::Result;
+use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::Policy;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+use std::path::Path;
+
+/// One rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Regular expression on the process name (or command line with `full`).
+    pub pattern: String,
+    /// Match the whole command line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full: bool,
+    /// Only threads whose name matches this regular expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<String>,
+    /// Also kernel threads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_threads: bool,
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// Priority (1-99 for fifo/rr, 0 otherwise).
+    #[serde(default)]
+    pub priority: i32,
+    /// CPUs, kernel notation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
+    /// The systemd unit the process runs in, for `prio unit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
+/// A profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// The rules, applied in order (a later rule wins for a thread two rules match).
+    #[serde(default)]
+    pub rule: Vec<Rule>,
+}
+
+/// A rule checked and compiled.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// Which threads.
+    pub selector: Selector,
+    /// What they should have.
+    pub target: Target,
+}
+
+impl Rule {
+    /// Checks and compiles the rule; errors name the rule number (from 1).
+    pub fn compile(&self, n: usize) -> Result<Compiled, String> {
+        let at = |what: &str| format!("rule {n} {what}");
+        let pattern = compile(&at("pattern"), &self.pattern)?;
+        let threads = match &self.threads {
+            Some(t) => Some(compile(&at("threads"), t)?),
+            None => None,
+        };
+        validate(self.policy, self.priority).map_err(|e| format!("{}: {e}", at("priority")))?;
+        let affinity = match &self.affinity {
+            Some(a) => {
+                let l = CpuList::parse(a).map_err(|e| format!("{}: {e}", at("affinity")))?;
+                if l.is_empty() {
+                    return Err(format!("{}: empty CPU list", at("affinity")));
+                }
+                Some(l)
+            }
+            None => None,
+        };
+        Ok(Compiled {
+            selector: Selector {
+                pattern,
+                text: self.pattern.clone(),
+                full: self.full,
+                threads,
+                kernel_threads: self.kernel_threads,
+            },
+            target: Target {
+                policy: Some((self.policy, self.priority)),
+                affinity,
+            },
+        })
+    }
+
+    /// The unit this rule's drop-in goes to: `unit`, else one named after the
+    /// pattern's letters (`^myapp$` → `myapp.service`).
+    pub fn unit_name(&self) -> String {
+        if let Some(u) = &self.unit {
+            return if u.contains('.') {
+                u.clone()
+            } else {
+                format!("{u}.service")
+            };
+        }
+        let name: String = self
+            .pattern
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '@'))
+            .collect();
+        format!("{}.service", if name.is_empty() { "app" } else { &name })
+    }
+}
+
+impl Profile {
+    /// Reads and checks a profile; any problem is a usage error naming the file.
+    pub fn read(path: &Path) -> Result<(Profile, Vec<Compiled>)> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read profile {}: {e}", path.display())))?;
+        let profile: Profile = toml::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a valid priority profile: {}",
+                path.display(),
+                e.to_string().trim()
+            ))
+        })?;
+        if profile.rule.is_empty() {
+            return Err(UsageError(format!(
+                "{} has no [[rule]]: add at least one (pattern, policy, priority)",
+                path.display()
+            ))
+            .into());
+        }
+        let compiled = profile
+            .rule
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.compile(i + 1))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        Ok((profile, compiled))
+    }
+
+    /// The profile as TOML, with a header comment.
+    pub fn to_toml(&self) -> Result<String> {
+        Ok(format!(
+            "# rtlab priority profile: rtlab prio apply FILE [--check], rtlab prio unit FILE\n{}",
+            toml::to_string(self)?
+        ))
+    }
+
+    /// systemd drop-ins, one per unit, as one text: each starts with a comment
+    /// naming the file to write.
+    pub fn units(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for r in &self.rule {
+            let unit = r.unit_name();
+            let mut text = String::new();
+            if r.threads.is_some() {
+                let _ = writeln!(
+                    text,
+                    "# pattern {:?} selects threads {:?}: systemd sets the whole service;\n# run `rtlab prio apply` (ExecStartPost=) for per-thread settings",
+                    r.pattern,
+                    r.threads.as_deref().unwrap_or("")
+                );
+            }
+            let _ = writeln!(text, "[Service]");
+            let _ = writeln!(text, "CPUSchedulingPolicy={}", r.policy);
+            if r.policy.is_realtime() {
+                let _ = writeln!(text, "CPUSchedulingPriority={}", r.priority);
+                let _ = writeln!(text, "LimitRTPRIO={}", r.priority);
+                let _ = writeln!(text, "LimitMEMLOCK=infinity");
+            }
+            if let Some(a) = &r.affinity {
+                let _ = writeln!(text, "CPUAffinity={}", a.replace(',', " "));
+            }
+            match out.iter_mut().find(|(u, _)| *u == unit) {
+                // A second rule for the same unit: systemd keeps the last value of
+                // each setting, so the later rule wins, as in `prio apply`.
+                Some((_, existing)) => existing.push_str(&text),
+                None => out.push((unit, text)),
+            }
+        }
+        out
+    }
+}
+
+/// The drop-in path of a unit below `dir`.
+pub fn dropin_path(dir: &Path, unit: &str) -> std::path::PathBuf {
+    dir.join(format!("{unit}.d")).join("50-rtlab-prio.conf")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_round_trip_and_bad_rules_are_named() {
+        let p = Profile {
+            rule: vec![Rule {
+                pattern: "^myapp$".into(),
+                full: false,
+                threads: Some("^rx".into()),
+                kernel_threads: false,
+                policy: Policy::Fifo,
+                priority: 50,
+                affinity: Some("2-3".into()),
+                unit: None,
+            }],
+        };
+        let text = p.to_toml().unwrap();
+        assert_eq!(toml::from_str::<Profile>(&text).unwrap(), p);
+        assert!(p.rule[0].compile(1).is_ok());
+        assert_eq!(p.rule[0].unit_name(), "myapp.service");
+
+        let mut bad = p.rule[0].clone();
+        bad.priority = 0;
+        assert!(bad.compile(3).unwrap_err().starts_with("rule 3 priority"));
+        bad = p.rule[0].clone();
+        bad.pattern = "(".into();
+        assert!(bad.compile(2).unwrap_err().starts_with("rule 2 pattern"));
+        bad = p.rule[0].clone();
+        bad.affinity = Some("3-1".into());
+        assert!(bad.compile(1).unwrap_err().contains("affinity"));
+        assert!(toml::from_str::<Profile>(
+            "[[rule]]\npattern = \"a\"\npolicy = \"fifo\"\nprio = 3\n"
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn units_carry_the_systemd_settings() {
+        let p: Profile = toml::from_str(
+            "[[rule]]\npattern = \"^a$\"\npolicy = \"rr\"\npriority = 20\naffinity = \"0,2-3\"\nunit = \"plc\"\n\
+             [[rule]]\npattern = \"logger\"\npolicy = \"batch\"\n",
+        )
+        .unwrap();
+        let u = p.units();
+        assert_eq!(u[0].0, "plc.service");
+        assert!(u[0].1.contains("CPUSchedulingPolicy=rr\nCPUSchedulingPriority=20\nLimitRTPRIO=20\nLimitMEMLOCK=infinity\nCPUAffinity=0 2-3\n"));
+        assert_eq!(u[1].0, "logger.service");
+        assert_eq!(u[1].1, "[Service]\nCPUSchedulingPolicy=batch\n");
+    }
+}
