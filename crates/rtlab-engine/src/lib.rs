@@ -9,6 +9,7 @@
 //! Time is integer nanoseconds everywhere in this crate.
 
 pub mod probe;
+pub mod proto;
 pub mod rt;
 pub mod stats;
 pub mod sysinfo;
