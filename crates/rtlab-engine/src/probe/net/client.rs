@@ -250,18 +250,24 @@ fn classify(stats: &mut PingStats, cfg: &PingConfig, msg: &[u8], seq: u64, leg: 
     }
 }
 
-/// Runs one message: `legs` exchanges, each waiting until `deadline` at most.
-/// Returns the time each leg took into `leg_ns`, the server time summed, and the
-/// end time; `None` when the message is lost.
+/// The client's message buffers, on the client thread's stack.
+struct Buffers {
+    send: [u8; MAX_MESSAGE],
+    recv: [u8; MAX_MESSAGE + 1],
+    /// Time each leg of the current message took (ns).
+    leg_ns: [u64; proto::MAX_LEGS as usize],
+}
+
+/// Runs one message: `legs` exchanges, all within `cfg.timeout_ns` of the start.
+/// Fills `b.leg_ns` and returns the start, the end and the server time summed, or
+/// why the message is lost.
 fn exchange<C: Clock, T: Transport>(
     clock: &C,
     t: &mut T,
     cfg: &PingConfig,
     seq: u64,
-    send: &mut [u8],
-    recv: &mut [u8],
+    b: &mut Buffers,
     stats: &mut PingStats,
-    leg_ns: &mut [u64],
 ) -> Result<(u64, u64, u64), NetError> {
     let start = clock.now();
     let deadline = start.saturating_add(cfg.timeout_ns);
@@ -270,7 +276,7 @@ fn exchange<C: Clock, T: Transport>(
     for leg in 0..cfg.legs {
         let sent_at = clock.now();
         proto::write_header(
-            send,
+            &mut b.send,
             &Header {
                 kind: Kind::Request,
                 leg,
@@ -282,23 +288,24 @@ fn exchange<C: Clock, T: Transport>(
                 server_ns: 0,
             },
         );
-        t.send(&send[..HEADER_LEN + cfg.payload as usize])?;
+        t.send(&b.send[..HEADER_LEN + cfg.payload as usize])?;
         loop {
             let now = clock.now();
             if now >= deadline {
                 return Err(NetError::Timeout);
             }
-            match t.recv(recv, deadline - now) {
+            match t.recv(&mut b.recv, deadline - now) {
                 Ok(n) => {
                     let at = clock.now();
-                    if let Match::Ours = classify(stats, cfg, &recv[..n], seq, leg) {
+                    if let Match::Ours = classify(stats, cfg, &b.recv[..n], seq, leg) {
                         if at > deadline {
                             stats.late += 1;
                             return Err(NetError::Timeout);
                         }
                         // The reply's header is valid: classify parsed it.
-                        server_ns += u64::from_be_bytes(recv[32..40].try_into().unwrap_or([0; 8]));
-                        leg_ns[leg as usize] = at.saturating_sub(sent_at);
+                        server_ns +=
+                            u64::from_be_bytes(b.recv[32..40].try_into().unwrap_or([0; 8]));
+                        b.leg_ns[leg as usize] = at.saturating_sub(sent_at);
                         end = at;
                         break;
                     }
@@ -324,13 +331,15 @@ pub fn run_loop<C: Clock, T: Transport>(
     stop: &AtomicBool,
 ) -> PingEnd {
     let period = cfg.period_ns.max(1);
-    let mut send = [0u8; MAX_MESSAGE];
+    let mut b = Buffers {
+        send: [0u8; MAX_MESSAGE],
+        recv: [0u8; MAX_MESSAGE + 1],
+        leg_ns: [0u64; proto::MAX_LEGS as usize],
+    };
     // Fill the payload with a pattern once; headers are rewritten per request.
-    for (i, b) in send.iter_mut().enumerate().skip(HEADER_LEN) {
-        *b = (i % 251) as u8;
+    for (i, byte) in b.send.iter_mut().enumerate().skip(HEADER_LEN) {
+        *byte = (i % 251) as u8;
     }
-    let mut recv = [0u8; MAX_MESSAGE + 1];
-    let mut leg_ns = [0u64; proto::MAX_LEGS as usize];
     let mut next = first;
     let mut live_sum = 0u64;
     live.min.store(u64::MAX, Relaxed);
@@ -345,14 +354,14 @@ pub fn run_loop<C: Clock, T: Transport>(
         }
         let seq = stats.sent;
         stats.sent += 1;
-        let outcome = exchange(clock, t, cfg, seq, &mut send, &mut recv, stats, &mut leg_ns);
+        let outcome = exchange(clock, t, cfg, seq, &mut b, stats);
         match outcome {
             Ok((start, end, server_ns)) => {
                 let total = end.saturating_sub(start);
                 stats.start_lag.record(start.saturating_sub(next));
                 stats.total.record(total, seq, cfg.deadline_ns);
                 stats.server.record(server_ns, seq, cfg.deadline_ns);
-                for (s, &ns) in stats.legs.iter_mut().zip(&leg_ns) {
+                for (s, &ns) in stats.legs.iter_mut().zip(&b.leg_ns) {
                     s.record(ns, seq, cfg.deadline_ns);
                 }
                 stats.trace.record(next.saturating_sub(first), total);
