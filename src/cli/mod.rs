@@ -2,6 +2,7 @@
 
 mod common;
 mod latency;
+mod net;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Application response time over the network: `net serve` and `net ping`.
+    Net(net::NetArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -35,6 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Net(args) => net::run(&ctx, args),
     }
 }
 
