@@ -153,3 +153,40 @@ fn the_table_and_the_store_hold_the_run() {
         .unwrap();
     assert_eq!(kind, "net");
 }
+
+#[test]
+fn both_ends_can_run_with_rt_priority_and_pinning() {
+    if !net_common::is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root");
+        return;
+    }
+    let server = Server::start(&["--priority", "80", "--cpus", "0"]);
+    let (run, code) = ping(&[
+        &server.addr,
+        "--period",
+        "2ms",
+        "--count",
+        "20",
+        "--priority",
+        "70",
+        "--cpus",
+        "0",
+    ]);
+    assert_eq!(code, Some(0), "{}", run["warnings"]);
+    assert_sound_run(&run, 20, 4);
+    let p = &run["params"];
+    assert_eq!(
+        (p["policy"].as_str(), p["priority"].as_i64()),
+        (Some("fifo"), Some(70))
+    );
+    assert_eq!(p["server"]["policy"], "fifo");
+    assert_eq!(p["server"]["priority"], "80");
+    assert_eq!(p["server"]["cpus"], "0");
+    let codes: Vec<&str> = run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"not_realtime") && !codes.contains(&"server_not_realtime"));
+}
