@@ -132,6 +132,10 @@ struct PingArgs {
     /// Talk to a server started with --tcp, over one TCP connection.
     #[arg(long)]
     tcp: bool,
+    /// Spin on the clock until each message is due instead of sleeping (as
+    /// sockperf does): no wake-up cost in the first leg, but a whole CPU is busy.
+    #[arg(long)]
+    busy_wait: bool,
     /// Lock all memory (mlockall) while measuring; --mlock=false to skip.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -487,6 +491,7 @@ fn plan(a: &PingArgs) -> Result<PingPlan> {
             deadline_ns,
             session,
             trace_points: (a.count as usize).min(MAX_TRACE_POINTS),
+            busy_wait: a.busy_wait,
         },
         setup,
         addr,
@@ -644,6 +649,7 @@ fn ping(ctx: &Context, a: PingArgs) -> Result<i32> {
             "mlock": a.mlock,
             "session": p.cfg.session,
             "trace_points": p.cfg.trace_points,
+            "busy_wait": p.cfg.busy_wait,
             "server": settings,
         }),
         fingerprint: fp,

@@ -67,10 +67,16 @@ impl RecvTimeout {
     ) -> Result<(), NetError> {
         // A zero timeout means "block forever" to the kernel: wait at least 1 µs.
         let want = wait_ns.max(1_000);
-        if want > self.set_ns || want + TIMEOUT_SLACK_NS < self.set_ns {
-            apply(Some(Duration::from_nanos(want))).map_err(|e| classify(&e))?;
-            self.set_ns = want;
-        }
+        let set = if want > self.set_ns {
+            // Round up, so that the next messages' nearly equal timeouts fit.
+            want.saturating_add(TIMEOUT_SLACK_NS / 2)
+        } else if want.saturating_add(TIMEOUT_SLACK_NS) < self.set_ns {
+            want
+        } else {
+            return Ok(());
+        };
+        apply(Some(Duration::from_nanos(set))).map_err(|e| classify(&e))?;
+        self.set_ns = set;
         Ok(())
     }
 }
@@ -235,6 +241,33 @@ mod tests {
             },
         );
         b
+    }
+
+    #[test]
+    fn the_socket_timeout_changes_only_when_it_is_far_off() {
+        let mut t = RecvTimeout::default();
+        let mut applied = Vec::new();
+        for wait in [
+            1_000_000_000,
+            999_999_000,
+            1_000_000_100,
+            999_000_000,
+            5_000_000,
+            0,
+        ] {
+            t.ensure(wait, |d| {
+                applied.push(d.unwrap().as_nanos() as u64);
+                Ok(())
+            })
+            .unwrap();
+            // Never waits less than asked, nor more than the slack beyond it.
+            let want = wait.max(1_000);
+            assert!(
+                t.set_ns >= want && t.set_ns <= want + TIMEOUT_SLACK_NS,
+                "{wait}"
+            );
+        }
+        assert_eq!(applied, vec![1_000_500_000, 999_000_000, 5_000_000, 1_000]);
     }
 
     #[test]
