@@ -190,3 +190,29 @@ fn both_ends_can_run_with_rt_priority_and_pinning() {
         .collect();
     assert!(!codes.contains(&"not_realtime") && !codes.contains(&"server_not_realtime"));
 }
+
+#[test]
+fn ctrl_c_keeps_what_was_measured() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let child = rtlab()
+        .args(["--db", db.to_str().unwrap(), "net", "ping", &server.addr, "--period", "5ms", "--count", "100000", "--json", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let it measure a little, then interrupt as Ctrl-C does.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: kill(2) with the pid of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["status"], "interrupted");
+    let sent = metric(&run, "messages_sent");
+    assert!(sent >= 1.0 && sent < 100_000.0);
+    // Every message sent before the stop was answered or lost, none forgotten.
+    assert_eq!(metric(&run, "messages_completed") + metric(&run, "messages_lost"), sent);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("saved as run 1"));
+}
