@@ -197,7 +197,19 @@ fn ctrl_c_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let child = rtlab()
-        .args(["--db", db.to_str().unwrap(), "net", "ping", &server.addr, "--period", "5ms", "--count", "100000", "--json", "--quiet"])
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "net",
+            "ping",
+            &server.addr,
+            "--period",
+            "5ms",
+            "--count",
+            "100000",
+            "--json",
+            "--quiet",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -213,6 +225,9 @@ fn ctrl_c_keeps_what_was_measured() {
     let sent = metric(&run, "messages_sent");
     assert!(sent >= 1.0 && sent < 100_000.0);
     // Every message sent before the stop was answered or lost, none forgotten.
-    assert_eq!(metric(&run, "messages_completed") + metric(&run, "messages_lost"), sent);
+    assert_eq!(
+        metric(&run, "messages_completed") + metric(&run, "messages_lost"),
+        sent
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("saved as run 1"));
 }

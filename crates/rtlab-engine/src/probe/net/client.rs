@@ -405,13 +405,16 @@ pub fn run_loop<C: Clock, T: Transport>(
         }
         live.sent.store(stats.sent, Relaxed);
         live.misses.store(stats.misses, Relaxed);
-        // Slots that passed while this message ran are overruns; the next message
-        // goes out at the first slot not yet passed by a whole period.
+        // Slots whose time passed while this message ran are overruns, as in the
+        // latency probe: they are counted and skipped, and the next message goes
+        // out at the first slot still in the future.
         next = next.saturating_add(period);
-        let late = clock.now().saturating_sub(next);
-        let expired = late / period;
-        stats.overruns += expired;
-        next = next.saturating_add(expired.saturating_mul(period));
+        let now = clock.now();
+        if now > next {
+            let expired = (now - next) / period + 1;
+            stats.overruns += expired;
+            next = next.saturating_add(expired.saturating_mul(period));
+        }
         live.overruns.store(stats.overruns, Relaxed);
     }
     PingEnd::Done
@@ -715,15 +718,15 @@ mod tests {
 
     #[test]
     fn a_slow_reply_makes_overruns_not_a_hidden_gap() {
-        // Message 1 takes 3.5 periods: slots 2 and 3 pass entirely while it runs
-        // (overruns); slot 4 is only half over, so message 2 goes out at once, late.
+        // Message 1 takes 3.5 periods: the slots of 1 ms, 2 ms and 3 ms after it
+        // pass while it runs (overruns); message 2 goes out at the next slot.
         let c = cfg(4, 1);
         let (s, _) = drive(&c, vec![Act::Echo(1_000), Act::Echo(3_500_000)]);
-        assert_eq!(s.overruns, 2);
+        assert_eq!(s.overruns, 3);
         assert_eq!(s.sent, 4);
         assert_eq!(s.misses, 1, "3.5 ms is over the 3 ms deadline");
-        assert_eq!(s.trace.points()[2].offset_ns, 4_000_000);
-        assert_eq!(s.start_lag.max, 500_000);
+        assert_eq!(s.trace.points()[2].offset_ns, 5_000_000);
+        assert_eq!(s.start_lag.max, 0, "every message started on its slot");
     }
 
     #[test]
@@ -736,7 +739,7 @@ mod tests {
             Act::Echo(1_000),
             Act::Silent,
             Act::Twice(1_000),
-            Act::Echo(6_000_000),
+            Act::Echo(6_500_000),
             Act::Echo(1_000),
         ];
         let (s, end) = drive(&c, script);
@@ -745,6 +748,10 @@ mod tests {
         assert_eq!(s.duplicates, 1);
         assert_eq!(s.late, 1);
         assert_eq!(s.reordered, 1, "message 3's reply came after message 4's");
+        assert_eq!(
+            s.overruns, 10,
+            "5 slots pass during each of the two timeouts"
+        );
         assert_eq!(s.misses, 2);
         assert_eq!(s.total.moments.count + s.lost, s.sent);
     }
