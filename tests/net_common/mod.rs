@@ -44,21 +44,22 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("starting rtlab net serve");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        // From here on, dropping `server` (also when a check below panics) kills
+        // and reaps the child.
+        let mut server = Server {
+            child,
+            stderr,
+            addr: String::new(),
+        };
         let mut line = String::new();
         loop {
             line.clear();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                let _ = child.kill();
-                panic!("the server exited before listening: {:?}", child.wait());
-            }
+            let n = server.stderr.read_line(&mut line).unwrap();
+            assert!(n > 0, "the server exited before listening");
             if let Some(rest) = line.split("listening on ").nth(1) {
-                let addr = rest.split_whitespace().next().unwrap().to_string();
-                return Server {
-                    child,
-                    stderr,
-                    addr,
-                };
+                server.addr = rest.split_whitespace().next().unwrap().to_string();
+                return server;
             }
         }
     }
