@@ -569,6 +569,12 @@ fn ping(ctx: &Context, a: PingArgs) -> Result<i32> {
             "the client runs SCHED_OTHER: its own scheduling delays are part of the times (use --priority)",
         ));
     }
+    if p.cfg.busy_wait && p.setup.policy == Policy::Fifo {
+        warnings.push(Warning::new(
+            "busy_wait_rt",
+            "--busy-wait at SCHED_FIFO kept the client's CPU fully busy: other work there ran only in the RT throttling reserve",
+        ));
+    }
     if settings.get("policy").and_then(Value::as_str) == Some("other") {
         warnings.push(Warning::new(
             "server_not_realtime",
