@@ -7,6 +7,7 @@ mod kconfig;
 mod latency;
 mod load;
 mod loadargs;
+mod net;
 mod presets;
 mod prio;
 mod report;
@@ -62,6 +63,8 @@ pub enum Command {
     Prio(prio::PrioArgs),
     /// Compare kernel configurations by subsystem; check one for latency.
     Kconfig(kconfig::KconfigArgs),
+    /// Application response time over the network: `net serve` and `net ping`.
+    Net(net::NetArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -79,6 +82,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => audit::run(args),
         Command::Kconfig(args) => kconfig::run(args),
         Command::Prio(args) => prio::run(args),
+        Command::Net(args) => net::run(&ctx, args),
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod load;
 pub mod probe;
+pub mod proto;
 pub mod rt;
 pub mod stats;
 pub mod sysinfo;

@@ -2,3 +2,4 @@
 //! loop on its own threads, and hands back per-thread results on join.
 
 pub mod latency;
+pub mod net;
