@@ -25,6 +25,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per process: boxing the large argument structs would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).

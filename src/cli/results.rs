@@ -306,9 +306,9 @@ fn list(store: &Store, a: &ListArgs) -> Result<i32> {
             r.tags.join(","),
         ]);
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "{}{} run(s), times in {}\n",
+        "{}{} run(s), times in {}",
         t.render(),
         rows.len(),
         a.unit.symbol()
