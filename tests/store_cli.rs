@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use store_common::{export_json, import, list_ids, rtlab};
+use store_common::{export_json, import, list_ids, list_ids_with, rtlab};
 
 /// A short native latency run (SCHED_OTHER: no privileges needed), saved.
 fn latency_run(db: &Path, extra: &[&str]) -> Value {
@@ -69,19 +69,7 @@ fn list_filters_and_edits() {
     let b = latency_run(&db, &["-t", "1", "--label", "preempt-rt"])["id"]
         .as_i64()
         .unwrap();
-    let ids = |args: &[&str]| -> Vec<i64> {
-        let out = rtlab(&db)
-            .args(["results", "list", "--json"])
-            .args(args)
-            .assert()
-            .success();
-        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_i64().unwrap())
-            .collect()
-    };
+    let ids = |args: &[&str]| list_ids_with(&db, args);
     assert_eq!(ids(&[]), vec![b, a]);
     assert_eq!(ids(&["--label", "vanilla"]), vec![a]);
     assert_eq!(ids(&["--label", "pre%"]), vec![b]);
@@ -206,25 +194,26 @@ fn check_consistent(db: &Path) -> usize {
     ids.len()
 }
 
+/// `rtlab results import FILE×copies` in the background, output discarded
+/// except stderr.
+fn spawn_import(db: &Path, file: &Path, copies: usize) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .arg("--db")
+        .arg(db)
+        .args(["results", "import"])
+        .args(std::iter::repeat_n(file, copies))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn concurrent_writers_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let file = big_run_file(dir.path());
     let db = dir.path().join("shared.db");
-    let bin = assert_cmd::cargo::cargo_bin("rtlab");
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            std::process::Command::new(&bin)
-                .arg("--db")
-                .arg(&db)
-                .args(["results", "import"])
-                .args(std::iter::repeat_n(&file, 6))
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children: Vec<_> = (0..4).map(|_| spawn_import(&db, &file, 6)).collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
         assert!(
@@ -251,7 +240,6 @@ fn a_killed_writer_leaves_only_whole_runs() {
     let file = big_run_file(dir.path());
     let db = dir.path().join("killed.db");
     rtlab(&db).args(["results", "list"]).assert().success();
-    let bin = assert_cmd::cargo::cargo_bin("rtlab");
     let watch = rusqlite::Connection::open(&db).unwrap();
     let stored = || -> i64 {
         watch
@@ -261,15 +249,7 @@ fn a_killed_writer_leaves_only_whole_runs() {
     // SIGKILL while runs are being written, after 1, 3 and 10 more are in.
     for more in [1i64, 3, 10] {
         let target = stored() + more;
-        let mut child = std::process::Command::new(&bin)
-            .arg("--db")
-            .arg(&db)
-            .args(["results", "import"])
-            .args(std::iter::repeat_n(&file, 100))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_import(&db, &file, 100);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while stored() < target && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_micros(200));

@@ -65,8 +65,14 @@ pub fn export_json(db: &Path, id: i64) -> Value {
 
 /// Ids of the stored runs, newest first.
 pub fn list_ids(db: &Path) -> Vec<i64> {
+    list_ids_with(db, &[])
+}
+
+/// Ids of the runs `rtlab results list ARGS` shows, newest first.
+pub fn list_ids_with(db: &Path, args: &[&str]) -> Vec<i64> {
     let out = rtlab(db)
         .args(["results", "list", "--json"])
+        .args(args)
         .assert()
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
