@@ -265,3 +265,37 @@ fn a_killed_writer_leaves_only_whole_runs() {
         );
     }
 }
+
+#[test]
+fn sigterm_stops_an_import_between_runs_and_marks_its_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path());
+    let db = dir.path().join("term.db");
+    rtlab(&db).args(["results", "list"]).assert().success();
+    let watch = rusqlite::Connection::open(&db).unwrap();
+    let mut child = spawn_import(&db, &file, 100);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let n: i64 = watch
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap_or(0);
+        if n >= 2 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted:"));
+    let n = check_consistent(&db);
+    assert!((2..100).contains(&n), "{n} runs");
+    let out = rtlab(&db)
+        .args(["results", "campaigns", "1"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("[interrupted]"), "{text}");
+    assert_eq!(text.lines().count(), 2 + n, "{text}");
+}

@@ -2,7 +2,7 @@
 //! and list the campaigns they belong to.
 
 use super::common::Context;
-use crate::error::{bad_flag, UsageError};
+use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::export::{self, Format};
 use crate::import;
 use crate::record::Run;
@@ -11,8 +11,10 @@ use crate::store::{CampaignStatus, ListFilter, RunRow, Store};
 use crate::units::{parse_duration, DefaultUnit, Human, TimeUnit};
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use rtlab_engine::rt::signals;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 /// Stored runs: list, show, change, export, import.
 #[derive(Debug, Args)]
@@ -451,9 +453,17 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
         label: a.label.clone(),
         sysbench_test: a.sysbench_test.clone(),
     };
+    // Ctrl-C/SIGTERM stops between files: before writing, nothing is written;
+    // while writing, the runs saved so far stay and the campaign says so.
+    let stop = signals::install();
+    let stopped = || stop.load(Ordering::Relaxed);
     // Every file is read and checked before anything is written.
     let mut runs = Vec::with_capacity(a.files.len());
     for f in &a.files {
+        if stopped() {
+            eprintln!("interrupted while reading the files: nothing was imported");
+            return Ok(EXIT_INTERRUPTED);
+        }
         let mut run = import::import_file(f, &opts)?;
         for t in &a.tags {
             if !run.tags.contains(t) {
@@ -469,8 +479,13 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
         None
     };
     let mut out = std::io::stdout().lock();
+    let mut saved = 0;
     for (i, (run, file)) in runs.iter().zip(&a.files).enumerate() {
+        if stopped() {
+            break;
+        }
         let id = store.save(run)?;
+        saved += 1;
         if let Some(c) = campaign {
             store.add_campaign_run(c, i as i64, &file.display().to_string(), id)?;
         }
@@ -492,11 +507,24 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
             file.display()
         );
     }
+    let interrupted = saved < runs.len();
     if let Some(c) = campaign {
-        store.set_campaign_status(c, CampaignStatus::Complete)?;
-        let _ = writeln!(out, "campaign {c}: {} runs", runs.len());
+        let status = if interrupted {
+            CampaignStatus::Interrupted
+        } else {
+            CampaignStatus::Complete
+        };
+        store.set_campaign_status(c, status)?;
+        let _ = writeln!(out, "campaign {c}: {saved} runs");
     }
-    Ok(0)
+    if interrupted {
+        eprintln!(
+            "interrupted: {saved} of {} files imported, the others not",
+            runs.len()
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
 }
 
 fn campaigns(store: &Store, id: Option<i64>) -> Result<i32> {
