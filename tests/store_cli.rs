@@ -273,7 +273,7 @@ fn sigterm_stops_an_import_between_runs_and_marks_its_campaign() {
     let db = dir.path().join("term.db");
     rtlab(&db).args(["results", "list"]).assert().success();
     let watch = rusqlite::Connection::open(&db).unwrap();
-    let mut child = spawn_import(&db, &file, 100);
+    let child = spawn_import(&db, &file, 100);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let n: i64 = watch
