@@ -50,6 +50,47 @@ fn a_saved_run_exports_exactly_what_was_printed() {
         lines[3].contains(",\"a,\"\"b\"\"\",complete,all,200,"),
         "{csv}"
     );
+    // Several runs make one table; their metrics are the union of columns.
+    let bench = dir.path().join("cpu.txt");
+    std::fs::write(
+        &bench,
+        "sysbench 1.0.20\nCPU speed:\n events per second: 10.5\nGeneral statistics:\n total time: 1.0s\n total number of events: 10\nLatency (ms):\n min: 0.03\n avg: 0.06\n max: 32.09\n 95th percentile: 0.03\n",
+    )
+    .unwrap();
+    let b = import(&db, &[bench.to_str().unwrap()])[0];
+    let both = rtlab(&db)
+        .args([
+            "results",
+            "export",
+            &id.to_string(),
+            &b.to_string(),
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success();
+    let both = String::from_utf8_lossy(&both.get_output().stdout).to_string();
+    let rows: Vec<&str> = both.lines().collect();
+    assert_eq!(rows.len(), 5, "{both}");
+    assert!(
+        rows[0].ends_with(",events_per_s,total_events,total_time_s"),
+        "{both}"
+    );
+    assert!(
+        rows[3].ends_with(",,,"),
+        "latency rows have no metrics: {both}"
+    );
+    assert!(
+        rows[4].contains(",bench.cpu,cpu,complete,all,10,") && rows[4].ends_with(",10.5,10,1"),
+        "{both}"
+    );
+    rtlab(&db)
+        .args(["results", "export", &id.to_string(), &b.to_string()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--format json: export one run at a time",
+        ));
     // rtlab's JSON imports back as a new run with the same content.
     let file = dir.path().join("run.json");
     std::fs::write(&file, serde_json::to_string(&printed).unwrap()).unwrap();

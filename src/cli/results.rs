@@ -53,7 +53,7 @@ enum ResultsCommand {
         /// The new label.
         label: String,
     },
-    /// Write a run as rtlab JSON, CSV, or a cyclictest -h histogram.
+    /// Write a run as rtlab JSON, CSV (also several runs), or a cyclictest -h histogram.
     Export(ExportArgs),
     /// Import cyclictest (-h/-H text, --json) or sysbench 1.0 output, or rtlab JSON.
     Import(ImportArgs),
@@ -104,8 +104,9 @@ struct ShowArgs {
 
 #[derive(Debug, Args)]
 struct ExportArgs {
-    /// Run id.
-    id: i64,
+    /// Run ids (several only with --format csv: one table).
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<i64>,
     /// Output format (hist = cyclictest -h layout, one column per thread).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -162,7 +163,12 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             Ok(0)
         }
         ResultsCommand::Export(e) => {
-            let text = export::export(&store.load(e.id)?, e.format)?;
+            let runs = e
+                .ids
+                .iter()
+                .map(|&id| store.load(id))
+                .collect::<Result<Vec<_>>>()?;
+            let text = export::export(&runs, e.format)?;
             write_output(e.output.as_deref(), &text)?;
             Ok(0)
         }
@@ -440,7 +446,7 @@ fn render_run(run: &Run, unit: TimeUnit) -> Result<String> {
 fn show(store: &Store, a: &ShowArgs) -> Result<i32> {
     let run = store.load(a.id)?;
     let text = if a.json {
-        export::export(&run, Format::Json)?
+        export::export(std::slice::from_ref(&run), Format::Json)?
     } else {
         render_run(&run, a.unit)?
     };
