@@ -113,6 +113,7 @@ fn list_filters_and_edits() {
     let ids = |args: &[&str]| list_ids_with(&db, args);
     assert_eq!(ids(&[]), vec![b, a]);
     assert_eq!(ids(&["--label", "vanilla"]), vec![a]);
+    assert_eq!(ids(&["--last", "1"]), vec![b]);
     assert_eq!(ids(&["--label", "pre%"]), vec![b]);
     assert_eq!(ids(&["--kind", "latency", "--since", "1h"]), vec![b, a]);
     assert_eq!(ids(&["--since", "2999-01-01"]), Vec::<i64>::new());

@@ -82,6 +82,9 @@ struct ListArgs {
     /// Only runs of this campaign.
     #[arg(long, value_name = "ID")]
     campaign: Option<i64>,
+    /// Only the newest N of the matching runs.
+    #[arg(short = 'n', long, value_name = "N")]
+    last: Option<usize>,
     /// One JSON document: an array of rows.
     #[arg(long)]
     json: bool,
@@ -255,7 +258,10 @@ fn list(store: &Store, a: &ListArgs) -> Result<i32> {
         tag: a.tag.clone(),
         campaign: a.campaign,
     };
-    let rows = store.list_where(&filter)?;
+    let mut rows = store.list_where(&filter)?;
+    if let Some(n) = a.last {
+        rows.truncate(n);
+    }
     let mut out = std::io::stdout().lock();
     if a.json {
         let doc: Vec<serde_json::Value> = rows
