@@ -276,6 +276,21 @@ fn concurrent_writers_lose_nothing() {
     );
 }
 
+/// Runs stored in `db` (0 while another process holds it).
+fn stored(watch: &rusqlite::Connection) -> i64 {
+    watch
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+/// Waits (at most a minute) until `db` holds `target` runs.
+fn wait_for_runs(watch: &rusqlite::Connection, target: i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while stored(watch) < target && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
 #[test]
 fn a_killed_writer_leaves_only_whole_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -283,19 +298,11 @@ fn a_killed_writer_leaves_only_whole_runs() {
     let db = dir.path().join("killed.db");
     rtlab(&db).args(["results", "list"]).assert().success();
     let watch = rusqlite::Connection::open(&db).unwrap();
-    let stored = || -> i64 {
-        watch
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-            .unwrap_or(0)
-    };
     // SIGKILL while runs are being written, after 1, 3 and 10 more are in.
     for more in [1i64, 3, 10] {
-        let target = stored() + more;
+        let target = stored(&watch) + more;
         let mut child = spawn_import(&db, &file, 100);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while stored() < target && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
+        wait_for_runs(&watch, target);
         let still_running = child.try_wait().unwrap().is_none();
         child.kill().unwrap();
         child.wait().unwrap();
@@ -316,16 +323,7 @@ fn sigterm_stops_an_import_between_runs_and_marks_its_campaign() {
     rtlab(&db).args(["results", "list"]).assert().success();
     let watch = rusqlite::Connection::open(&db).unwrap();
     let child = spawn_import(&db, &file, 100);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let n: i64 = watch
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-            .unwrap_or(0);
-        if n >= 2 || std::time::Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
+    wait_for_runs(&watch, 2);
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
