@@ -609,13 +609,13 @@ mod tests {
                 cpu_count: 4,
                 ..Fingerprint::default()
             },
-            loads: vec![LoadRecord {
-                spec: "cpu:2".into(),
-                kind: "cpu".into(),
-                workers: 2,
-                params: serde_json::json!({"x": 1}),
-                achieved: serde_json::from_str(r#"{"ops_per_s": 12.5}"#).unwrap(),
-            }],
+            // From JSON, so that fields added to the load record later take
+            // their defaults here.
+            loads: vec![serde_json::from_value::<LoadRecord>(serde_json::json!({
+                "spec": "cpu:2", "kind": "cpu", "workers": 2,
+                "params": {"x": 1}, "achieved": {"ops_per_s": 12.5}
+            }))
+            .unwrap()],
             series: (0..threads)
                 .map(|t| series(&format!("cpu{t}"), &values[t..]))
                 .collect(),
