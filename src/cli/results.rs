@@ -2,7 +2,7 @@
 //! and list the campaigns they belong to.
 
 use super::common::Context;
-use crate::error::{bad_flag, UsageError};
+use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::export::{self, Format};
 use crate::import;
 use crate::record::Run;
@@ -11,8 +11,10 @@ use crate::store::{CampaignStatus, ListFilter, RunRow, Store};
 use crate::units::{parse_duration, DefaultUnit, Human, TimeUnit};
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use rtlab_engine::rt::signals;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 /// Stored runs: list, show, change, export, import.
 #[derive(Debug, Args)]
@@ -51,7 +53,7 @@ enum ResultsCommand {
         /// The new label.
         label: String,
     },
-    /// Write a run as rtlab JSON, CSV, or a cyclictest -h histogram.
+    /// Write a run as rtlab JSON, CSV (also several runs), or a cyclictest -h histogram.
     Export(ExportArgs),
     /// Import cyclictest (-h/-H text, --json) or sysbench 1.0 output, or rtlab JSON.
     Import(ImportArgs),
@@ -80,6 +82,9 @@ struct ListArgs {
     /// Only runs of this campaign.
     #[arg(long, value_name = "ID")]
     campaign: Option<i64>,
+    /// Only the newest N of the matching runs.
+    #[arg(short = 'n', long, value_name = "N")]
+    last: Option<usize>,
     /// One JSON document: an array of rows.
     #[arg(long)]
     json: bool,
@@ -102,8 +107,9 @@ struct ShowArgs {
 
 #[derive(Debug, Args)]
 struct ExportArgs {
-    /// Run id.
-    id: i64,
+    /// Run ids (several only with --format csv: one table).
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<i64>,
     /// Output format (hist = cyclictest -h layout, one column per thread).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -160,7 +166,12 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             Ok(0)
         }
         ResultsCommand::Export(e) => {
-            let text = export::export(&store.load(e.id)?, e.format)?;
+            let runs = e
+                .ids
+                .iter()
+                .map(|&id| store.load(id))
+                .collect::<Result<Vec<_>>>()?;
+            let text = export::export(&runs, e.format)?;
             write_output(e.output.as_deref(), &text)?;
             Ok(0)
         }
@@ -247,7 +258,10 @@ fn list(store: &Store, a: &ListArgs) -> Result<i32> {
         tag: a.tag.clone(),
         campaign: a.campaign,
     };
-    let rows = store.list_where(&filter)?;
+    let mut rows = store.list_where(&filter)?;
+    if let Some(n) = a.last {
+        rows.truncate(n);
+    }
     let mut out = std::io::stdout().lock();
     if a.json {
         let doc: Vec<serde_json::Value> = rows
@@ -306,9 +320,9 @@ fn list(store: &Store, a: &ListArgs) -> Result<i32> {
             r.tags.join(","),
         ]);
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "{}{} run(s), times in {}\n",
+        "{}{} run(s), times in {}",
         t.render(),
         rows.len(),
         a.unit.symbol()
@@ -438,7 +452,7 @@ fn render_run(run: &Run, unit: TimeUnit) -> Result<String> {
 fn show(store: &Store, a: &ShowArgs) -> Result<i32> {
     let run = store.load(a.id)?;
     let text = if a.json {
-        export::export(&run, Format::Json)?
+        export::export(std::slice::from_ref(&run), Format::Json)?
     } else {
         render_run(&run, a.unit)?
     };
@@ -451,9 +465,17 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
         label: a.label.clone(),
         sysbench_test: a.sysbench_test.clone(),
     };
+    // Ctrl-C/SIGTERM stops between files: before writing, nothing is written;
+    // while writing, the runs saved so far stay and the campaign says so.
+    let stop = signals::install();
+    let stopped = || stop.load(Ordering::Relaxed);
     // Every file is read and checked before anything is written.
     let mut runs = Vec::with_capacity(a.files.len());
     for f in &a.files {
+        if stopped() {
+            eprintln!("interrupted while reading the files: nothing was imported");
+            return Ok(EXIT_INTERRUPTED);
+        }
         let mut run = import::import_file(f, &opts)?;
         for t in &a.tags {
             if !run.tags.contains(t) {
@@ -469,8 +491,13 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
         None
     };
     let mut out = std::io::stdout().lock();
+    let mut saved = 0;
     for (i, (run, file)) in runs.iter().zip(&a.files).enumerate() {
+        if stopped() {
+            break;
+        }
         let id = store.save(run)?;
+        saved += 1;
         if let Some(c) = campaign {
             store.add_campaign_run(c, i as i64, &file.display().to_string(), id)?;
         }
@@ -492,11 +519,24 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
             file.display()
         );
     }
+    let interrupted = saved < runs.len();
     if let Some(c) = campaign {
-        store.set_campaign_status(c, CampaignStatus::Complete)?;
-        let _ = writeln!(out, "campaign {c}: {} runs", runs.len());
+        let status = if interrupted {
+            CampaignStatus::Interrupted
+        } else {
+            CampaignStatus::Complete
+        };
+        store.set_campaign_status(c, status)?;
+        let _ = writeln!(out, "campaign {c}: {saved} runs");
     }
-    Ok(0)
+    if interrupted {
+        eprintln!(
+            "interrupted: {saved} of {} files imported, the others not",
+            runs.len()
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
 }
 
 fn campaigns(store: &Store, id: Option<i64>) -> Result<i32> {

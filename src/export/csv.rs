@@ -1,7 +1,9 @@
-//! CSV: one row per series (the threads, then `all`), times in ns, the run's
-//! metrics repeated on each row. Values the source did not report are empty.
+//! CSV: one row per series (the threads, then `all`) of one or more runs, times
+//! in ns, each run's metrics repeated on its rows. Values the source did not
+//! report are empty.
 
 use crate::record::{Run, Series};
+use std::collections::BTreeSet;
 
 const COLUMNS: &[&str] = &[
     "run",
@@ -34,51 +36,61 @@ fn field(s: &str) -> String {
     }
 }
 
-/// The run as CSV with a header line.
-pub fn render(run: &Run) -> String {
-    let unreported = run.unreported();
-    let metric_names: Vec<&String> = run.metrics.keys().collect();
+/// Runs as one CSV table with a header line: the union of their metrics as
+/// columns, empty where a run has no such metric.
+pub fn render(runs: &[Run]) -> String {
+    let metric_names: BTreeSet<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
     let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     header.extend(metric_names.iter().map(|m| field(m)));
     let mut out = header.join(",");
     out.push('\n');
-    let row = |s: &Series| -> String {
-        let m = &s.summary;
-        let stat = |name: &str, v: String| {
-            if unreported.contains(&name) {
-                String::new()
-            } else {
-                v
-            }
-        };
-        let mut cells = vec![
-            run.id.map(|i| i.to_string()).unwrap_or_default(),
-            field(&run.kind),
-            field(&run.label),
-            run.status.name().to_string(),
-            field(&s.name),
-            s.counters.samples.to_string(),
-            s.counters.overruns.to_string(),
-            s.counters.deadline_misses.to_string(),
-            s.counters.overflows.to_string(),
-            m.min_ns.to_string(),
-            format!("{:.1}", m.mean_ns),
-            stat("stddev_ns", format!("{:.1}", m.stddev_ns)),
-            stat("p50_ns", m.p50_ns.to_string()),
-            stat("p90_ns", m.p90_ns.to_string()),
-            stat("p95_ns", m.p95_ns.to_string()),
-            stat("p99_ns", m.p99_ns.to_string()),
-            stat("p999_ns", m.p999_ns.to_string()),
-            stat("p9999_ns", m.p9999_ns.to_string()),
-            m.max_ns.to_string(),
-        ];
-        cells.extend(run.metrics.values().map(|v| v.to_string()));
-        cells.join(",") + "\n"
-    };
-    for s in run.series.iter().chain(run.total.as_ref()) {
-        out.push_str(&row(s));
+    for run in runs {
+        for s in run.series.iter().chain(run.total.as_ref()) {
+            out.push_str(&row(run, s, &metric_names));
+        }
     }
     out
+}
+
+/// One series of a run as a CSV line.
+fn row(run: &Run, s: &Series, metric_names: &BTreeSet<&String>) -> String {
+    let unreported = run.unreported();
+    let m = &s.summary;
+    let stat = |name: &str, v: String| {
+        if unreported.contains(&name) {
+            String::new()
+        } else {
+            v
+        }
+    };
+    let mut cells = vec![
+        run.id.map(|i| i.to_string()).unwrap_or_default(),
+        field(&run.kind),
+        field(&run.label),
+        run.status.name().to_string(),
+        field(&s.name),
+        s.counters.samples.to_string(),
+        s.counters.overruns.to_string(),
+        s.counters.deadline_misses.to_string(),
+        s.counters.overflows.to_string(),
+        m.min_ns.to_string(),
+        format!("{:.1}", m.mean_ns),
+        stat("stddev_ns", format!("{:.1}", m.stddev_ns)),
+        stat("p50_ns", m.p50_ns.to_string()),
+        stat("p90_ns", m.p90_ns.to_string()),
+        stat("p95_ns", m.p95_ns.to_string()),
+        stat("p99_ns", m.p99_ns.to_string()),
+        stat("p999_ns", m.p999_ns.to_string()),
+        stat("p9999_ns", m.p9999_ns.to_string()),
+        m.max_ns.to_string(),
+    ];
+    cells.extend(metric_names.iter().map(|k| {
+        run.metrics
+            .get(*k)
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    }));
+    cells.join(",") + "\n"
 }
 
 #[cfg(test)]

@@ -20,17 +20,23 @@ pub enum Format {
     Hist,
 }
 
-/// The run in `format`.
-pub fn export(run: &Run, format: Format) -> Result<String> {
-    Ok(match format {
-        Format::Json => {
+/// The runs in `format`: JSON and hist take one run, CSV any number (one table).
+pub fn export(runs: &[Run], format: Format) -> Result<String> {
+    match (format, runs) {
+        (Format::Csv, _) => Ok(csv::render(runs)),
+        (Format::Json, [run]) => {
             let mut s = serde_json::to_string_pretty(run)?;
             s.push('\n');
-            s
+            Ok(s)
         }
-        Format::Csv => csv::render(run),
-        Format::Hist => hist(run)?,
-    })
+        (Format::Hist, [run]) => hist(run),
+        _ => bail!(UsageError(format!(
+            "--format {}: export one run at a time (several runs go into one table with --format csv)",
+            clap::ValueEnum::to_possible_value(&format)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default()
+        ))),
+    }
 }
 
 /// The per-thread 1-µs histograms in cyclictest's layout.

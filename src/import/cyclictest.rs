@@ -84,10 +84,12 @@ impl Column {
                     h.record_n(us as u64 * 1000, n);
                 }
                 if self.overflows > 0 {
-                    let range = buckets.len() as u64 * 1000;
-                    let max = (self.max_us * 1000).max(range);
-                    m.record_n(range, self.overflows - 1);
-                    h.record_n(range, self.overflows - 1);
+                    // An overflowed value is at least the range, and at least
+                    // the reported minimum (which matters when all overflowed).
+                    let floor = (buckets.len() as u64 * 1000).max(self.min_us * 1000);
+                    let max = (self.max_us * 1000).max(floor);
+                    m.record_n(floor, self.overflows - 1);
+                    h.record_n(floor, self.overflows - 1);
                     m.record(max);
                     h.record(max);
                 }
@@ -110,9 +112,6 @@ impl Column {
                     s.mean_ns = self.avg_us * 1000.0;
                     s.stddev_ns = 0.0;
                     unreported.insert("stddev_ns");
-                    if buckets.iter().all(|&n| n == 0) {
-                        s.min_ns = self.min_us * 1000;
-                    }
                 }
                 s
             }
@@ -605,6 +604,20 @@ mod tests {
         let us = s.us_histogram.unwrap();
         assert_eq!((us.max_us, us.overflow), (4, 3));
         assert_eq!(us.buckets, vec![(1, 2), (2, 1)]);
+    }
+
+    #[test]
+    fn when_everything_overflowed_the_reported_minimum_bounds_the_percentiles() {
+        let c = Column {
+            buckets: Some(vec![0, 0]),
+            overflows: 3,
+            min_us: 10,
+            avg_us: 15.0,
+            max_us: 30,
+            ..Column::default()
+        };
+        let s = c.series("t".into(), &mut BTreeSet::new()).summary;
+        assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (10_000, 10_000, 30_000));
     }
 
     #[test]

@@ -144,7 +144,11 @@ fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
 fn fingerprint_from_uname(u: Uname) -> Fingerprint {
     // A root with nothing below it: every file is missing, so every value that
     // is not in `u` stays unknown instead of describing this machine.
-    sysinfo::collect_from(&SysRoot::new("/nonexistent/rtlab-import"), u, None)
+    let mut fp = sysinfo::collect_from(&SysRoot::new("/nonexistent/rtlab-import"), u, None);
+    if fp.preempt == sysinfo::PreemptModel::Unknown && !fp.kernel_version.is_empty() {
+        fp.preempt_source = "uname -v in the file (a PREEMPT_DYNAMIC mode is not recorded)".into();
+    }
+    fp
 }
 
 /// A run record with what every import shares.

@@ -1,0 +1,84 @@
+//! Helpers shared by the store and import tests.
+#![allow(dead_code)] // each test file uses a different subset
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// `rtlab --db <db>`, ignoring any RTLAB_DB of the environment.
+pub fn rtlab(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("rtlab").unwrap();
+    c.env_remove("RTLAB_DB").arg("--db").arg(db);
+    c
+}
+
+/// Whether an anchor tool is installed; prints why a test skips when not.
+pub fn have(tool: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !found {
+        eprintln!("skipped: {tool} is not installed (apt-get install rt-tests sysbench)");
+    }
+    found
+}
+
+/// Runs a tool and returns its stdout; panics with its stderr when it fails.
+pub fn run_tool(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(args[0])
+        .args(&args[1..])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Imports files and returns the new run ids, in order.
+pub fn import(db: &Path, args: &[&str]) -> Vec<i64> {
+    let out = rtlab(db)
+        .args(["results", "import"])
+        .args(args)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone())
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("run ")?.split(':').next()?.parse().ok())
+        .collect()
+}
+
+/// A stored run as its JSON document.
+pub fn export_json(db: &Path, id: i64) -> Value {
+    let out = rtlab(db)
+        .args(["results", "export", &id.to_string(), "--format", "json"])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+/// Ids of the stored runs, newest first.
+pub fn list_ids(db: &Path) -> Vec<i64> {
+    list_ids_with(db, &[])
+}
+
+/// Ids of the runs `rtlab results list ARGS` shows, newest first.
+pub fn list_ids_with(db: &Path, args: &[&str]) -> Vec<i64> {
+    let out = rtlab(db)
+        .args(["results", "list", "--json"])
+        .args(args)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect()
+}
