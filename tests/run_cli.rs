@@ -421,3 +421,69 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn compare_and_report_take_a_campaign() {
+    require_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn, html) = (
+        dir.path().join("x.db"),
+        dir.path().join("s.toml"),
+        dir.path().join("c.html"),
+    );
+    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let out = rtlab(&db)
+        .arg("run")
+        .arg(&scn)
+        .args(["-q", "--duration", "200ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = rtlab(&db)
+        .args(["compare", "--campaign", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fifo · ") && text.contains("other · "),
+        "columns named after the steps"
+    );
+    let out = rtlab(&db)
+        .args([
+            "report",
+            "--campaign",
+            "1",
+            "--require",
+            "loop=10s",
+            "--html",
+        ])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("campaign 1  [complete]"));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("fifo") && l.ends_with("PASS")),
+        "{text}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("fifo · ") && page.contains("<svg"));
+    let out = rtlab(&db)
+        .args(["report", "--campaign", "9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -8,6 +8,7 @@ use crate::report::compare::{self, markdown_table, primary_histograms, run_name}
 use crate::report::diff::differences;
 use crate::report::verdict::{self, Requirement};
 use crate::report::{html, svg};
+use crate::scenario::runner::{campaign_steps, step_view};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::{Context as _, Result};
@@ -29,6 +30,10 @@ pub struct CompareArgs {
     /// status; @1 is the newest).
     #[arg(value_name = "RUN")]
     runs: Vec<String>,
+    /// Also compare every step of this campaign (`rtlab run`), one column per
+    /// step, named after the step; repeatable.
+    #[arg(long, value_name = "ID")]
+    campaign: Vec<i64>,
     /// Also compare the newest complete run of every label matching this SQL LIKE
     /// pattern ('%' any text, '_' one character); repeatable.
     #[arg(long, value_name = "PATTERN")]
@@ -214,6 +219,11 @@ fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
     for sel in &a.runs {
         add(store.resolve(sel)?, &mut ids);
     }
+    for &c in &a.campaign {
+        for s in campaign_steps(store, c)? {
+            add(s.run.id.unwrap_or_default(), &mut ids);
+        }
+    }
     for pattern in &a.label_like {
         let labels = store.labels_like(pattern)?;
         if labels.is_empty() {
@@ -325,10 +335,18 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
     let store = open_existing(ctx)?;
     let (ids, baseline) = select(&store, &a)?;
-    let runs = ids
+    let mut runs = ids
         .iter()
         .map(|&id| store.load(id))
         .collect::<Result<Vec<Run>>>()?;
+    // A campaign's runs share one label: name them after their steps.
+    for &c in &a.campaign {
+        for view in step_view(&campaign_steps(&store, c)?) {
+            if let Some(r) = runs.iter_mut().find(|r| r.id == view.id) {
+                r.label = view.label;
+            }
+        }
+    }
     let table = compare::compare(&runs, baseline);
     let verdicts = verdict::judge(&runs, &reqs);
 

@@ -6,7 +6,10 @@ use crate::record::Run;
 use crate::report::diff::system_fields;
 use crate::report::latency::{self, series_table};
 use crate::report::table::Table;
-use crate::report::verdict;
+use crate::report::verdict::{self, Requirement};
+use crate::scenario::runner::{campaign_steps, step_view};
+use crate::scenario::summary::{risks, risks_text, step_table};
+use crate::store::Store;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
 use clap::Args;
@@ -20,8 +23,12 @@ use clap::Args;
 pub struct ReportArgs {
     /// The run: an id (12), a label (the newest complete run with that label) or
     /// label@N (the Nth newest run with that label, any status; @1 is the newest).
-    #[arg(value_name = "RUN")]
-    run: String,
+    #[arg(value_name = "RUN", required_unless_present = "campaign")]
+    run: Option<String>,
+    /// Report a whole campaign (`rtlab run`) instead: its steps, verdicts, risks,
+    /// and with --html every step's plots.
+    #[arg(long, value_name = "ID", conflicts_with = "run")]
+    campaign: Option<i64>,
     #[command(flatten)]
     req: RequireArgs,
     #[command(flatten)]
@@ -81,7 +88,10 @@ fn text(run: &Run, unit: TimeUnit) -> String {
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
     let store = open_existing(ctx)?;
-    let run = store.load(store.resolve(&a.run)?)?;
+    if let Some(c) = a.campaign {
+        return campaign(&store, c, &a, &reqs);
+    }
+    let run = store.load(store.resolve(a.run.as_deref().unwrap_or_default())?)?;
     let runs = std::slice::from_ref(&run);
     let verdicts = verdict::judge(runs, &reqs);
     let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
@@ -91,6 +101,26 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         out.push('\n');
         out.push_str(&verdict::render_text(&verdicts));
     }
+    finish(&files, &out, &verdicts)
+}
+
+/// `rtlab report --campaign ID`: the step table, verdicts and risks, and the
+/// campaign's HTML report when asked.
+fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: &[Requirement]) -> Result<i32> {
+    let c = store.load_campaign(id)?;
+    let steps = campaign_steps(store, id)?;
+    let runs = step_view(&steps);
+    let verdicts = verdict::judge(&runs, reqs);
+    let title = format!("rtlab run: {} (campaign {id})", c.name);
+    let files = a.files.render(&title, &runs, reqs, a.unit)?;
+    let mut out = format!(
+        "rtlab run  {}  campaign {id}  [{}]  created {}\n\n",
+        c.name,
+        c.status.name(),
+        c.created_at
+    );
+    out.push_str(&step_table(&steps, reqs, a.unit));
+    out.push_str(&risks_text(&risks(&steps, reqs)));
     finish(&files, &out, &verdicts)
 }
 

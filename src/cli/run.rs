@@ -7,8 +7,8 @@ use crate::record::{self, Run, Status};
 use crate::report::html;
 use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};
-use crate::scenario::runner::{first_unfinished, Runner, StepRun};
-use crate::scenario::summary::{risks, step_table, Risk};
+use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
+use crate::scenario::summary::{risks, risks_text, step_table, Risk};
 use crate::scenario::{expand, parse, presets, Scenario};
 use crate::store::{self, Store};
 use crate::system;
@@ -258,14 +258,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             .join("reports")
             .join(format!("campaign-{campaign}.html")),
     };
-    let display: Vec<Run> = shown
-        .iter()
-        .map(|s| {
-            let mut r = s.run.clone();
-            r.label = format!("{} · {}", s.name, r.label);
-            r
-        })
-        .collect();
+    let display = step_view(&shown);
     let title = format!("rtlab run: {} (campaign {campaign})", scn.name);
     write_html(&html_path, &html::render(&title, &display, &reqs, a.unit)?)?;
 
@@ -334,12 +327,7 @@ fn render_text(
 ) -> String {
     let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
     out.push_str(&step_table(steps, reqs, unit));
-    if !found.is_empty() {
-        out.push_str("\nbiggest risks:\n");
-        for (i, r) in found.iter().take(3).enumerate() {
-            out.push_str(&format!("  {}. {}\n", i + 1, r.text));
-        }
-    }
+    out.push_str(&risks_text(found));
     out.push('\n');
     out
 }
@@ -351,33 +339,6 @@ fn write_html(path: &Path, text: &str) -> Result<()> {
     let tmp = path.with_extension("rtlab-tmp");
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// For each step of a campaign, its latest complete run, else its latest run.
-fn campaign_steps(store: &Store, campaign: i64) -> Result<Vec<StepRun>> {
-    let c = store.load_campaign(campaign)?;
-    let mut best: Vec<StepRun> = Vec::new();
-    for s in &c.steps {
-        let run = store.load(s.run_id)?;
-        let index = s.step_index as usize;
-        match best.iter_mut().find(|b| b.index == index) {
-            Some(b) if b.run.status != Status::Complete || run.status == Status::Complete => {
-                *b = StepRun {
-                    index,
-                    name: s.step_name.clone(),
-                    run,
-                }
-            }
-            Some(_) => {}
-            None => best.push(StepRun {
-                index,
-                name: s.step_name.clone(),
-                run,
-            }),
-        }
-    }
-    best.sort_by_key(|s| s.index);
-    Ok(best)
 }
 
 /// The steps of the newest other campaign of the same scenario whose runs carry

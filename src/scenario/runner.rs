@@ -213,6 +213,45 @@ fn step_failure(step: &PlannedStep, code: i32, stderr: &str) -> anyhow::Error {
     }
 }
 
+/// For each step of a campaign, its latest complete run, else its latest run.
+pub fn campaign_steps(store: &Store, campaign: i64) -> Result<Vec<StepRun>> {
+    let c = store.load_campaign(campaign)?;
+    let mut best: Vec<StepRun> = Vec::new();
+    for s in &c.steps {
+        let run = store.load(s.run_id)?;
+        let index = s.step_index as usize;
+        match best.iter_mut().find(|b| b.index == index) {
+            Some(b) if b.run.status != Status::Complete || run.status == Status::Complete => {
+                *b = StepRun {
+                    index,
+                    name: s.step_name.clone(),
+                    run,
+                }
+            }
+            Some(_) => {}
+            None => best.push(StepRun {
+                index,
+                name: s.step_name.clone(),
+                run,
+            }),
+        }
+    }
+    best.sort_by_key(|s| s.index);
+    Ok(best)
+}
+
+/// The runs of steps, labelled `step · label` so that reports name the steps.
+pub fn step_view(steps: &[StepRun]) -> Vec<Run> {
+    steps
+        .iter()
+        .map(|s| {
+            let mut r = s.run.clone();
+            r.label = format!("{} · {}", s.name, r.label);
+            r
+        })
+        .collect()
+}
+
 /// The first step of `plan` without a completed run in the campaign.
 pub fn first_unfinished(store: &Store, campaign: i64, plan_len: usize) -> Result<usize> {
     let c = store.load_campaign(campaign)?;

@@ -63,6 +63,18 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
     format!("{}(times in {})\n", t.render(), unit.symbol())
 }
 
+/// The three biggest risks as text ("" when none).
+pub fn risks_text(found: &[Risk]) -> String {
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nbiggest risks:\n");
+    for (i, r) in found.iter().take(3).enumerate() {
+        out.push_str(&format!("  {}. {}\n", i + 1, r.text));
+    }
+    out
+}
+
 fn is_idle(s: &StepRun) -> bool {
     s.run.loads.is_empty()
 }
