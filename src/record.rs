@@ -243,6 +243,43 @@ impl Run {
     }
 }
 
+impl Run {
+    /// A run of `kind` that measured nothing yet: status complete, exit code 0,
+    /// ended now, this rtlab's version and command line, no series.
+    pub fn new(
+        kind: &str,
+        label: String,
+        fingerprint: Fingerprint,
+        started_at: String,
+        params: serde_json::Value,
+    ) -> Run {
+        Run {
+            format: FORMAT.into(),
+            id: None,
+            kind: kind.into(),
+            label,
+            tags: Vec::new(),
+            campaign: None,
+            status: Status::Complete,
+            exit_code: 0,
+            started_at,
+            ended_at: now_rfc3339(),
+            duration_ns: 0,
+            rtlab_version: env!("CARGO_PKG_VERSION").into(),
+            command_line: std::env::args().collect(),
+            params,
+            fingerprint,
+            audit: None,
+            loads: Vec::new(),
+            series: Vec::new(),
+            total: None,
+            metrics: BTreeMap::new(),
+            breaktrace: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// The current time as RFC 3339 UTC with microseconds.
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)

@@ -3,11 +3,12 @@
 //! exit code.
 
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::record::{Run, Status};
+use crate::record::{self, Run, Status};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
+use rtlab_engine::sysinfo::Fingerprint;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -39,6 +40,27 @@ pub struct SaveArgs {
     pub tags: Vec<String>,
 }
 
+impl SaveArgs {
+    /// A new run of a measuring command on this system: labelled and tagged as
+    /// asked, with the system's audit summary. The caller fills in what it measured.
+    pub fn new_run(
+        &self,
+        kind: &str,
+        fp: Fingerprint,
+        started_at: String,
+        params: serde_json::Value,
+    ) -> Run {
+        let label = self
+            .label
+            .clone()
+            .unwrap_or_else(|| record::default_label(&fp));
+        let mut run = Run::new(kind, label, fp, started_at, params);
+        run.tags = self.tags.clone();
+        run.audit = Some(crate::tune::audit::summary());
+        run
+    }
+}
+
 /// Output options of measuring commands.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
@@ -58,11 +80,6 @@ impl OutputArgs {
     pub fn live(&self) -> bool {
         !self.quiet && std::io::stderr().is_terminal()
     }
-}
-
-/// The process's command line, for the run record.
-pub fn command_line() -> Vec<String> {
-    std::env::args().collect()
 }
 
 /// Saves the run (unless `--no-save`), prints it as JSON or as `table`, and

@@ -478,25 +478,11 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
     let max = total.summary.max_ns;
     let threshold_failed = max_latency_ns.is_some_and(|l| max > l) || outcome.breaktrace.is_some();
 
-    let mut run = Run {
-        format: record::FORMAT.into(),
-        id: None,
-        kind: "latency".into(),
-        label: a
-            .save
-            .label
-            .clone()
-            .unwrap_or_else(|| record::default_label(&fp)),
-        tags: a.save.tags.clone(),
-        campaign: None,
-        status,
-        exit_code: common::exit_code_for(status, by_signal, threshold_failed),
+    let mut run = a.save.new_run(
+        "latency",
+        fp,
         started_at,
-        ended_at: record::now_rfc3339(),
-        duration_ns: outcome.elapsed_ns,
-        rtlab_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: common::command_line(),
-        params: json!({
+        json!({
             "interval_ns": cfg.interval_ns,
             "distance_ns": cfg.distance_ns,
             "threads": cfg.threads.len(),
@@ -514,21 +500,21 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
             "dma_latency_us": dma_latency_us,
             "trace_points": cfg.trace_points,
         }),
-        fingerprint: fp,
-        audit: Some(crate::tune::audit::summary()),
-        loads: load_records,
-        series,
-        total: Some(total),
-        metrics: Default::default(),
-        breaktrace: outcome.breaktrace.map(|b| BreakRecord {
-            thread: b.thread,
-            tid: b.tid,
-            cycle: b.cycle,
-            latency_ns: b.latency_ns,
-            trace_marker: outcome.trace_marker_written,
-        }),
-        warnings,
-    };
+    );
+    run.status = status;
+    run.exit_code = common::exit_code_for(status, by_signal, threshold_failed);
+    run.duration_ns = outcome.elapsed_ns;
+    run.loads = load_records;
+    run.series = series;
+    run.total = Some(total);
+    run.breaktrace = outcome.breaktrace.map(|b| BreakRecord {
+        thread: b.thread,
+        tid: b.tid,
+        cycle: b.cycle,
+        latency_ns: b.latency_ns,
+        trace_marker: outcome.trace_marker_written,
+    });
+    run.warnings = warnings;
 
     if let Some(path) = &a.histfile {
         write_histfile(path, &run)?;

@@ -6,7 +6,7 @@ use super::loadargs::PlacementArgs;
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loadset::{LoadSet, WORKER_COMMAND};
 use crate::loadspec;
-use crate::record::{self, LoadRecord, Run, Status};
+use crate::record::{self, LoadRecord, Status};
 use crate::report::table::Table;
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit};
@@ -204,29 +204,11 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
             }
         }
     }
-    let mut run = Run {
-        format: record::FORMAT.into(),
-        id: None,
-        kind: "load".into(),
-        label: a
-            .save
-            .label
-            .clone()
-            .unwrap_or_else(|| record::default_label(&fp)),
-        tags: a.save.tags.clone(),
-        campaign: None,
-        status,
-        exit_code: if all_ended {
-            EXIT_SYSTEM
-        } else {
-            common::exit_code_for(status, by_signal, false)
-        },
+    let mut run = a.save.new_run(
+        "load",
+        fp,
         started_at,
-        ended_at: record::now_rfc3339(),
-        duration_ns: elapsed.as_nanos() as u64,
-        rtlab_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: common::command_line(),
-        params: json!({
+        json!({
             "spec": text,
             "duration_ns": duration.map(|d| d.as_nanos() as u64),
             "load_cpus": placement.cpus,
@@ -234,15 +216,17 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
             "load_policy": placement.policy.name(),
             "load_priority": placement.priority,
         }),
-        fingerprint: fp,
-        audit: Some(crate::tune::audit::summary()),
-        loads: done.records,
-        series: Vec::new(),
-        total: None,
-        metrics,
-        breaktrace: None,
-        warnings,
+    );
+    run.status = status;
+    run.exit_code = if all_ended {
+        EXIT_SYSTEM
+    } else {
+        common::exit_code_for(status, by_signal, false)
     };
+    run.duration_ns = elapsed.as_nanos() as u64;
+    run.loads = done.records;
+    run.metrics = metrics;
+    run.warnings = warnings;
     common::finish(ctx, &a.save, &a.out, &mut run, |r| {
         let mut s = loads_table(&r.loads);
         for w in &r.warnings {

@@ -625,25 +625,11 @@ fn ping(ctx: &Context, a: PingArgs) -> Result<i32> {
     if status == Status::Failed {
         exit_code = EXIT_SYSTEM;
     }
-    let mut run = Run {
-        format: record::FORMAT.into(),
-        id: None,
-        kind: "net".into(),
-        label: a
-            .save
-            .label
-            .clone()
-            .unwrap_or_else(|| record::default_label(&fp)),
-        tags: a.save.tags.clone(),
-        campaign: None,
-        status,
-        exit_code,
+    let mut run = a.save.new_run(
+        "net",
+        fp,
         started_at,
-        ended_at: record::now_rfc3339(),
-        duration_ns: outcome.elapsed_ns,
-        rtlab_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: common::command_line(),
-        params: json!({
+        json!({
             "target": a.target,
             "address": p.addr.to_string(),
             "transport": transport,
@@ -664,15 +650,15 @@ fn ping(ctx: &Context, a: PingArgs) -> Result<i32> {
             "busy_wait": p.cfg.busy_wait,
             "server": settings,
         }),
-        fingerprint: fp,
-        audit: Some(crate::tune::audit::summary()),
-        loads,
-        series: series_of_run(&outcome),
-        total: Some(total_series(&outcome)),
-        metrics: metrics(&outcome),
-        breaktrace: None,
-        warnings,
-    };
+    );
+    run.status = status;
+    run.exit_code = exit_code;
+    run.duration_ns = outcome.elapsed_ns;
+    run.loads = loads;
+    run.series = series_of_run(&outcome);
+    run.total = Some(total_series(&outcome));
+    run.metrics = metrics(&outcome);
+    run.warnings = warnings;
     let unit = a.out.unit;
     common::finish(ctx, &a.save, &a.out, &mut run, |r| render(r, unit))
 }

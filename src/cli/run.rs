@@ -3,7 +3,7 @@
 
 use super::common::Context;
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::record::{self, Run, Status};
+use crate::record::{self, Run};
 use crate::report::html;
 use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};

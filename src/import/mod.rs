@@ -171,30 +171,17 @@ impl Skeleton<'_> {
             .modified
             .clone()
             .unwrap_or_else(record::now_rfc3339);
-        Run {
-            format: record::FORMAT.into(),
-            id: None,
-            kind: self.kind,
-            label: self.label,
-            tags: Vec::new(),
-            campaign: None,
-            status: record::Status::Complete,
-            exit_code: 0,
-            started_at: self.started_at.unwrap_or_else(|| when.clone()),
-            ended_at: self.ended_at.unwrap_or(when),
-            duration_ns: self.duration_ns,
-            rtlab_version: env!("CARGO_PKG_VERSION").into(),
-            command_line: std::env::args().collect(),
-            params: self.params,
-            fingerprint: self.fingerprint,
-            audit: None,
-            loads: Vec::new(),
-            series: Vec::new(),
-            total: None,
-            metrics: Default::default(),
-            breaktrace: None,
-            warnings: self.warnings,
-        }
+        let mut run = Run::new(
+            &self.kind,
+            self.label,
+            self.fingerprint,
+            self.started_at.unwrap_or_else(|| when.clone()),
+            self.params,
+        );
+        run.ended_at = self.ended_at.unwrap_or(when);
+        run.duration_ns = self.duration_ns;
+        run.warnings = self.warnings;
+        run
     }
 }
 

@@ -13,7 +13,7 @@
 //!   [`MAX_TRACE_POINTS`] are decimated (block maxima, no peak lost).
 //! - [`Store::load`] reads it back, equal field by field (plus `id`, with the
 //!   current label, tags, status and campaign).
-//! - [`Store::list`] / [`Store::list_where`] give [`RunRow`]s, newest first, with
+//! - [`Store::list_where`] gives [`RunRow`]s, newest first, with
 //!   the headline numbers, without reading series.
 //! - [`Store::delete`], [`Store::add_tags`], [`Store::remove_tags`],
 //!   [`Store::set_label`] change stored runs, all or nothing.
@@ -315,15 +315,6 @@ impl Store {
             .query_map([id], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(tags)
-    }
-
-    /// Runs, newest first, optionally only those with a label or kind.
-    pub fn list(&self, label: Option<&str>, kind: Option<&str>) -> Result<Vec<RunRow>> {
-        self.list_where(&ListFilter {
-            label: label.map(str::to_string),
-            kind: kind.map(str::to_string),
-            ..ListFilter::default()
-        })
     }
 
     /// Runs matching every field of `f`, newest first.
@@ -653,7 +644,12 @@ mod tests {
                 ..run
             }
         );
-        let rows = store.list(None, Some("latency")).unwrap();
+        let rows = store
+            .list_where(&ListFilter {
+                kind: Some("latency".into()),
+                ..ListFilter::default()
+            })
+            .unwrap();
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(r.samples, Some(499));
@@ -741,7 +737,7 @@ mod tests {
         assert_eq!(version, schema::SCHEMA_VERSION);
         assert_eq!(store.load(1).unwrap(), Run { id: Some(1), ..run });
         assert_eq!(
-            store.list(None, None).unwrap()[0].metrics["events_per_s"],
+            store.list_where(&ListFilter::default()).unwrap()[0].metrics["events_per_s"],
             1234.5
         );
         // The new tables work on the migrated database.
@@ -832,9 +828,9 @@ mod tests {
         assert_eq!(run.tags, vec!["a", "x"]);
         let err = store.delete(&[b, 999]).unwrap_err();
         assert!(err.to_string().contains("no run with id 999"), "{err}");
-        assert_eq!(store.list(None, None).unwrap().len(), 2);
+        assert_eq!(store.list_where(&ListFilter::default()).unwrap().len(), 2);
         assert_eq!(store.delete(&[a, b]).unwrap(), 2);
-        assert!(store.list(None, None).unwrap().is_empty());
+        assert!(store.list_where(&ListFilter::default()).unwrap().is_empty());
         let count: i64 = store
             .conn
             .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
