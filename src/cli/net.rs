@@ -112,6 +112,10 @@ struct PingArgs {
     /// Messages to send.
     #[arg(short = 'n', long, default_value_t = 1000, value_name = "N")]
     count: u64,
+    /// Send for this long instead: --count becomes duration ÷ period (bare
+    /// number: s).
+    #[arg(short = 'D', long, value_name = "DUR", conflicts_with = "count")]
+    duration: Option<String>,
     /// Payload bytes per request, after the 40-byte header (0-16384).
     #[arg(long, default_value = "64", value_name = "BYTES")]
     payload: String,
@@ -436,18 +440,28 @@ struct PingPlan {
 
 fn plan(a: &PingArgs) -> Result<PingPlan> {
     let period_ns = ms_or_unit("--period", &a.period)?;
-    if a.count == 0 {
+    let count = match &a.duration {
+        Some(d) => (parse_positive_duration(d, DefaultUnit::Seconds)
+            .map_err(|e| bad_flag("--duration", e))?
+            / period_ns)
+            .max(1),
+        None => a.count,
+    };
+    if count == 0 {
         return Err(bad_flag(
             "--count",
             "0 messages measures nothing; give 1 or more",
         ));
     }
-    if a.count > MAX_COUNT {
+    if count > MAX_COUNT {
         return Err(bad_flag(
-            "--count",
+            if a.duration.is_some() {
+                "--duration"
+            } else {
+                "--count"
+            },
             format!(
-                "{} is above {MAX_COUNT}; split the measurement into several runs",
-                a.count
+                "{count} messages is above {MAX_COUNT}; split the measurement into several runs"
             ),
         ));
     }
@@ -488,12 +502,12 @@ fn plan(a: &PingArgs) -> Result<PingPlan> {
         cfg: PingConfig {
             period_ns,
             legs: a.round_trips as u8,
-            count: a.count,
+            count,
             payload,
             timeout_ns,
             deadline_ns,
             session,
-            trace_points: (a.count as usize).min(MAX_TRACE_POINTS),
+            trace_points: (count as usize).min(MAX_TRACE_POINTS),
             busy_wait: a.busy_wait,
         },
         setup,

@@ -352,6 +352,19 @@ fn parse_step(
             }
         }
     }
+    for req in probe.required {
+        let given = params.iter().any(|(k, _)| k == req) || matrix.iter().any(|(k, _)| k == req);
+        if !given {
+            return Err(cx.err(
+                t.span(),
+                Some(at(req)),
+                format!(
+                    "probe '{}' needs {req} (e.g. {req} = \"127.0.0.1:7700\")",
+                    probe.name
+                ),
+            ));
+        }
+    }
     if attribute {
         let loads: Vec<&Val> = params
             .iter()

@@ -35,6 +35,13 @@ pub enum Flag {
     Repeat(&'static str),
     /// Priority: 0 means `--policy other`, otherwise `-p N`.
     Priority,
+    /// Priority of a probe that runs SCHED_OTHER unless given one: 0 means
+    /// nothing, otherwise `--priority N`.
+    RtPriority,
+    /// The value alone, as a positional argument.
+    Positional,
+    /// Not passed to the probe: read by the campaign runner itself.
+    Runner,
 }
 
 /// One parameter of a probe.
@@ -57,6 +64,8 @@ pub struct ProbeDef {
     pub command: &'static [&'static str],
     /// The key that sets how long a step runs.
     pub duration_key: &'static str,
+    /// Keys every step of this probe must give.
+    pub required: &'static [&'static str],
     /// Accepted parameters.
     pub params: &'static [Param],
 }
@@ -68,38 +77,72 @@ const fn p(key: &'static str, kind: Kind, flag: Flag) -> Param {
 const US: Kind = Kind::Duration(DefaultUnit::Micros);
 const SECS: Kind = Kind::Duration(DefaultUnit::Seconds);
 
+const MS: Kind = Kind::Duration(DefaultUnit::Millis);
+
 /// Every probe a scenario can use.
-pub const PROBES: &[ProbeDef] = &[ProbeDef {
-    name: "latency",
-    command: &["latency"],
-    duration_key: "duration",
-    params: &[
-        p("duration", SECS, Flag::Value("--duration")),
-        p("interval", US, Flag::Value("--interval")),
-        p("loops", Kind::Int(1, i64::MAX), Flag::Value("--loops")),
-        p("cpus", Kind::Cpus, Flag::Value("--cpus")),
-        p("threads", Kind::Int(1, 1024), Flag::Value("--threads")),
-        p("priority", Kind::Int(0, 99), Flag::Priority),
-        p(
-            "policy",
-            Kind::Word(&["fifo", "rr", "other"]),
-            Flag::Value("--policy"),
-        ),
-        p("distance", US, Flag::Value("--distance")),
-        p(
-            "clock",
-            Kind::Word(&["monotonic", "realtime"]),
-            Flag::Value("--clock"),
-        ),
-        p("mlock", Kind::Bool, Flag::BoolValue("--mlock")),
-        p("dma_latency", Kind::Word(&[]), Flag::Value("--dma-latency")),
-        p("histogram_max", US, Flag::Value("--histogram-max")),
-        p("deadline", US, Flag::Value("--deadline")),
-        p("max_latency", US, Flag::Value("--max-latency")),
-        p("breaktrace", US, Flag::Value("--breaktrace")),
-        p("load", Kind::Loads, Flag::Repeat("--load")),
-    ],
-}];
+pub const PROBES: &[ProbeDef] = &[
+    ProbeDef {
+        name: "latency",
+        command: &["latency"],
+        duration_key: "duration",
+        required: &[],
+        params: &[
+            p("duration", SECS, Flag::Value("--duration")),
+            p("interval", US, Flag::Value("--interval")),
+            p("loops", Kind::Int(1, i64::MAX), Flag::Value("--loops")),
+            p("cpus", Kind::Cpus, Flag::Value("--cpus")),
+            p("threads", Kind::Int(1, 1024), Flag::Value("--threads")),
+            p("priority", Kind::Int(0, 99), Flag::Priority),
+            p(
+                "policy",
+                Kind::Word(&["fifo", "rr", "other"]),
+                Flag::Value("--policy"),
+            ),
+            p("distance", US, Flag::Value("--distance")),
+            p(
+                "clock",
+                Kind::Word(&["monotonic", "realtime"]),
+                Flag::Value("--clock"),
+            ),
+            p("mlock", Kind::Bool, Flag::BoolValue("--mlock")),
+            p("dma_latency", Kind::Word(&[]), Flag::Value("--dma-latency")),
+            p("histogram_max", US, Flag::Value("--histogram-max")),
+            p("deadline", US, Flag::Value("--deadline")),
+            p("max_latency", US, Flag::Value("--max-latency")),
+            p("breaktrace", US, Flag::Value("--breaktrace")),
+            p("load", Kind::Loads, Flag::Repeat("--load")),
+        ],
+    },
+    ProbeDef {
+        name: "net",
+        command: &["net", "ping"],
+        duration_key: "duration",
+        required: &["target"],
+        params: &[
+            p("target", Kind::Word(&[]), Flag::Positional),
+            p("local_server", Kind::Bool, Flag::Runner),
+            p("server_priority", Kind::Int(0, 99), Flag::Runner),
+            p("duration", SECS, Flag::Value("--duration")),
+            p("count", Kind::Int(1, 10_000_000), Flag::Value("--count")),
+            p("period", MS, Flag::Value("--period")),
+            p(
+                "round_trips",
+                Kind::Int(1, 32),
+                Flag::Value("--round-trips"),
+            ),
+            p("payload", Kind::Size, Flag::Value("--payload")),
+            p("timeout", MS, Flag::Value("--timeout")),
+            p("deadline", MS, Flag::Value("--deadline")),
+            p("max_latency", MS, Flag::Value("--max-latency")),
+            p("priority", Kind::Int(0, 99), Flag::RtPriority),
+            p("cpus", Kind::Cpus, Flag::Value("--cpus")),
+            p("tcp", Kind::Bool, Flag::Switch("--tcp")),
+            p("busy_wait", Kind::Bool, Flag::Switch("--busy-wait")),
+            p("mlock", Kind::Bool, Flag::BoolValue("--mlock")),
+            p("load", Kind::Loads, Flag::Repeat("--load")),
+        ],
+    },
+];
 
 impl PartialEq for ProbeDef {
     fn eq(&self, other: &Self) -> bool {

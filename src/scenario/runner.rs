@@ -8,7 +8,7 @@
 //! `interrupted`), keeps the completed ones, and marks the campaign interrupted so
 //! that `rtlab run --resume` continues from the first unfinished step.
 
-use super::PlannedStep;
+use super::{PlannedStep, Val};
 use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
 use crate::record::{Run, Status};
 use crate::store::{CampaignStatus, Store};
@@ -120,13 +120,14 @@ impl Runner<'_> {
         Some(b)
     }
 
-    /// Runs one step's child; returns its exit code, its run (when it printed
-    /// one) and its stderr.
+    /// Runs one step's child (with its local echo server, when it asks for one);
+    /// returns its exit code, its run (when it printed one) and its stderr.
     fn run_step(
         &self,
         step: &PlannedStep,
         bar: Option<&ProgressBar>,
     ) -> Result<(i32, Option<Run>, String)> {
+        let _server = LocalServer::start(step)?;
         let exe = std::env::current_exe().context("cannot find the rtlab executable")?;
         let mut cmd = Command::new(exe);
         cmd.args(&step.argv)
@@ -177,6 +178,65 @@ impl Runner<'_> {
         let code = status.code().unwrap_or(EXIT_INTERRUPTED);
         let run = serde_json::from_str::<Run>(&stdout).ok();
         Ok((code, run, stderr))
+    }
+}
+
+/// `rtlab net serve` on the step's target, for a `net` step with
+/// `local_server = true`; stopped (SIGINT, then waited for) when dropped.
+struct LocalServer {
+    child: std::process::Child,
+}
+
+impl LocalServer {
+    fn start(step: &PlannedStep) -> Result<Option<LocalServer>> {
+        let value = |k: &str| step.values.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+        if value("local_server") != Some(&Val::Bool(true)) {
+            return Ok(None);
+        }
+        let target = value("target").map(|v| v.to_string()).unwrap_or_default();
+        let exe = std::env::current_exe().context("cannot find the rtlab executable")?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["net", "serve", "--bind", &target]);
+        if value("tcp") == Some(&Val::Bool(true)) {
+            cmd.arg("--tcp");
+        }
+        if let Some(Val::Int(p)) = value("server_priority").filter(|v| **v != Val::Int(0)) {
+            cmd.args(["--priority", &p.to_string()]);
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .context("cannot start the local echo server")?;
+        // The server says "listening on ..." once it is bound, or fails.
+        let mut err = std::io::BufReader::new(child.stderr.take().expect("piped"));
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut err, &mut first)?;
+        if !first.contains("listening on") {
+            let _ = child.wait();
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+            bail!(UsageError(format!(
+                "step {} ({}): the local echo server on {target} did not start: {}{}",
+                step.index + 1,
+                step.name,
+                first.trim(),
+                rest.trim()
+            )));
+        }
+        // Keep draining its stderr so that it can never block on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Ok(Some(LocalServer { child }))
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let _ = self.child.wait();
     }
 }
 
