@@ -78,9 +78,7 @@ pub(super) fn detect(
         return (PreemptModel::Rt, None, "/sys/kernel/realtime".into());
     }
     let words: Vec<&str> = uname_v.split_whitespace().collect();
-    if words.contains(&"PREEMPT_RT")
-        || (words.contains(&"PREEMPT") && words.contains(&"RT"))
-    {
+    if words.contains(&"PREEMPT_RT") || (words.contains(&"PREEMPT") && words.contains(&"RT")) {
         return (PreemptModel::Rt, None, "uname -v".into());
     }
     if set("CONFIG_PREEMPT_RT") {

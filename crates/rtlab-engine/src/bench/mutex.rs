@@ -1,0 +1,106 @@
+//! The mutex bench: sysbench's `mutex` test, contention on randomly chosen locks.
+//!
+//! Each thread runs exactly one event: `locks` times it picks one of `mutexes`
+//! mutexes at random, spins an empty loop of `loops` iterations (kept with
+//! `black_box`; sysbench's plain C loop may be removed by its compiler), locks the
+//! mutex, increments the counter it guards, and unlocks. The figure that matters
+//! is the total time; the counters must add up to `threads × locks`. The event
+//! checks the stop flag and the time limit every 64 locks, so Ctrl-C and `--time`
+//! end it early (then fewer locks were taken: compare `ops_per_s`).
+
+use super::{EventCtl, EventError, Rng, Tally, Workload};
+use std::hint::black_box;
+use std::sync::Mutex;
+
+/// The mutex workload.
+pub struct MutexBench {
+    locks: u64,
+    loops: u64,
+    mutexes: Vec<Mutex<u64>>,
+}
+
+/// A thread's state: its generator and whether its one event ran.
+pub struct MutexThread {
+    rng: Rng,
+    done: bool,
+}
+
+impl MutexBench {
+    /// `mutexes` mutexes (at least 1); each thread takes `locks` locks after
+    /// spinning `loops` iterations before each.
+    pub fn new(mutexes: usize, locks: u64, loops: u64) -> Self {
+        MutexBench {
+            locks,
+            loops,
+            mutexes: (0..mutexes.max(1)).map(|_| Mutex::new(0)).collect(),
+        }
+    }
+
+    /// The sum of the counters: the locks taken by all threads.
+    pub fn increments(&self) -> u64 {
+        self.mutexes
+            .iter()
+            .map(|m| *m.lock().unwrap_or_else(|e| e.into_inner()))
+            .sum()
+    }
+}
+
+impl Workload for MutexBench {
+    type Thread = MutexThread;
+
+    fn thread(&self, index: usize) -> MutexThread {
+        MutexThread {
+            rng: Rng::from_clock(index as u64),
+            done: false,
+        }
+    }
+
+    fn event(
+        &self,
+        t: &mut MutexThread,
+        tally: &mut Tally,
+        ctl: &EventCtl,
+    ) -> Result<bool, EventError> {
+        if t.done {
+            return Ok(false);
+        }
+        t.done = true;
+        let n = self.mutexes.len() as u64;
+        for i in 0..self.locks {
+            if i % 64 == 0 && i > 0 && ctl.should_stop() {
+                break;
+            }
+            let m = &self.mutexes[t.rng.below(n) as usize];
+            for j in 0..self.loops {
+                black_box(j);
+            }
+            *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            tally.ops += 1;
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{run, Limits, ThreadStats};
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    #[test]
+    fn one_event_per_thread_and_counters_add_up() {
+        let never = AtomicBool::new(false);
+        let w = MutexBench::new(16, 2000, 10);
+        let limits = Limits {
+            threads: 4,
+            time_ns: 0,
+            events: 0,
+        };
+        let out = run(&w, limits, &never, Duration::ZERO, &mut |_| {});
+        let all = ThreadStats::total(&out.threads);
+        assert_eq!(all.events(), 4);
+        assert_eq!(all.tally.ops, 4 * 2000);
+        assert_eq!(w.increments(), 4 * 2000);
+    }
+}
