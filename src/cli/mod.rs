@@ -1,5 +1,6 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
+mod bench;
 mod common;
 mod latency;
 
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     Latency(latency::LatencyArgs),
+    /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -35,6 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Bench(args) => bench::run(&ctx, args),
     }
 }
 
