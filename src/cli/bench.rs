@@ -298,6 +298,21 @@ fn bytes(n: u64) -> String {
     format!("{}{}", s.trim_end_matches(".0"), UNITS[u])
 }
 
+/// A signal stopped the work before anything was measured (fileio's preparing):
+/// nothing to print or save, exit 130.
+#[derive(Debug)]
+struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "interrupted while preparing the fileio files; they were removed, nothing was measured",
+        )
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// What every bench run shares while it is built.
 struct Env<'a> {
     fp: &'a Fingerprint,
@@ -728,11 +743,7 @@ fn run_fileio(env: &Env, p: &FileioParams, lim: Lim, quiet: bool) -> Result<Run>
     let set = match fileio::prepare(&c, &p.dir, env.stop) {
         Ok(s) => s,
         Err(PrepareError::Io(e)) => return Err(io_failure(&p.dir, e)),
-        Err(PrepareError::Interrupted) => return Err(SystemError(
-            "interrupted while preparing the fileio files; they were removed, nothing was measured"
-                .into(),
-        )
-        .into()),
+        Err(PrepareError::Interrupted) => return Err(Interrupted.into()),
     };
     let prepare_s = prep_clock.elapsed().as_secs_f64();
     let w = Fileio::open(c, &set).map_err(|e| io_failure(&p.dir, e))?;
@@ -759,6 +770,9 @@ fn run_fileio(env: &Env, p: &FileioParams, lim: Lim, quiet: bool) -> Result<Run>
     }
     let t = m.total.tally;
     m.run.metrics.insert("prepare_time_s".into(), prepare_s);
+    m.run.metrics.insert("total_reads".into(), t.reads as f64);
+    m.run.metrics.insert("total_writes".into(), t.writes as f64);
+    m.run.metrics.insert("total_fsyncs".into(), t.fsyncs as f64);
     rate(&mut m.run, "reads_per_s", t.reads as f64);
     rate(&mut m.run, "writes_per_s", t.writes as f64);
     rate(&mut m.run, "fsyncs_per_s", t.fsyncs as f64);
@@ -784,7 +798,9 @@ fn run_threads(env: &Env, yields: u32, locks: usize, lim: Lim) -> Result<Run> {
     let w = Threads::new(yields, locks);
     let params = with_limits(json!({ "yields": yields, "locks": locks }), &lim);
     let mut m = measure(env, "threads", &w, lim, params, Vec::new());
-    rate(&mut m.run, "ops_per_s", m.total.tally.ops as f64);
+    let ops = m.total.tally.ops as f64;
+    m.run.metrics.insert("total_ops".into(), ops);
+    rate(&mut m.run, "ops_per_s", ops);
     Ok(m.run)
 }
 
@@ -807,7 +823,7 @@ fn run_mutex(env: &Env, mutexes: usize, locks: u64, loops: u64, lim: Lim) -> Res
     let taken = m.total.tally.ops;
     let planned = locks * lim.limits.threads as u64;
     debug_assert_eq!(w.increments(), taken);
-    m.run.metrics.insert("locks_total".into(), taken as f64);
+    m.run.metrics.insert("total_ops".into(), taken as f64);
     rate(&mut m.run, "ops_per_s", taken as f64);
     if taken < planned && m.run.status == Status::Complete {
         m.run.warnings.push(Warning::new(
@@ -956,6 +972,16 @@ fn single_with_default(
 
 /// Runs `rtlab bench`.
 pub fn run(ctx: &Context, a: BenchArgs) -> Result<i32> {
+    match dispatch(ctx, a) {
+        Err(e) if e.is::<Interrupted>() => {
+            eprintln!("rtlab: {e}");
+            Ok(EXIT_INTERRUPTED)
+        }
+        other => other,
+    }
+}
+
+fn dispatch(ctx: &Context, a: BenchArgs) -> Result<i32> {
     match a.which {
         Which::Cpu(a) => single(ctx, &a.common, |e, l| run_cpu(e, a.max_prime, l)),
         Which::Memory(a) => {
