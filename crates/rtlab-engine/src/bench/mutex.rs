@@ -1,15 +1,15 @@
 //! The mutex bench: sysbench's `mutex` test, contention on randomly chosen locks.
 //!
 //! Each thread runs exactly one event: `locks` times it picks one of `mutexes`
-//! mutexes at random, spins an empty loop of `loops` iterations (kept with
-//! `black_box`; sysbench's plain C loop may be removed by its compiler), locks the
+//! mutexes at random, spins an empty loop of `loops` iterations (it holds an empty
+//! volatile assembly block, a compiler barrier, so it can never be optimised
+//! away), locks the
 //! mutex, increments the counter it guards, and unlocks. The figure that matters
 //! is the total time; the counters must add up to `threads × locks`. The event
 //! checks the stop flag and the time limit every 64 locks, so Ctrl-C and `--time`
 //! end it early (then fewer locks were taken: compare `ops_per_s`).
 
 use super::{EventCtl, EventError, Rng, Tally, Workload};
-use std::hint::black_box;
 use std::sync::Mutex;
 
 /// The mutex workload.
@@ -71,8 +71,11 @@ impl Workload for MutexBench {
                 break;
             }
             let m = &self.mutexes[t.rng.below(n) as usize];
-            for j in 0..self.loops {
-                black_box(j);
+            for _ in 0..self.loops {
+                // SAFETY: an empty assembly block runs no instruction and touches
+                // nothing; being volatile, it keeps the optimiser from deleting
+                // or shortening the loop (sysbench uses a compiler barrier too).
+                unsafe { std::arch::asm!("", options(nomem, nostack, preserves_flags)) };
             }
             *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
             tally.ops += 1;
