@@ -1,10 +1,10 @@
 //! The mutex bench: sysbench's `mutex` test, contention on randomly chosen locks.
 //!
 //! Each thread runs exactly one event: `locks` times it picks one of `mutexes`
-//! mutexes at random, spins an empty loop of `loops` iterations (it holds an empty
-//! volatile assembly block, a compiler barrier, so it can never be optimised
-//! away), locks the
-//! mutex, increments the counter it guards, and unlocks. The figure that matters
+//! mutexes at random, spins an empty loop of `loops` iterations (it holds an
+//! empty volatile assembly block, a compiler barrier, so it can never be
+//! optimised away), locks the mutex, increments the counter it guards, and
+//! unlocks. The figure that matters
 //! is the total time; the counters must add up to `threads × locks`. The event
 //! checks the stop flag and the time limit every 64 locks, so Ctrl-C and `--time`
 //! end it early (then fewer locks were taken: compare `ops_per_s`).
