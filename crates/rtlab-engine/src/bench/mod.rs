@@ -9,8 +9,8 @@
 //! | [`cpu`] | for every `c` in `3..max_prime`: trial division by `2..=⌊√c⌋`, stop at the first divisor; primes are counted and thrown away (the compiler may drop the loop) | the same loop over the same numbers; input and count pass through `black_box`, and the count (plus the prime 2) is kept as a check |
 //! | [`memory`] | one block of `block_size` bytes, word by word (`size_t`): `seq` walks it in order, `rnd` touches as many words at uniformly random indices; `write` stores, `read` loads; `global` scope shares one block among threads, `local` gives each thread its own; the run stops after `total_size` bytes | the same, with relaxed atomic word loads/stores (plain `mov`s the compiler may not drop), and the same `total_size` stop |
 //! | [`fileio`] | one request of `block_size` bytes: sequential modes walk the files in order, random modes pick a block-aligned offset uniformly over the whole set; `rndrw` reads when `(reads+1)/(writes+1) < rw_ratio` (per thread); once writes made the set dirty, every `fsync_freq` requests the next requests are `fsync`s of each file in turn; `fsync_end` syncs all files at the end of each thread | the same request sequence, `pread`/`pwrite`, an fsync counts as an event as in sysbench |
-//! | [`threads`] | take mutex number `n mod locks` (`n` a global event counter), then `yields` times: lock, `sched_yield`, unlock | the same |
-//! | [`mutex`] | one event per thread: `locks` times pick a random mutex of `mutexes`, spin an empty loop of `loops` iterations, lock, increment a global, unlock | the same; the spin loop holds an empty volatile assembly block (a compiler barrier) so it can never be optimised away, and each mutex guards its own counter so that the total can be checked |
+//! | [`threads`] | take mutex number `n mod locks` (`n` a global event counter), then `yields` times: lock, `sched_yield`, unlock (default pthread mutexes) | the same, with the same lock type |
+//! | [`mutex`] | one event per thread: `locks` times pick a random mutex of `mutexes`, spin an empty loop of `loops` iterations, lock, increment a global, unlock | the same lock type (a default pthread mutex); the spin loop holds an empty volatile assembly block (a compiler barrier) so it can never be optimised away, and each mutex guards its own counter so that the total can be checked |
 //!
 //! The timing loop reads the clock once per event (the end of one event is the
 //! start of the next), so an event's time includes the bookkeeping around it:
@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod fileio;
 pub mod memory;
 pub mod mutex;
+pub mod pmutex;
 mod rng;
 pub mod threads;
 

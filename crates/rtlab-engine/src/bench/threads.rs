@@ -5,14 +5,14 @@
 //! unlocks it. With more threads than mutexes, threads queue on the same mutex
 //! and the scheduler hands the CPU around on every yield.
 
+use super::pmutex::PthreadMutex;
 use super::{EventCtl, EventError, Tally, Workload};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// The threads workload.
 pub struct Threads {
     yields: u32,
-    locks: Vec<Mutex<()>>,
+    locks: Vec<PthreadMutex>,
     next: AtomicU64,
 }
 
@@ -21,7 +21,7 @@ impl Threads {
     pub fn new(yields: u32, locks: usize) -> Self {
         Threads {
             yields,
-            locks: (0..locks.max(1)).map(|_| Mutex::new(())).collect(),
+            locks: (0..locks.max(1)).map(|_| PthreadMutex::new()).collect(),
             next: AtomicU64::new(0),
         }
     }
@@ -35,7 +35,7 @@ impl Workload for Threads {
         let n = self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u64;
         let m = &self.locks[n as usize];
         for _ in 0..self.yields {
-            let guard = m.lock().unwrap_or_else(|e| e.into_inner());
+            let guard = m.lock();
             // sched_yield(2) on Linux.
             std::thread::yield_now();
             drop(guard);
