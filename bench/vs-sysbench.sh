@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 T=${1:-3}
 DIR=${2:-}
 command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
-cargo build --release --quiet
+cargo build --release --quiet 2>/dev/null || cargo build --release
 RTLAB=$PWD/target/release/rtlab
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -76,7 +76,7 @@ row "fileio rndrw 256M reads/s" "0.80-1.20" "reads/s:" reads_per_s
 row "fileio rndrw 256M writes/s" "0.80-1.20" "writes/s:" writes_per_s
 row "fileio rndrw 256M fsyncs/s" "(info)" "fsyncs/s:" fsyncs_per_s
 
-runs "threads --threads=4 --events=1000 --time=0" "threads --threads 4 --events 1000"
+runs "threads --threads=4 --events=500 --time=0" "threads --threads 4 --events 500"
 row "threads total time (s), 4 threads" "lower is better" "total time:" total_time_s
 runs "mutex --threads=4" "mutex --threads 4"
 row "mutex total time (s), 4 threads" "lower is better" "total time:" total_time_s
