@@ -1074,7 +1074,9 @@ fn suite(ctx: &Context, a: SuiteArgs) -> Result<i32> {
     } else {
         render_suite(&runs, a.out.unit)
     };
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
     if let Some(path) = saved {
         let ids: Vec<String> = runs
             .iter()
@@ -1114,7 +1116,7 @@ fn render_suite(runs: &[Run], unit: TimeUnit) -> String {
                 get("reads_per_s"),
                 get("writes_per_s")
             ),
-            "bench.mutex" => format!("{:.3}s total", get("total_time_s")),
+            "bench.mutex" => format!("{:.0} locks/s", get("ops_per_s")),
             "bench.threads" => format!("{:.0} locks/s", get("ops_per_s")),
             _ => format!("{:.0} primes", get("primes")),
         };
@@ -1139,15 +1141,25 @@ fn render_suite(runs: &[Run], unit: TimeUnit) -> String {
         unit.symbol()
     );
     out.push_str(&t.render());
+    // The same warning (the VM, the governor) comes with every run: print it once,
+    // naming the benches when not all of them have it.
+    let mut seen: Vec<(&Warning, Vec<&str>)> = Vec::new();
     for r in runs {
+        let name = r.kind.trim_start_matches("bench.");
         for w in &r.warnings {
-            out.push_str(&format!(
-                "warning ({}, {}): {}\n",
-                r.kind.trim_start_matches("bench."),
-                w.code,
-                w.message
-            ));
+            match seen.iter_mut().find(|(v, _)| *v == w) {
+                Some((_, names)) => names.push(name),
+                None => seen.push((w, vec![name])),
+            }
         }
+    }
+    for (w, names) in seen {
+        let which = if names.len() == runs.len() {
+            String::new()
+        } else {
+            format!(" [{}]", names.join(", "))
+        };
+        out.push_str(&format!("warning ({}){which}: {}\n", w.code, w.message));
     }
     out
 }

@@ -6,7 +6,7 @@
 //! optimised away), locks the mutex, increments the counter it guards, and
 //! unlocks. The figure that matters
 //! is the total time; the counters must add up to `threads × locks`. The event
-//! checks the stop flag and the time limit every 64 locks, so Ctrl-C and `--time`
+//! checks the stop flag and the time limit every 16 locks, so Ctrl-C and `--time`
 //! end it early (then fewer locks were taken: compare `ops_per_s`).
 
 use super::pmutex::PthreadMutex;
@@ -74,7 +74,7 @@ impl Workload for MutexBench {
         t.done = true;
         let n = self.mutexes.len() as u64;
         for i in 0..self.locks {
-            if i % 64 == 0 && i > 0 && ctl.should_stop() {
+            if i % 16 == 0 && i > 0 && ctl.should_stop() {
                 break;
             }
             let (m, c) = &self.mutexes[t.rng.below(n) as usize];
