@@ -581,7 +581,7 @@ fn run_memory(env: &Env, p: MemoryParams, lim: Lim) -> Result<Run> {
             ),
         ));
     }
-    let w = Memory::new(c);
+    let w = Memory::new(c, lim.limits.threads);
     let params = with_limits(
         json!({
             "block_size": c.block_size,

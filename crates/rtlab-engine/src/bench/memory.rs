@@ -4,13 +4,14 @@
 //! sysbench's `size_t`): `seq` walks the block in order, `rnd` touches as many
 //! words at uniformly random indices; `write` stores and `read` loads. With
 //! `global` scope all threads share one block, with `local` each has its own. As
-//! in sysbench the run also ends after `total_size` bytes over all threads.
+//! in sysbench the run also ends after `total_size` bytes over all threads, each
+//! thread moving an equal share (the remainder of the division is not moved).
 //! Words are relaxed atomics: one plain load or store each, which the compiler
 //! may neither drop nor merge, and shared blocks stay free of data races.
 
 use super::{EventCtl, EventError, Rng, Tally, Workload};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes per word moved.
 pub const WORD: u64 = std::mem::size_of::<usize>() as u64;
@@ -60,14 +61,16 @@ pub struct MemoryConfig {
 /// The memory workload, with its global block allocated and touched.
 pub struct Memory {
     cfg: MemoryConfig,
+    threads: u64,
     global: Option<Box<[AtomicUsize]>>,
-    issued: AtomicU64,
 }
 
-/// A thread's state: its own block (local scope) and random generator.
+/// A thread's state: its own block (local scope), random generator, and the
+/// blocks it may still move.
 pub struct MemoryThread {
     local: Option<Box<[AtomicUsize]>>,
     rng: Rng,
+    left: u64,
 }
 
 fn block(bytes: u64) -> Box<[AtomicUsize]> {
@@ -76,12 +79,13 @@ fn block(bytes: u64) -> Box<[AtomicUsize]> {
 }
 
 impl Memory {
-    /// Allocates the shared block when the scope is global.
-    pub fn new(cfg: MemoryConfig) -> Self {
+    /// Allocates the shared block when the scope is global. `threads` share
+    /// `total_size` in equal parts, as in sysbench.
+    pub fn new(cfg: MemoryConfig, threads: usize) -> Self {
         Memory {
             global: (cfg.scope == Scope::Global).then(|| block(cfg.block_size)),
+            threads: threads.max(1) as u64,
             cfg,
-            issued: AtomicU64::new(0),
         }
     }
 }
@@ -93,6 +97,10 @@ impl Workload for Memory {
         MemoryThread {
             local: (self.cfg.scope == Scope::Local).then(|| block(self.cfg.block_size)),
             rng: Rng::from_clock(index as u64),
+            left: match self.cfg.total_size {
+                0 => u64::MAX,
+                t => t / self.cfg.block_size / self.threads,
+            },
         }
     }
 
@@ -104,11 +112,10 @@ impl Workload for Memory {
         _: &EventCtl,
     ) -> Result<bool, EventError> {
         let size = self.cfg.block_size;
-        if self.cfg.total_size > 0
-            && self.issued.fetch_add(size, Ordering::Relaxed) >= self.cfg.total_size
-        {
+        if t.left == 0 {
             return Ok(false);
         }
+        t.left -= 1;
         let buf: &[AtomicUsize] = match (&t.local, &self.global) {
             (Some(b), _) | (None, Some(b)) => b,
             (None, None) => unreachable!("one of the blocks exists for each scope"),
@@ -116,8 +123,9 @@ impl Workload for Memory {
         let n = buf.len() as u64;
         match (self.cfg.access, self.cfg.oper) {
             (Access::Seq, Oper::Write) => {
-                for w in buf {
-                    w.store(0, Ordering::Relaxed);
+                // The value stored is the words left, as in sysbench.
+                for (i, w) in buf.iter().enumerate() {
+                    w.store(buf.len() - i, Ordering::Relaxed);
                 }
             }
             (Access::Seq, Oper::Read) => {
@@ -128,8 +136,8 @@ impl Workload for Memory {
                 black_box(acc);
             }
             (Access::Rnd, Oper::Write) => {
-                for _ in 0..n {
-                    buf[t.rng.below(n) as usize].store(0, Ordering::Relaxed);
+                for i in 0..n as usize {
+                    buf[t.rng.below(n) as usize].store(i, Ordering::Relaxed);
                 }
             }
             (Access::Rnd, Oper::Read) => {
@@ -243,7 +251,7 @@ mod tests {
         for oper in [Oper::Read, Oper::Write] {
             for access in [Access::Seq, Access::Rnd] {
                 for scope in [Scope::Global, Scope::Local] {
-                    let w = Memory::new(cfg(oper, access, scope));
+                    let w = Memory::new(cfg(oper, access, scope), 2);
                     let limits = Limits {
                         threads: 2,
                         time_ns: 0,
