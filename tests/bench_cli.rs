@@ -14,11 +14,13 @@ fn rtlab() -> Command {
     Command::cargo_bin("rtlab").unwrap()
 }
 
-/// Runs `rtlab bench ARGS --no-save --json` and returns the record.
-fn bench_json(args: &[&str]) -> Value {
+/// Runs `rtlab bench ARGS --no-save --json` (ARGS split at blanks) and returns
+/// the record.
+fn bench_json(args: &str) -> Value {
+    let args: Vec<&str> = args.split_whitespace().collect();
     let out = rtlab()
         .arg("bench")
-        .args(args)
+        .args(&args)
         .args(["--no-save", "--json"])
         .output()
         .unwrap();
@@ -111,12 +113,12 @@ fn check_consistent(run: &Value, kind: &str) {
 
 #[test]
 fn cpu_counts_the_primes_below_the_limit() {
-    let run = bench_json(&["cpu", "--events", "20", "--threads", "2"]);
+    let run = bench_json("cpu --events 20 --threads 2");
     check_consistent(&run, "bench.cpu");
     assert_eq!(metric(&run, "total_events"), 20.0);
     assert_eq!(metric(&run, "primes"), 1229.0);
     assert_eq!(run["status"], "complete");
-    let run = bench_json(&["cpu", "--max-prime", "2000", "--time", "300ms"]);
+    let run = bench_json("cpu --max-prime 2000 --time 300ms");
     check_consistent(&run, "bench.cpu");
     assert_eq!(metric(&run, "primes"), 303.0);
     assert_eq!(run["params"]["time_ns"], 300_000_000);
@@ -124,21 +126,9 @@ fn cpu_counts_the_primes_below_the_limit() {
 
 #[test]
 fn memory_moves_exactly_the_total_size() {
-    let run = bench_json(&[
-        "memory",
-        "--block-size",
-        "4K",
-        "--total-size",
-        "4M",
-        "--threads",
-        "2",
-        "--scope",
-        "local",
-        "--oper",
-        "read",
-        "--access",
-        "rnd",
-    ]);
+    let run = bench_json(
+        "memory --block-size 4K --total-size 4M --threads 2 --scope local --oper read --access rnd",
+    );
     check_consistent(&run, "bench.memory");
     assert_eq!(metric(&run, "total_events"), 1024.0);
     assert_eq!(metric(&run, "total_mib"), 4.0);
@@ -167,23 +157,7 @@ fn fileio_every_mode_counts_its_requests_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     for mode in ["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"] {
-        let run = bench_json(&[
-            "fileio",
-            "--dir",
-            d,
-            "--total-size",
-            "2M",
-            "--files",
-            "4",
-            "--mode",
-            mode,
-            "--threads",
-            "2",
-            "--events",
-            "200",
-            "--fsync-freq",
-            "50",
-        ]);
+        let run = bench_json(&format!("fileio --dir {d} --total-size 2M --files 4 --mode {mode} --threads 2 --events 200 --fsync-freq 50"));
         check_consistent(&run, "bench.fileio");
         let (r, w, f) = (
             metric(&run, "total_reads"),
@@ -370,30 +344,10 @@ fn fileio_interrupted_while_preparing_cleans_up() {
 
 #[test]
 fn threads_and_mutex_do_all_their_work() {
-    let run = bench_json(&[
-        "threads",
-        "--events",
-        "10",
-        "--yields",
-        "20",
-        "--locks",
-        "1",
-        "--threads",
-        "2",
-    ]);
+    let run = bench_json("threads --events 10 --yields 20 --locks 1 --threads 2");
     check_consistent(&run, "bench.threads");
     assert_eq!(metric(&run, "total_ops"), 200.0);
-    let run = bench_json(&[
-        "mutex",
-        "--threads",
-        "3",
-        "--locks",
-        "500",
-        "--loops",
-        "10",
-        "--mutexes",
-        "4",
-    ]);
+    let run = bench_json("mutex --threads 3 --locks 500 --loops 10 --mutexes 4");
     check_consistent(&run, "bench.mutex");
     // One event per thread, as in sysbench.
     assert_eq!(metric(&run, "total_events"), 3.0);

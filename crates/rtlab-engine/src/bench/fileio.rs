@@ -379,9 +379,8 @@ impl Workload for Fileio {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, Limits, ThreadStats};
+    use super::super::{test_run, ThreadStats};
     use super::*;
-    use std::time::Duration;
 
     fn cfg(mode: Mode) -> FileioConfig {
         FileioConfig {
@@ -402,12 +401,7 @@ mod tests {
         let set = prepare(&cfg(mode), &tmp, &never).unwrap();
         let dir = set.dir().to_path_buf();
         let w = Fileio::open(cfg(mode), &set).unwrap();
-        let limits = Limits {
-            threads: 2,
-            time_ns: 0,
-            events,
-        };
-        let out = run(&w, limits, &never, Duration::ZERO, &mut |_| {});
+        let out = test_run(&w, 2, 0, events);
         assert!(out.error.is_none(), "{:?}", out.error);
         drop(w);
         drop(set);

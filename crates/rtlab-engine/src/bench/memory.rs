@@ -230,10 +230,8 @@ pub fn block_beyond_caches(caches: &[Cache]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, Limits};
+    use super::super::test_run;
     use super::*;
-    use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
 
     fn cfg(oper: Oper, access: Access, scope: Scope) -> MemoryConfig {
         MemoryConfig {
@@ -247,17 +245,11 @@ mod tests {
 
     #[test]
     fn total_size_bounds_the_events_in_every_mode() {
-        let never = AtomicBool::new(false);
         for oper in [Oper::Read, Oper::Write] {
             for access in [Access::Seq, Access::Rnd] {
                 for scope in [Scope::Global, Scope::Local] {
                     let w = Memory::new(cfg(oper, access, scope), 2);
-                    let limits = Limits {
-                        threads: 2,
-                        time_ns: 0,
-                        events: 0,
-                    };
-                    let out = run(&w, limits, &never, Duration::ZERO, &mut |_| {});
+                    let out = test_run(&w, 2, 0, 0);
                     let all = super::super::ThreadStats::total(&out.threads);
                     assert_eq!(all.events(), 1024, "{oper:?} {access:?} {scope:?}");
                     let moved = all.tally.bytes_read + all.tally.bytes_written;

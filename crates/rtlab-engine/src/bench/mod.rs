@@ -447,14 +447,37 @@ impl Workload for Empty {
 /// with an empty event, 100 000 times. The median, so that a preemption during
 /// the few milliseconds this takes does not count as overhead.
 pub fn timing_overhead() -> f64 {
-    let never = AtomicBool::new(false);
     let limits = Limits {
         threads: 1,
         time_ns: 0,
         events: 100_000,
     };
-    let out = run(&Empty, limits, &never, Duration::ZERO, &mut |_| {});
+    let out = run(
+        &Empty,
+        limits,
+        &AtomicBool::new(false),
+        Duration::ZERO,
+        &mut |_| {},
+    );
     out.threads[0].summary().p50_ns as f64
+}
+
+/// Runs `w` for a test, without a stop flag or interval reports: `threads`,
+/// `time_ns` (0: none), `events` (0: none).
+#[cfg(test)]
+pub(crate) fn test_run<W: Workload>(w: &W, threads: usize, time_ns: u64, events: u64) -> Outcome {
+    let limits = Limits {
+        threads,
+        time_ns,
+        events,
+    };
+    run(
+        w,
+        limits,
+        &AtomicBool::new(false),
+        Duration::ZERO,
+        &mut |_| {},
+    )
 }
 
 #[cfg(test)]
@@ -463,13 +486,7 @@ mod tests {
 
     #[test]
     fn event_limit_is_exact_over_threads() {
-        let never = AtomicBool::new(false);
-        let limits = Limits {
-            threads: 3,
-            time_ns: 0,
-            events: 1000,
-        };
-        let out = run(&Empty, limits, &never, Duration::ZERO, &mut |_| {});
+        let out = test_run(&Empty, 3, 0, 1000);
         let total: u64 = out.threads.iter().map(|t| t.events()).sum();
         assert_eq!(total, 1000);
         assert_eq!(out.threads.len(), 3);

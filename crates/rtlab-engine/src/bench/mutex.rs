@@ -96,21 +96,13 @@ impl Workload for MutexBench {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, Limits, ThreadStats};
+    use super::super::{test_run, ThreadStats};
     use super::*;
-    use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
 
     #[test]
     fn one_event_per_thread_and_counters_add_up() {
-        let never = AtomicBool::new(false);
         let w = MutexBench::new(16, 2000, 10);
-        let limits = Limits {
-            threads: 4,
-            time_ns: 0,
-            events: 0,
-        };
-        let out = run(&w, limits, &never, Duration::ZERO, &mut |_| {});
+        let out = test_run(&w, 4, 0, 0);
         let all = ThreadStats::total(&out.threads);
         assert_eq!(all.events(), 4);
         assert_eq!(all.tally.ops, 4 * 2000);

@@ -47,21 +47,13 @@ impl Workload for Threads {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, Limits, ThreadStats};
+    use super::super::{test_run, ThreadStats};
     use super::*;
-    use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
 
     #[test]
     fn every_event_does_its_yields() {
-        let never = AtomicBool::new(false);
         let w = Threads::new(50, 2);
-        let limits = Limits {
-            threads: 3,
-            time_ns: 0,
-            events: 60,
-        };
-        let out = run(&w, limits, &never, Duration::ZERO, &mut |_| {});
+        let out = test_run(&w, 3, 0, 60);
         let all = ThreadStats::total(&out.threads);
         assert_eq!(all.events(), 60);
         assert_eq!(all.tally.ops, 60 * 50);
