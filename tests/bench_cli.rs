@@ -17,16 +17,20 @@ fn rtlab() -> Command {
 /// Runs `rtlab bench ARGS --no-save --json` (ARGS split at blanks) and returns
 /// the record.
 fn bench_json(args: &str) -> Value {
-    let args: Vec<&str> = args.split_whitespace().collect();
-    let out = rtlab()
-        .arg("bench")
-        .args(&args)
-        .args(["--no-save", "--json"])
-        .output()
-        .unwrap();
+    json_of(
+        rtlab()
+            .arg("bench")
+            .args(args.split_whitespace())
+            .args(["--no-save", "--json"]),
+    )
+}
+
+/// Runs a command that must succeed and print one JSON document.
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "rtlab bench {args:?} failed: {}",
+        "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
@@ -200,14 +204,7 @@ fn fileio_every_mode_counts_its_requests_and_cleans_up() {
 fn fileio_refuses_what_does_not_fit_and_touches_nothing() {
     let dir = tempfile::tempdir().unwrap();
     rtlab()
-        .args([
-            "bench",
-            "fileio",
-            "--no-save",
-            "--total-size",
-            "900T",
-            "--dir",
-        ])
+        .args("bench fileio --no-save --total-size 900T --dir".split(' '))
         .arg(dir.path())
         .assert()
         .code(2)
@@ -217,7 +214,7 @@ fn fileio_refuses_what_does_not_fit_and_touches_nothing() {
         .stderr(predicate::str::contains("available"));
     assert!(empty(dir.path()));
     rtlab()
-        .args(["bench", "fileio", "--no-save", "--dir", "/nonexistent/usb"])
+        .args("bench fileio --no-save --dir /nonexistent/usb".split(' '))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -263,7 +260,7 @@ fn fileio_on_a_read_only_file_system_exits_3() {
         return;
     };
     rtlab()
-        .args(["bench", "fileio", "--no-save", "--total-size", "1M"])
+        .args("bench fileio --no-save --total-size 1M".split(' '))
         .args(["--files", "4", "--dir"])
         .arg(fs.0.path())
         .assert()
@@ -278,16 +275,7 @@ fn fileio_out_of_space_exits_3_and_removes_its_files() {
         return;
     };
     rtlab()
-        .args([
-            "bench",
-            "fileio",
-            "--no-save",
-            "--total-size",
-            "2M",
-            "--files",
-            "16",
-            "--dir",
-        ])
+        .args("bench fileio --no-save --total-size 2M --files 16 --dir".split(' '))
         .arg(fs.0.path())
         .assert()
         .code(3)
@@ -300,7 +288,7 @@ fn fileio_out_of_space_exits_3_and_removes_its_files() {
 /// SIGINT, and returns the exit code and stdout.
 fn interrupt_fileio(dir: &Path, size: &str, settle: Duration) -> (Option<i32>, String) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
-        .args(["bench", "fileio", "--no-save", "--json", "--time", "20s"])
+        .args("bench fileio --no-save --json --time 20s".split(' '))
         .args(["--files", "4", "--total-size", size, "--dir"])
         .arg(dir)
         .stdout(Stdio::piped())
@@ -362,7 +350,7 @@ fn runs_are_saved_and_intervals_reported() {
     rtlab()
         .arg("--db")
         .arg(&db)
-        .args(["bench", "cpu", "--time", "1s", "--report-interval", "200ms"])
+        .args("bench cpu --time 1s --report-interval 200ms".split(' '))
         .args(["--max-prime", "2000", "--label", "k1", "--tag", "t"])
         .assert()
         .success()
@@ -378,28 +366,14 @@ fn suite_runs_the_five_within_the_budget() {
     let dir = tempfile::tempdir().unwrap();
     let files = dir.path().join("files");
     std::fs::create_dir(&files).unwrap();
-    let out = rtlab()
-        .arg("--db")
-        .arg(dir.path().join("x.db"))
-        .args([
-            "bench",
-            "suite",
-            "--time",
-            "2s",
-            "--fileio-size",
-            "8M",
-            "--json",
-        ])
-        .arg("--dir")
-        .arg(&files)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        rtlab()
+            .arg("--db")
+            .arg(dir.path().join("x.db"))
+            .args("bench suite --time 2s --fileio-size 8M --json".split(' '))
+            .arg("--dir")
+            .arg(&files),
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let runs = doc["runs"].as_array().unwrap();
     let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
     assert_eq!(
