@@ -18,7 +18,14 @@ pub struct MutexBench {
     locks: u64,
     loops: u64,
     /// Each mutex and the counter it guards.
-    mutexes: Vec<(PthreadMutex, AtomicU64)>,
+    mutexes: Vec<Slot>,
+}
+
+/// A mutex and the counter it guards, on cache lines of their own.
+#[repr(align(128))]
+struct Slot {
+    m: PthreadMutex,
+    count: AtomicU64,
 }
 
 /// A thread's state: its generator and whether its one event ran.
@@ -35,7 +42,10 @@ impl MutexBench {
             locks,
             loops,
             mutexes: (0..mutexes.max(1))
-                .map(|_| (PthreadMutex::new(), AtomicU64::new(0)))
+                .map(|_| Slot {
+                    m: PthreadMutex::new(),
+                    count: AtomicU64::new(0),
+                })
                 .collect(),
         }
     }
@@ -44,9 +54,9 @@ impl MutexBench {
     pub fn increments(&self) -> u64 {
         self.mutexes
             .iter()
-            .map(|(m, c)| {
-                let _g = m.lock();
-                c.load(Ordering::Relaxed)
+            .map(|s| {
+                let _g = s.m.lock();
+                s.count.load(Ordering::Relaxed)
             })
             .sum()
     }
@@ -77,7 +87,7 @@ impl Workload for MutexBench {
             if i % 16 == 0 && i > 0 && ctl.should_stop() {
                 break;
             }
-            let (m, c) = &self.mutexes[t.rng.below(n) as usize];
+            let Slot { m, count: c } = &self.mutexes[t.rng.below(n) as usize];
             for _ in 0..self.loops {
                 // SAFETY: an empty assembly block runs no instruction and touches
                 // nothing; being volatile, it keeps the optimiser from deleting

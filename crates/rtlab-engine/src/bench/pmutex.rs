@@ -5,10 +5,15 @@
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 
-/// A `pthread_mutex_t` (default attributes) at a fixed heap address.
+/// A `pthread_mutex_t` (default attributes) at a fixed heap address, alone on
+/// its cache lines so that neighbouring mutexes do not slow each other down
+/// (sysbench pads its mutexes too).
 pub struct PthreadMutex {
-    m: Box<UnsafeCell<libc::pthread_mutex_t>>,
+    m: Box<Padded>,
 }
+
+#[repr(align(128))]
+struct Padded(UnsafeCell<libc::pthread_mutex_t>);
 
 // SAFETY: a pthread mutex exists to be shared between threads; it is only used
 // through pthread_mutex_lock/unlock, which synchronise.
@@ -31,7 +36,7 @@ impl PthreadMutex {
     /// must not move once used.
     pub fn new() -> Self {
         PthreadMutex {
-            m: Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)),
+            m: Box::new(Padded(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER))),
         }
     }
 
@@ -41,7 +46,7 @@ impl PthreadMutex {
         // SAFETY: pthread_mutex_lock(3) on an initialised mutex that never moves
         // (boxed). A default mutex only fails on EDEADLK-style misuse, which the
         // guard's scoping rules out.
-        unsafe { libc::pthread_mutex_lock(self.m.get()) };
+        unsafe { libc::pthread_mutex_lock(self.m.0.get()) };
         PthreadGuard(self, PhantomData)
     }
 }
@@ -51,7 +56,7 @@ impl Drop for PthreadGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: pthread_mutex_unlock(3) of a mutex this guard locked, on the
         // thread that locked it (the guard is not Send).
-        unsafe { libc::pthread_mutex_unlock(self.0.m.get()) };
+        unsafe { libc::pthread_mutex_unlock(self.0.m.0.get()) };
     }
 }
 
@@ -59,7 +64,7 @@ impl Drop for PthreadMutex {
     fn drop(&mut self) {
         // SAFETY: pthread_mutex_destroy(3) on an unlocked mutex: no guard can
         // outlive the mutex it borrows.
-        unsafe { libc::pthread_mutex_destroy(self.m.get()) };
+        unsafe { libc::pthread_mutex_destroy(self.m.0.get()) };
     }
 }
 
