@@ -41,15 +41,19 @@ echo "sysbench $(sysbench --version | awk '{print $2}'), $($RTLAB --version); $(
     "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); ${T}s per run, best of 3"
 printf '%-36s %14s %14s %7s  %s\n' "comparison" "sysbench" "rtlab" "ratio" "target"
 
-# runs "SYSBENCH ARGS" "RTLAB ARGS": three rounds in alternating order; the
-# outputs go to $WORK/{sb,rt}{1,2,3}.
+# runs "SYSBENCH ARGS" "RTLAB ARGS" ["SYSBENCH PREPARE ARGS"]: three rounds in
+# alternating order; the outputs go to $WORK/{sb,rt}{1,2,3}. With the third
+# argument sysbench prepares fresh files before each run and removes them after,
+# as rtlab does within its own run (neither tool times its preparing).
 runs() {
-    local sbargs=$1 rtargs=$2 round tool
+    local sbargs=$1 rtargs=$2 prep=${3:-} round tool
     for round in 1 2 3; do
         if [ "$round" = 2 ]; then order="rt sb"; else order="sb rt"; fi
         for tool in $order; do
             if [ "$tool" = sb ]; then
+                [ -z "$prep" ] || (cd "$DIR" && sysbench $prep prepare >/dev/null)
                 (cd "$DIR" && eval "sysbench $sbargs run") >"$WORK/sb$round"
+                [ -z "$prep" ] || (cd "$DIR" && sysbench $prep cleanup >/dev/null)
             else
                 eval "$RTLAB bench $rtargs --no-save --json" >"$WORK/rt$round"
             fi
@@ -79,11 +83,8 @@ row "memory MiB/s, 1K block (default)" ">= 1" "MiB transferred [(]" mib_per_s ma
 runs "memory --memory-block-size=64M --time=$T" "memory --block-size 64M --time $T"
 row "memory MiB/s, 64M block" ">= 1" "MiB transferred [(]" mib_per_s max
 
-# fileio: sysbench needs its own prepare and cleanup; rtlab does both itself.
-(cd "$DIR" && sysbench fileio --file-total-size=256M prepare >/dev/null)
 runs "fileio --file-total-size=256M --file-test-mode=rndrw --time=$T" \
-    "fileio --dir '$DIR' --total-size 256M --mode rndrw --time $T"
-(cd "$DIR" && sysbench fileio --file-total-size=256M cleanup >/dev/null)
+    "fileio --dir '$DIR' --total-size 256M --mode rndrw --time $T" "fileio --file-total-size=256M"
 row "fileio rndrw 256M reads/s" "0.80-1.20" "reads/s:" reads_per_s max
 row "fileio rndrw 256M writes/s" "0.80-1.20" "writes/s:" writes_per_s max
 row "fileio rndrw 256M fsyncs/s" "(info)" "fsyncs/s:" fsyncs_per_s max
