@@ -1048,16 +1048,26 @@ fn suite(ctx: &Context, a: SuiteArgs) -> Result<i32> {
         &|| run_threads(&e, 1000, 1, lim(1)),
         &|| run_mutex(&e, 4096, 50_000, 10_000, lim(64)),
     ];
+    // A part that fails (fileio out of space, Ctrl-C while preparing) ends the
+    // suite, but the parts before it are still saved and printed.
     let mut runs = Vec::new();
+    let mut failure = None;
     for p in parts {
         if e.stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let r = p()?;
-        let interrupted = r.status == Status::Interrupted;
-        runs.push(r);
-        if interrupted {
-            break;
+        match p() {
+            Ok(r) => {
+                let interrupted = r.status == Status::Interrupted;
+                runs.push(r);
+                if interrupted {
+                    break;
+                }
+            }
+            Err(err) => {
+                failure = Some(err);
+                break;
+            }
         }
     }
     let mut saved = None;
@@ -1084,6 +1094,9 @@ fn suite(ctx: &Context, a: SuiteArgs) -> Result<i32> {
             .map(|i| i.to_string())
             .collect();
         eprintln!("saved as runs {} in {path}", ids.join(", "));
+    }
+    if let Some(err) = failure {
+        return Err(err);
     }
     Ok(if runs.iter().any(|r| r.status == Status::Interrupted) {
         EXIT_INTERRUPTED
