@@ -461,6 +461,61 @@ mod tests {
         assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn requests_stay_inside_the_set_and_fsync_every_file_in_turn(
+            files in 1u32..40,
+            blocks in 1u64..50,
+            block_kib in 1u64..17,
+            seed: u64,
+            freq in 1u64..30,
+            seq: bool,
+        ) {
+            let c = FileioConfig {
+                files,
+                file_size: blocks * block_kib * 1024,
+                block_size: block_kib * 1024,
+                mode: if seq { Mode::SeqRewr } else { Mode::RndRw },
+                rw_ratio: 1.5,
+                fsync_freq: freq,
+                fsync_end: false,
+                direct: false,
+            };
+            let w = Fileio { cfg: c, files: Vec::new(), schedule: Mutex::new(Schedule::default()) };
+            let mut rng = Rng::new(seed);
+            let mut tally = Tally::default();
+            let mut fsynced = Vec::new();
+            for _ in 0..500 {
+                let req = w.next(&mut rng, &tally);
+                match req {
+                    Request::Read { .. } => tally.reads += 1,
+                    Request::Write { .. } => tally.writes += 1,
+                    Request::Fsync { .. } => tally.fsyncs += 1,
+                }
+                match req {
+                    Request::Read { file, pos } | Request::Write { file, pos } => {
+                        proptest::prop_assert!(file < files);
+                        proptest::prop_assert_eq!(pos % c.block_size, 0);
+                        proptest::prop_assert!(pos + c.block_size <= c.file_size);
+                        // Whatever came before, a fsync round is complete.
+                        proptest::prop_assert!(fsynced.is_empty() || fsynced.len() == files as usize);
+                        fsynced.clear();
+                    }
+                    Request::Fsync { file } => {
+                        proptest::prop_assert_eq!(file as usize, fsynced.len());
+                        fsynced.push(file);
+                    }
+                }
+            }
+            // The set is dirty from the second request on, so once the request
+            // count passes a multiple of the frequency, fsyncs have come.
+            proptest::prop_assert!(tally.writes > 0);
+            if tally.reads + tally.writes > freq.max(2) {
+                proptest::prop_assert!(tally.fsyncs > 0);
+            }
+        }
+    }
+
     #[test]
     fn space_of_a_directory() {
         let s = space(&std::env::temp_dir()).unwrap();
