@@ -1176,3 +1176,55 @@ fn render_suite(runs: &[Run], unit: TimeUnit) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_engine::bench::Tally;
+
+    #[test]
+    fn binary_sizes() {
+        assert_eq!(bytes(512), "512B");
+        assert_eq!(bytes(1024), "1KiB");
+        assert_eq!(bytes(1536), "1.5KiB");
+        assert_eq!(bytes(256 << 20), "256MiB");
+        assert_eq!(bytes(3 << 30), "3GiB");
+    }
+
+    #[test]
+    fn interval_lines_are_rates_of_the_interval() {
+        let prev = Snapshot {
+            elapsed_ns: 1_000_000_000,
+            events: 100,
+            tally: Tally::default(),
+        };
+        let now = Snapshot {
+            elapsed_ns: 1_500_000_000,
+            events: 400,
+            tally: Tally {
+                reads: 50,
+                writes: 25,
+                fsyncs: 5,
+                bytes_read: 1 << 20,
+                bytes_written: 1 << 19,
+                ops: 0,
+            },
+        };
+        assert_eq!(
+            interval_line("cpu", &prev, &now),
+            "[   1.5s] events/s 600.00"
+        );
+        assert_eq!(
+            interval_line("fileio", &prev, &now),
+            "[   1.5s] events/s 600.00  reads/s 100.00  writes/s 50.00  fsyncs/s 10.00  \
+             read MiB/s 2.00  written MiB/s 1.00"
+        );
+    }
+
+    #[test]
+    fn fairness_spread() {
+        let (m, sd) = mean_stddev([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0].into_iter());
+        assert_eq!((m, sd), (5.0, 2.0));
+        assert_eq!(mean_stddev(std::iter::empty()), (0.0, 0.0));
+    }
+}
