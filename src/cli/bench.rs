@@ -567,6 +567,17 @@ fn memory_params(a: &MemoryOpts) -> Result<MemoryParams> {
 
 fn run_memory(env: &Env, p: MemoryParams, lim: Lim) -> Result<Run> {
     let c = p.cfg;
+    let threads = lim.limits.threads as u64;
+    if c.total_size / c.block_size < threads {
+        return Err(bad_flag(
+            "--total-size",
+            format!(
+                "{} is less than one {} block per thread ({threads} threads); raise --total-size",
+                bytes(c.total_size),
+                bytes(c.block_size)
+            ),
+        ));
+    }
     let mut warnings = Vec::new();
     let caches = memory::caches();
     if let Some(cache) = memory::fits_in(&caches, c.block_size) {
