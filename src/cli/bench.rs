@@ -387,6 +387,38 @@ fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> String {
     line
 }
 
+/// A `bench.<kind>` run that measured nothing yet: label and tags as asked, this
+/// system's fingerprint, rtlab's version and command line.
+fn new_run(env: &Env, kind: &str, started_at: String, params: serde_json::Value) -> Run {
+    Run {
+        format: record::FORMAT.into(),
+        id: None,
+        kind: format!("bench.{kind}"),
+        label: env
+            .save
+            .label
+            .clone()
+            .unwrap_or_else(|| record::default_label(env.fp)),
+        tags: env.save.tags.clone(),
+        campaign: None,
+        status: Status::Complete,
+        exit_code: EXIT_OK,
+        started_at,
+        ended_at: record::now_rfc3339(),
+        duration_ns: 0,
+        rtlab_version: env!("CARGO_PKG_VERSION").into(),
+        command_line: std::env::args().collect(),
+        params,
+        fingerprint: env.fp.clone(),
+        loads: Vec::new(),
+        series: Vec::new(),
+        total: None,
+        metrics: BTreeMap::new(),
+        breaktrace: None,
+        warnings: Vec::new(),
+    }
+}
+
 /// Runs a workload and builds its record with the metrics every bench has.
 fn measure<W: Workload>(
     env: &Env,
@@ -446,37 +478,19 @@ fn measure<W: Workload>(
     let by_signal = signals::received().is_some() || outcome.stopped;
     let mut warnings = warnings;
     warnings.extend(system::fingerprint_warnings(env.fp));
-    let run = Run {
-        format: record::FORMAT.into(),
-        id: None,
-        kind: format!("bench.{kind}"),
-        label: env
-            .save
-            .label
-            .clone()
-            .unwrap_or_else(|| record::default_label(env.fp)),
-        tags: env.save.tags.clone(),
-        campaign: None,
-        status,
-        exit_code: common::exit_code_for(status, by_signal, false),
-        started_at,
-        ended_at: record::now_rfc3339(),
-        duration_ns: outcome.elapsed_ns,
-        rtlab_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: common::command_line(),
-        params,
-        fingerprint: env.fp.clone(),
-        loads: Vec::new(),
-        series: outcome
-            .threads
-            .iter()
-            .map(|t| series_of(format!("thread{}", t.index), t, true))
-            .collect(),
-        total: Some(series_of("all".into(), &total, false)),
-        metrics: m,
-        breaktrace: None,
-        warnings,
-    };
+    let mut run = new_run(env, kind, started_at, params);
+    run.status = status;
+    run.exit_code = common::exit_code_for(status, by_signal, false);
+    run.ended_at = record::now_rfc3339();
+    run.duration_ns = outcome.elapsed_ns;
+    run.series = outcome
+        .threads
+        .iter()
+        .map(|t| series_of(format!("thread{}", t.index), t, true))
+        .collect();
+    run.total = Some(series_of("all".into(), &total, false));
+    run.metrics = m;
+    run.warnings = warnings;
     Measured {
         run,
         outcome,
