@@ -341,6 +341,15 @@ fn threads_and_mutex_do_all_their_work() {
     assert_eq!(metric(&run, "total_events"), 3.0);
     assert_eq!(metric(&run, "total_ops"), 1500.0);
     assert_eq!(run["status"], "complete");
+    // --time caps the mutex run; fewer locks were taken, and the run says so.
+    let run = bench_json("mutex --threads 2 --locks 100000000 --time 300ms");
+    check_consistent(&run, "bench.mutex");
+    assert!(metric(&run, "total_ops") < 2e8);
+    assert!(run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "cut_short"));
 }
 
 #[test]
