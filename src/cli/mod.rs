@@ -1,6 +1,7 @@
 //! Command-line definitions and thin handlers, one file per subcommand.
 
 mod audit;
+mod bench;
 mod common;
 mod compare;
 mod kconfig;
@@ -65,6 +66,8 @@ pub enum Command {
     Kconfig(kconfig::KconfigArgs),
     /// Application response time over the network: `net serve` and `net ping`.
     Net(net::NetArgs),
+    /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -83,6 +86,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Kconfig(args) => kconfig::run(args),
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
+        Command::Bench(args) => bench::run(&ctx, args),
     }
 }
 

@@ -202,7 +202,7 @@ pub fn argv(probe: &ProbeDef, values: &[(String, Val)]) -> Vec<String> {
                 a.push("--policy".into());
                 a.push("other".into());
             }
-            (Flag::Priority | Flag::RtPriority, Val::Int(0)) => {}
+            (Flag::RtPriority, Val::Int(0)) => {}
             (Flag::Priority | Flag::RtPriority, v) => {
                 a.push("--priority".into());
                 a.push(v.to_string());

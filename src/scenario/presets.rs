@@ -22,6 +22,18 @@ pub const PRESETS: &[Preset] = &[
         text: include_str!("presets/drone.toml"),
     },
     Preset {
+        name: "satellite",
+        text: include_str!("presets/satellite.toml"),
+    },
+    Preset {
+        name: "robot",
+        text: include_str!("presets/robot.toml"),
+    },
+    Preset {
+        name: "messaging",
+        text: include_str!("presets/messaging.toml"),
+    },
+    Preset {
         name: "lab",
         text: include_str!("presets/lab.toml"),
     },

@@ -142,7 +142,115 @@ pub const PROBES: &[ProbeDef] = &[
             p("load", Kind::Loads, Flag::Repeat("--load")),
         ],
     },
+    bench(
+        "bench.cpu",
+        &["bench", "cpu"],
+        &[
+            p("time", SECS, Flag::Value("--time")),
+            p("events", Kind::Int(1, i64::MAX), Flag::Value("--events")),
+            p("threads", Kind::Int(1, 4096), Flag::Value("--threads")),
+            p(
+                "max_prime",
+                Kind::Int(3, i64::MAX),
+                Flag::Value("--max-prime"),
+            ),
+        ],
+    ),
+    bench(
+        "bench.memory",
+        &["bench", "memory"],
+        &[
+            p("time", SECS, Flag::Value("--time")),
+            p("events", Kind::Int(1, i64::MAX), Flag::Value("--events")),
+            p("threads", Kind::Int(1, 4096), Flag::Value("--threads")),
+            p("block_size", Kind::Size, Flag::Value("--block-size")),
+            p("total_size", Kind::Size, Flag::Value("--total-size")),
+            p(
+                "oper",
+                Kind::Word(&["read", "write"]),
+                Flag::Value("--oper"),
+            ),
+            p(
+                "access",
+                Kind::Word(&["seq", "rnd"]),
+                Flag::Value("--access"),
+            ),
+            p(
+                "scope",
+                Kind::Word(&["global", "local"]),
+                Flag::Value("--scope"),
+            ),
+        ],
+    ),
+    bench(
+        "bench.fileio",
+        &["bench", "fileio"],
+        &[
+            p("time", SECS, Flag::Value("--time")),
+            p("events", Kind::Int(1, i64::MAX), Flag::Value("--events")),
+            p("threads", Kind::Int(1, 4096), Flag::Value("--threads")),
+            p("dir", Kind::Word(&[]), Flag::Value("--dir")),
+            p("total_size", Kind::Size, Flag::Value("--total-size")),
+            p("files", Kind::Int(1, 1_000_000), Flag::Value("--files")),
+            p("block_size", Kind::Size, Flag::Value("--block-size")),
+            p(
+                "mode",
+                Kind::Word(&["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"]),
+                Flag::Value("--mode"),
+            ),
+            p("rw_ratio", Kind::Word(&[]), Flag::Value("--rw-ratio")),
+            p(
+                "fsync_freq",
+                Kind::Int(0, i64::MAX),
+                Flag::Value("--fsync-freq"),
+            ),
+            p("fsync_end", Kind::Bool, Flag::BoolValue("--fsync-end")),
+            p("direct", Kind::Bool, Flag::Switch("--direct")),
+        ],
+    ),
+    bench(
+        "bench.threads",
+        &["bench", "threads"],
+        &[
+            p("time", SECS, Flag::Value("--time")),
+            p("events", Kind::Int(1, i64::MAX), Flag::Value("--events")),
+            p("threads", Kind::Int(1, 4096), Flag::Value("--threads")),
+            p("yields", Kind::Int(1, i64::MAX), Flag::Value("--yields")),
+            p("locks", Kind::Int(1, 1_000_000), Flag::Value("--locks")),
+        ],
+    ),
+    bench(
+        "bench.mutex",
+        &["bench", "mutex"],
+        &[
+            p("time", SECS, Flag::Value("--time")),
+            p("events", Kind::Int(1, i64::MAX), Flag::Value("--events")),
+            p("threads", Kind::Int(1, 4096), Flag::Value("--threads")),
+            p(
+                "mutexes",
+                Kind::Int(1, 100_000_000),
+                Flag::Value("--mutexes"),
+            ),
+            p("locks", Kind::Int(1, i64::MAX), Flag::Value("--locks")),
+            p("loops", Kind::Int(0, i64::MAX), Flag::Value("--loops")),
+        ],
+    ),
 ];
+
+/// A throughput bench: its duration key is `time`, as in sysbench.
+const fn bench(
+    name: &'static str,
+    command: &'static [&'static str],
+    params: &'static [Param],
+) -> ProbeDef {
+    ProbeDef {
+        name,
+        command,
+        duration_key: "time",
+        required: &[],
+        params,
+    }
+}
 
 impl PartialEq for ProbeDef {
     fn eq(&self, other: &Self) -> bool {

@@ -102,30 +102,28 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
             });
         }
     }
-    // Loads that raise the tail against the idle baseline.
-    if let Some(base) = steps
-        .iter()
-        .find(|s| is_idle(s))
-        .and_then(|s| s.run.total.as_ref())
-    {
-        for s in steps.iter().filter(|s| !is_idle(s)) {
-            let Some(t) = s.run.total.as_ref() else {
-                continue;
-            };
-            let (b, v) = (base.summary.p999_ns.max(1), t.summary.p999_ns);
-            let ratio = v as f64 / b as f64;
-            if ratio >= 2.0 {
-                out.push(Risk {
-                    score: 20.0 + 10.0 * ratio.log2(),
-                    text: format!(
-                        "step '{}' raises p99.9 ×{:.1} ({} idle → {})",
-                        s.name,
-                        ratio,
-                        Human(b),
-                        Human(v)
-                    ),
-                });
-            }
+    // Loads that raise the tail against the idle baseline of the same probe.
+    for s in steps.iter().filter(|s| !is_idle(s)) {
+        let base = steps
+            .iter()
+            .find(|b| is_idle(b) && b.run.kind == s.run.kind)
+            .and_then(|b| b.run.total.as_ref());
+        let (Some(base), Some(t)) = (base, s.run.total.as_ref()) else {
+            continue;
+        };
+        let (b, v) = (base.summary.p999_ns.max(1), t.summary.p999_ns);
+        let ratio = v as f64 / b as f64;
+        if ratio >= 2.0 {
+            out.push(Risk {
+                score: 20.0 + 10.0 * ratio.log2(),
+                text: format!(
+                    "step '{}' raises p99.9 ×{:.1} ({} idle → {})",
+                    s.name,
+                    ratio,
+                    Human(b),
+                    Human(v)
+                ),
+            });
         }
     }
     // Overruns: periods lost entirely.

@@ -8,6 +8,7 @@
 //!
 //! Time is integer nanoseconds everywhere in this crate.
 
+pub mod bench;
 pub mod load;
 pub mod probe;
 pub mod proto;

@@ -1,0 +1,285 @@
+//! The memory bench: sysbench's `memory` test.
+//!
+//! One event moves one block of `block_size` bytes word by word (machine words,
+//! sysbench's `size_t`): `seq` walks the block in order, `rnd` touches as many
+//! words at uniformly random indices; `write` stores and `read` loads. With
+//! `global` scope all threads share one block, with `local` each has its own. As
+//! in sysbench the run also ends after `total_size` bytes over all threads, each
+//! thread moving an equal share (the remainder of the division is not moved).
+//! Words are relaxed atomics: one plain load or store each, which the compiler
+//! may neither drop nor merge, and shared blocks stay free of data races.
+
+use super::{EventCtl, EventError, Rng, Tally, Workload};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bytes per word moved.
+pub const WORD: u64 = std::mem::size_of::<usize>() as u64;
+
+/// Load or store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oper {
+    /// Load every word.
+    Read,
+    /// Store every word.
+    Write,
+}
+
+/// Order of the words within a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// In address order.
+    Seq,
+    /// At random indices.
+    Rnd,
+}
+
+/// Who shares a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One block for all threads.
+    Global,
+    /// One block per thread.
+    Local,
+}
+
+/// The parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryConfig {
+    /// Bytes per event; a multiple of [`WORD`], at least one word.
+    pub block_size: u64,
+    /// Stop after this many bytes over all threads (0: no limit).
+    pub total_size: u64,
+    /// Load or store.
+    pub oper: Oper,
+    /// Sequential or random.
+    pub access: Access,
+    /// Shared or per-thread block.
+    pub scope: Scope,
+}
+
+/// The memory workload, with its global block allocated and touched.
+pub struct Memory {
+    cfg: MemoryConfig,
+    threads: u64,
+    global: Option<Box<[AtomicUsize]>>,
+}
+
+/// A thread's state: its own block (local scope), random generator, and the
+/// blocks it may still move.
+pub struct MemoryThread {
+    local: Option<Box<[AtomicUsize]>>,
+    rng: Rng,
+    left: u64,
+}
+
+fn block(bytes: u64) -> Box<[AtomicUsize]> {
+    // Zeroed and written once, so every page is mapped before the start.
+    (0..bytes / WORD).map(|_| AtomicUsize::new(0)).collect()
+}
+
+impl Memory {
+    /// Allocates the shared block when the scope is global. `threads` share
+    /// `total_size` in equal parts, as in sysbench.
+    pub fn new(cfg: MemoryConfig, threads: usize) -> Self {
+        Memory {
+            global: (cfg.scope == Scope::Global).then(|| block(cfg.block_size)),
+            threads: threads.max(1) as u64,
+            cfg,
+        }
+    }
+}
+
+impl Workload for Memory {
+    type Thread = MemoryThread;
+
+    fn thread(&self, index: usize) -> MemoryThread {
+        MemoryThread {
+            local: (self.cfg.scope == Scope::Local).then(|| block(self.cfg.block_size)),
+            rng: Rng::from_clock(index as u64),
+            left: match self.cfg.total_size {
+                0 => u64::MAX,
+                t => t / self.cfg.block_size / self.threads,
+            },
+        }
+    }
+
+    #[inline]
+    fn event(
+        &self,
+        t: &mut MemoryThread,
+        tally: &mut Tally,
+        _: &EventCtl,
+    ) -> Result<bool, EventError> {
+        let size = self.cfg.block_size;
+        if t.left == 0 {
+            return Ok(false);
+        }
+        t.left -= 1;
+        let buf: &[AtomicUsize] = match (&t.local, &self.global) {
+            (Some(b), _) | (None, Some(b)) => b,
+            (None, None) => unreachable!("one of the blocks exists for each scope"),
+        };
+        let n = buf.len() as u64;
+        match (self.cfg.access, self.cfg.oper) {
+            (Access::Seq, Oper::Write) => {
+                // The value stored is the words left, as in sysbench.
+                for (i, w) in buf.iter().enumerate() {
+                    w.store(buf.len() - i, Ordering::Relaxed);
+                }
+            }
+            (Access::Seq, Oper::Read) => {
+                let mut acc = 0usize;
+                for w in buf {
+                    acc ^= w.load(Ordering::Relaxed);
+                }
+                black_box(acc);
+            }
+            (Access::Rnd, Oper::Write) => {
+                for i in 0..n as usize {
+                    buf[t.rng.below(n) as usize].store(i, Ordering::Relaxed);
+                }
+            }
+            (Access::Rnd, Oper::Read) => {
+                let mut acc = 0usize;
+                for _ in 0..n {
+                    acc ^= buf[t.rng.below(n) as usize].load(Ordering::Relaxed);
+                }
+                black_box(acc);
+            }
+        }
+        match self.cfg.oper {
+            Oper::Read => tally.bytes_read += size,
+            Oper::Write => tally.bytes_written += size,
+        }
+        tally.ops += 1;
+        Ok(true)
+    }
+}
+
+/// One CPU cache, as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cache {
+    /// 1, 2, 3.
+    pub level: u32,
+    /// `Data`, `Unified` (instruction caches are left out).
+    pub kind: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+impl Cache {
+    /// `L1d`, `L2`, `L3`.
+    pub fn name(&self) -> String {
+        if self.kind == "Data" {
+            format!("L{}d", self.level)
+        } else {
+            format!("L{}", self.level)
+        }
+    }
+}
+
+/// Parses a sysfs cache size (`32K`, `512K`, `32768K`, `8M`).
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (num, mult) = match t.chars().last()? {
+        'K' => (&t[..t.len() - 1], 1 << 10),
+        'M' => (&t[..t.len() - 1], 1 << 20),
+        'G' => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+/// The data and unified caches of CPU 0, smallest level first, from
+/// `/sys/devices/system/cpu/cpu0/cache/index*/`.
+pub fn caches() -> Vec<Cache> {
+    let mut out = Vec::new();
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        let kind = kind.trim().to_string();
+        if kind == "Instruction" {
+            continue;
+        }
+        if let (Ok(level), Some(size)) = (level.trim().parse(), parse_cache_size(&size)) {
+            out.push(Cache { level, kind, size });
+        }
+    }
+    out.sort_by_key(|c| (c.level, c.size));
+    out
+}
+
+/// The smallest cache that holds `bytes`, if any does.
+pub fn fits_in(caches: &[Cache], bytes: u64) -> Option<&Cache> {
+    caches.iter().find(|c| bytes <= c.size)
+}
+
+/// A block size that no cache holds: the next power of two at or above four times
+/// the largest cache, and at least 64 MiB.
+pub fn block_beyond_caches(caches: &[Cache]) -> u64 {
+    let largest = caches.iter().map(|c| c.size).max().unwrap_or(0);
+    (largest.saturating_mul(4))
+        .next_power_of_two()
+        .max(64 << 20)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_run;
+    use super::*;
+
+    fn cfg(oper: Oper, access: Access, scope: Scope) -> MemoryConfig {
+        MemoryConfig {
+            block_size: 1024,
+            total_size: 1 << 20,
+            oper,
+            access,
+            scope,
+        }
+    }
+
+    #[test]
+    fn total_size_bounds_the_events_in_every_mode() {
+        for oper in [Oper::Read, Oper::Write] {
+            for access in [Access::Seq, Access::Rnd] {
+                for scope in [Scope::Global, Scope::Local] {
+                    let w = Memory::new(cfg(oper, access, scope), 2);
+                    let out = test_run(&w, 2, 0, 0);
+                    let all = super::super::ThreadStats::total(&out.threads);
+                    assert_eq!(all.events(), 1024, "{oper:?} {access:?} {scope:?}");
+                    let moved = all.tally.bytes_read + all.tally.bytes_written;
+                    assert_eq!(moved, 1 << 20);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cache_sizes_and_suggestions() {
+        assert_eq!(parse_cache_size("32K\n"), Some(32 << 10));
+        assert_eq!(parse_cache_size("8M"), Some(8 << 20));
+        assert_eq!(parse_cache_size("x"), None);
+        let c = vec![
+            Cache {
+                level: 1,
+                kind: "Data".into(),
+                size: 32 << 10,
+            },
+            Cache {
+                level: 3,
+                kind: "Unified".into(),
+                size: 32 << 20,
+            },
+        ];
+        assert_eq!(fits_in(&c, 1024).unwrap().name(), "L1d");
+        assert_eq!(fits_in(&c, 1 << 20).unwrap().name(), "L3");
+        assert!(fits_in(&c, 64 << 20).is_none());
+        assert_eq!(block_beyond_caches(&c), 128 << 20);
+        assert_eq!(block_beyond_caches(&[]), 64 << 20);
+    }
+}

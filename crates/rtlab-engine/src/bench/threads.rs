@@ -1,0 +1,62 @@
+//! The threads bench: sysbench's `threads` test, scheduler and mutex hand-over.
+//!
+//! Event number `n` (a counter shared by all threads) takes mutex `n mod locks`
+//! and then `yields` times locks it, calls `sched_yield(2)` while holding it, and
+//! unlocks it. With more threads than mutexes, threads queue on the same mutex
+//! and the scheduler hands the CPU around on every yield.
+
+use super::pmutex::PthreadMutex;
+use super::{EventCtl, EventError, Tally, Workload};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The threads workload.
+pub struct Threads {
+    yields: u32,
+    locks: Vec<PthreadMutex>,
+    next: AtomicU64,
+}
+
+impl Threads {
+    /// `locks` mutexes (at least 1) and `yields` lock/yield/unlock rounds per event.
+    pub fn new(yields: u32, locks: usize) -> Self {
+        Threads {
+            yields,
+            locks: (0..locks.max(1)).map(|_| PthreadMutex::new()).collect(),
+            next: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Workload for Threads {
+    type Thread = ();
+    fn thread(&self, _: usize) {}
+
+    fn event(&self, _: &mut (), tally: &mut Tally, _: &EventCtl) -> Result<bool, EventError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u64;
+        let m = &self.locks[n as usize];
+        for _ in 0..self.yields {
+            let guard = m.lock();
+            // sched_yield(2) on Linux.
+            std::thread::yield_now();
+            drop(guard);
+        }
+        tally.ops += u64::from(self.yields);
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{test_run, ThreadStats};
+    use super::*;
+
+    #[test]
+    fn every_event_does_its_yields() {
+        let w = Threads::new(50, 2);
+        let out = test_run(&w, 3, 0, 60);
+        let all = ThreadStats::total(&out.threads);
+        assert_eq!(all.events(), 60);
+        assert_eq!(all.tally.ops, 60 * 50);
+        assert_eq!(w.next.load(Ordering::Relaxed), 60);
+    }
+}
