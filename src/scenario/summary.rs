@@ -159,6 +159,20 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
             });
         }
     }
+    if let Some(a) = steps
+        .iter()
+        .find_map(|s| s.run.audit.as_ref())
+        .filter(|a| a.fail > 0)
+    {
+        out.push(Risk {
+            score: 30.0 + a.fail as f64,
+            text: format!(
+                "the system audit fails {} check(s): {} (run 'rtlab audit' for the fixes)",
+                a.fail,
+                a.failed.join(", ")
+            ),
+        });
+    }
     if let Some(fp) = steps.first().map(|s| &s.run.fingerprint) {
         use rtlab_engine::sysinfo::PreemptModel;
         if matches!(fp.preempt, PreemptModel::None | PreemptModel::Voluntary) {
@@ -224,6 +238,21 @@ mod tests {
             "1.2x is not a risk"
         );
         assert!(r.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    #[test]
+    fn failed_audit_checks_are_a_risk() {
+        let mut a = step("a", &[1_000; 10], None);
+        a.run.audit = Some(crate::tune::audit::AuditSummary {
+            fail: 2,
+            failed: vec!["hrtimers".into(), "rt_throttling".into()],
+            ..Default::default()
+        });
+        let r = risks(&[a], &[]);
+        assert_eq!(
+            r[0].text,
+            "the system audit fails 2 check(s): hrtimers, rt_throttling (run 'rtlab audit' for the fixes)"
+        );
     }
 
     #[test]
