@@ -219,7 +219,7 @@ mod tests {
         );
         assert_eq!(r.parts[1].part, "memcopy");
         assert!((r.parts[1].max_ratio - 3.0).abs() < 1e-9, "exact maxima");
-        let text = render(&[r.clone()]);
+        let text = render(std::slice::from_ref(r));
         assert!(
             text.contains("1. fswalk raises p99.9 from 12.007us to 310."),
             "{text}"

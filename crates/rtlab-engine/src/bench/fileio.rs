@@ -283,7 +283,7 @@ impl Fileio {
             Mode::RndRw => (tally.reads as f64 + 1.0) / (tally.writes as f64 + 1.0) >= c.rw_ratio,
         };
         let mut s = self.schedule.lock().unwrap_or_else(|e| e.into_inner());
-        if c.fsync_freq > 0 && s.dirty && s.requests % c.fsync_freq == 0 {
+        if c.fsync_freq > 0 && s.dirty && s.requests.is_multiple_of(c.fsync_freq) {
             let file = s.fsync_next;
             s.fsync_next += 1;
             if s.fsync_next == c.files {
