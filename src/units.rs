@@ -29,25 +29,31 @@ const DURATION_UNITS: &[(&str, u64)] = &[
     ("h", 3_600_000_000_000),
 ];
 
-/// Parses a duration to nanoseconds. Negative, non-numeric and unknown units are
-/// errors that say what is accepted.
-pub fn parse_duration(text: &str, default: DefaultUnit) -> Result<u64, String> {
+/// Splits `text` into its leading number and its unit. `what` names the kind of
+/// value (`duration`) and `examples` shows good ones, for the error messages.
+fn number_and_unit<'a>(text: &'a str, what: &str, examples: &str) -> Result<(&'a str, &'a str), String> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty duration (write e.g. 200us, 1ms, 30s, 5m)".into());
+        return Err(format!("empty {what} (write e.g. {examples})"));
     }
     if t.starts_with('-') {
-        return Err(format!("'{t}' is negative; a duration must be positive"));
+        return Err(format!("'{t}' is negative; a {what} must be positive"));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!(
-            "'{t}' does not start with a number (write e.g. 200us, 1ms, 30s)"
-        ));
+        return Err(format!("'{t}' does not start with a number (write e.g. {examples})"));
     }
+    Ok((num, unit))
+}
+
+/// Parses a duration to nanoseconds. Negative, non-numeric and unknown units are
+/// errors that say what is accepted.
+pub fn parse_duration(text: &str, default: DefaultUnit) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, unit) = number_and_unit(t, "duration", "200us, 1ms, 30s, 5m")?;
     let mult = if unit.is_empty() {
         match default {
             DefaultUnit::Micros => 1_000,
@@ -101,18 +107,7 @@ pub fn parse_positive_duration(text: &str, default: DefaultUnit) -> Result<u64, 
 /// Parses a size in bytes: `4096`, `64K`, `256M`, `3G`, `1T`, `16KiB`, `2MB`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    if t.starts_with('-') {
-        return Err(format!("'{t}' is negative; a size must be positive"));
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "'{t}' does not start with a number (write e.g. 64K, 256M, 3G)"
-        ));
-    }
+    let (num, unit) = number_and_unit(t, "size", "64K, 256M, 3G")?;
     let u = unit.trim().to_ascii_uppercase();
     let u = u.trim_end_matches("IB").trim_end_matches('B');
     let mult: u64 = match u {

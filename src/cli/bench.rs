@@ -5,6 +5,7 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
+use crate::report::series::{self, Col};
 use crate::report::table::Table;
 use crate::system;
 use crate::units::{parse_positive_duration, parse_size, DefaultUnit, Human, TimeUnit};
@@ -908,33 +909,20 @@ fn render(run: &Run, unit: TimeUnit) -> String {
     }
     out.push_str(&t.render());
     out.push_str(&format!("\nper-event time ({})\n", unit.symbol()));
-    let mut t = Table::new(&[
-        "thread", "events", "min", "mean", "p50", "p95", "p99", "max", "stddev", "max-min",
-        "p95-mean", "cv",
-    ]);
-    let c = |ns: f64| unit.cell(ns);
-    for s in run.series.iter().chain(run.total.as_ref()) {
-        let m = &s.summary;
-        t.row(vec![
-            s.name.clone(),
-            s.counters.samples.to_string(),
-            c(m.min_ns as f64),
-            c(m.mean_ns),
-            c(m.p50_ns as f64),
-            c(m.p95_ns as f64),
-            c(m.p99_ns as f64),
-            c(m.max_ns as f64),
-            c(m.stddev_ns),
-            c(m.spread_max_min() as f64),
-            c(m.spread_p95_mean()),
-            if m.mean_ns > 0.0 {
-                format!("{:.3}", m.stddev_ns / m.mean_ns)
-            } else {
-                "-".into()
-            },
-        ]);
-    }
-    out.push_str(&t.render());
+    let cols = [
+        Col::Count("events"),
+        Col::Min,
+        Col::Mean,
+        Col::P50,
+        Col::P95,
+        Col::P99,
+        Col::Max,
+        Col::Stddev,
+        Col::MaxMin,
+        Col::P95Mean,
+        Col::Cv,
+    ];
+    out.push_str(&series::table(run.series.iter().chain(run.total.as_ref()), "thread", &cols, unit));
     for w in &run.warnings {
         out.push_str(&format!("warning ({}): {}\n", w.code, w.message));
     }

@@ -7,6 +7,7 @@ use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, EXIT_SYSTEM};
 use crate::record::{self, Counters, LoadRecord, Run, Series, Status, Warning};
 use crate::report::live::LiveView;
+use crate::report::series::{self, Col};
 use crate::report::table::Table;
 use crate::system;
 use crate::units::{parse_duration, parse_positive_duration, DefaultUnit, Human, TimeUnit};
@@ -865,27 +866,19 @@ fn render(run: &Run, unit: TimeUnit) -> String {
         m("reordered"),
         m("late_replies"),
     ));
-    let mut t = Table::new(&[
-        "series", "samples", "min", "mean", "p50", "p90", "p99", "p99.9", "max", "stddev", "misses",
-    ]);
-    let c = |ns: f64| unit.cell(ns);
-    for s in run.series.iter().chain(&run.total) {
-        let x = &s.summary;
-        t.row(vec![
-            s.name.clone(),
-            s.counters.samples.to_string(),
-            c(x.min_ns as f64),
-            c(x.mean_ns),
-            c(x.p50_ns as f64),
-            c(x.p90_ns as f64),
-            c(x.p99_ns as f64),
-            c(x.p999_ns as f64),
-            c(x.max_ns as f64),
-            c(x.stddev_ns),
-            s.counters.deadline_misses.to_string(),
-        ]);
-    }
-    out.push_str(&t.render());
+    let cols = [
+        Col::Count("samples"),
+        Col::Min,
+        Col::Mean,
+        Col::P50,
+        Col::P90,
+        Col::P99,
+        Col::P999,
+        Col::Max,
+        Col::Stddev,
+        Col::Misses,
+    ];
+    out.push_str(&series::table(run.series.iter().chain(&run.total), "series", &cols, unit));
     out.push_str(&format!(
         "(times in {}; legN: one round trip; server: time inside the server per message; message: all round trips)\n",
         unit.symbol()

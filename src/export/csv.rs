@@ -28,7 +28,7 @@ const COLUMNS: &[&str] = &[
 ];
 
 /// A field quoted when it holds a comma, quote or line break (RFC 4180).
-fn field(s: &str) -> String {
+pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

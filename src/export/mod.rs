@@ -2,7 +2,7 @@
 //! `rtlab results import` reads back), CSV (one row per series) or cyclictest's
 //! `-h` histogram layout. One file per format; each turns a [`Run`] into text.
 
-mod csv;
+pub mod csv;
 
 use crate::error::UsageError;
 use crate::record::Run;

@@ -117,15 +117,7 @@ impl Column {
             }
             None => {
                 if self.cycles > 0 {
-                    unreported.extend([
-                        "stddev_ns",
-                        "p50_ns",
-                        "p90_ns",
-                        "p95_ns",
-                        "p99_ns",
-                        "p999_ns",
-                        "p9999_ns",
-                    ]);
+                    unreported.extend(super::ESTIMATES);
                 }
                 Summary {
                     samples: self.cycles,

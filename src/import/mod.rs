@@ -26,6 +26,18 @@ use anyhow::{bail, Context, Result};
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use std::path::Path;
 
+/// The summary fields a source that reports only min/mean/max (or one
+/// percentile) leaves unknown; an importer lists those it could not fill.
+const ESTIMATES: [&str; 7] = [
+    "stddev_ns",
+    "p50_ns",
+    "p90_ns",
+    "p95_ns",
+    "p99_ns",
+    "p999_ns",
+    "p9999_ns",
+];
+
 /// What the user said about a file.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

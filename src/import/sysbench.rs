@@ -251,15 +251,7 @@ pub fn parse(
     }
 
     let mut warnings = vec![unknown_system()];
-    let mut unreported = vec![
-        "stddev_ns",
-        "p50_ns",
-        "p90_ns",
-        "p95_ns",
-        "p99_ns",
-        "p999_ns",
-        "p9999_ns",
-    ];
+    let mut unreported = super::ESTIMATES.to_vec();
     let mut m = Moments::default();
     let mut h = LatencyHistogram::new();
     for &(v, c) in &lat.histogram {

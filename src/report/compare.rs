@@ -6,6 +6,7 @@
 //! from its only series when it has no total; throughput and other scalars come
 //! from `run.metrics`, one row per metric name found in any run.
 
+use crate::export::csv::field;
 use super::table::Table;
 use crate::record::{Counters, Run, Series};
 use crate::units::{Human, TimeUnit};
@@ -430,12 +431,12 @@ impl Comparison {
                 let id = c.id.map(|i| i.to_string()).unwrap_or_default();
                 out.push_str(&format!(
                     "{},{},{id},{},{value},{ratio},{}\n",
-                    csv_field(&row.name),
+                    field(&row.name),
                     serde_json::to_value(row.quantity)
                         .expect("plain enum")
                         .as_str()
                         .unwrap_or_default(),
-                    csv_field(&c.label),
+                    field(&c.label),
                     row.best.contains(&i)
                 ));
             }
@@ -460,14 +461,6 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -589,9 +582,9 @@ mod tests {
 
     #[test]
     fn csv_quotes_fields() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(field("plain"), "plain");
     }
 
     #[test]

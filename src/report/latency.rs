@@ -1,6 +1,5 @@
 //! The human table of a latency run.
 
-use super::table::Table;
 use crate::record::{Run, Series};
 use crate::units::{Human, TimeUnit};
 
@@ -26,43 +25,27 @@ pub fn headline(run: &Run) -> String {
 
 /// The per-thread table with an `all` row.
 pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -> String {
-    let mut t = Table::new(&[
-        "thread",
-        "samples",
-        "min",
-        "mean",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "p99.99",
-        "max",
-        "stddev",
-        "overruns",
-        "misses",
-        "overflows",
-    ]);
-    let c = |ns: f64| unit.cell(ns);
-    for s in series.iter().chain(total) {
-        let m = &s.summary;
-        t.row(vec![
-            s.name.clone(),
-            s.counters.samples.to_string(),
-            c(m.min_ns as f64),
-            c(m.mean_ns),
-            c(m.p50_ns as f64),
-            c(m.p90_ns as f64),
-            c(m.p99_ns as f64),
-            c(m.p999_ns as f64),
-            c(m.p9999_ns as f64),
-            c(m.max_ns as f64),
-            c(m.stddev_ns),
-            s.counters.overruns.to_string(),
-            s.counters.deadline_misses.to_string(),
-            s.counters.overflows.to_string(),
-        ]);
-    }
-    format!("{}(times in {})\n", t.render(), unit.symbol())
+    use super::series::{table, Col};
+    let cols = [
+        Col::Count("samples"),
+        Col::Min,
+        Col::Mean,
+        Col::P50,
+        Col::P90,
+        Col::P99,
+        Col::P999,
+        Col::P9999,
+        Col::Max,
+        Col::Stddev,
+        Col::Overruns,
+        Col::Misses,
+        Col::Overflows,
+    ];
+    format!(
+        "{}(times in {})\n",
+        table(series.iter().chain(total), "thread", &cols, unit),
+        unit.symbol()
+    )
 }
 
 /// The whole text report of a latency run.

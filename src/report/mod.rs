@@ -9,6 +9,7 @@ pub mod fixture;
 pub mod histfile;
 pub mod html;
 pub mod latency;
+pub mod series;
 pub mod live;
 pub mod svg;
 pub mod table;
