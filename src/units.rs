@@ -31,7 +31,11 @@ const DURATION_UNITS: &[(&str, u64)] = &[
 
 /// Splits `text` into its leading number and its unit. `what` names the kind of
 /// value (`duration`) and `examples` shows good ones, for the error messages.
-fn number_and_unit<'a>(text: &'a str, what: &str, examples: &str) -> Result<(&'a str, &'a str), String> {
+fn number_and_unit<'a>(
+    text: &'a str,
+    what: &str,
+    examples: &str,
+) -> Result<(&'a str, &'a str), String> {
     let t = text.trim();
     if t.is_empty() {
         return Err(format!("empty {what} (write e.g. {examples})"));
@@ -44,7 +48,9 @@ fn number_and_unit<'a>(text: &'a str, what: &str, examples: &str) -> Result<(&'a
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("'{t}' does not start with a number (write e.g. {examples})"));
+        return Err(format!(
+            "'{t}' does not start with a number (write e.g. {examples})"
+        ));
     }
     Ok((num, unit))
 }

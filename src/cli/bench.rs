@@ -922,7 +922,12 @@ fn render(run: &Run, unit: TimeUnit) -> String {
         Col::P95Mean,
         Col::Cv,
     ];
-    out.push_str(&series::table(run.series.iter().chain(run.total.as_ref()), "thread", &cols, unit));
+    out.push_str(&series::table(
+        run.series.iter().chain(run.total.as_ref()),
+        "thread",
+        &cols,
+        unit,
+    ));
     for w in &run.warnings {
         out.push_str(&format!("warning ({}): {}\n", w.code, w.message));
     }

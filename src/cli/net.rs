@@ -878,7 +878,12 @@ fn render(run: &Run, unit: TimeUnit) -> String {
         Col::Stddev,
         Col::Misses,
     ];
-    out.push_str(&series::table(run.series.iter().chain(&run.total), "series", &cols, unit));
+    out.push_str(&series::table(
+        run.series.iter().chain(&run.total),
+        "series",
+        &cols,
+        unit,
+    ));
     out.push_str(&format!(
         "(times in {}; legN: one round trip; server: time inside the server per message; message: all round trips)\n",
         unit.symbol()

@@ -6,8 +6,8 @@
 //! from its only series when it has no total; throughput and other scalars come
 //! from `run.metrics`, one row per metric name found in any run.
 
-use crate::export::csv::field;
 use super::table::Table;
+use crate::export::csv::field;
 use crate::record::{Counters, Run, Series};
 use crate::units::{Human, TimeUnit};
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
@@ -460,7 +460,6 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -121,9 +121,23 @@ mod tests {
     #[test]
     fn cells_come_from_the_summary_in_the_unit() {
         let s = series_from_samples("cpu0", &[1_000, 2_000, 6_000]);
-        let text = table([&s], "thread", &[Col::Count("events"), Col::Min, Col::Max, Col::MaxMin, Col::Cv], TimeUnit::Us);
+        let text = table(
+            [&s],
+            "thread",
+            &[
+                Col::Count("events"),
+                Col::Min,
+                Col::Max,
+                Col::MaxMin,
+                Col::Cv,
+            ],
+            TimeUnit::Us,
+        );
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["thread", "events", "min", "max", "max-min", "cv"]);
+        assert_eq!(
+            lines[0].split_whitespace().collect::<Vec<_>>(),
+            ["thread", "events", "min", "max", "max-min", "cv"]
+        );
         let cv = s.summary.stddev_ns / s.summary.mean_ns;
         assert_eq!(
             lines[1].split_whitespace().collect::<Vec<_>>(),

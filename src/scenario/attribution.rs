@@ -125,12 +125,13 @@ pub fn render(rankings: &[Ranking]) -> String {
             .partition(|p| p.p999_ratio >= 2.0 || p.max_ratio >= 2.0);
         for (i, p) in harmful.iter().enumerate() {
             out.push_str(&format!(
-                "  {}. {} raises p99.9 from {} to {} (×{:.1}), max to {} (×{:.1})\n",
+                "  {}. {}: p99.9 {} → {} (×{:.1}), max {} → {} (×{:.1})\n",
                 i + 1,
                 p.part,
                 Human(r.baseline_p999_ns),
                 Human(p.p999_ns),
                 p.p999_ratio,
+                Human(r.baseline_max_ns),
                 Human(p.max_ns),
                 p.max_ratio
             ));
@@ -145,13 +146,18 @@ pub fn render(rankings: &[Ranking]) -> String {
             out.push_str(&format!("  {lead} < 2× ({})\n", names.join(", ")));
         }
         if let Some((p999, max)) = r.whole {
-            out.push_str(&format!(
-                "  the whole mix: p99.9 {} (×{:.1}), max {} (×{:.1})\n",
-                Human(p999),
+            let (rp, rm) = (
                 ratio(p999, r.baseline_p999_ns),
+                ratio(max, r.baseline_max_ns),
+            );
+            out.push_str(&format!(
+                "  the whole mix: p99.9 {} (×{rp:.1}), max {} (×{rm:.1})\n",
+                Human(p999),
                 Human(max),
-                ratio(max, r.baseline_max_ns)
             ));
+            if harmful.is_empty() && (rp >= 2.0 || rm >= 2.0) {
+                out.push_str("  no part explains it alone: the parts hurt together (CPU contention, or their interaction)\n");
+            }
         }
     }
     out
@@ -220,14 +226,31 @@ mod tests {
         assert_eq!(r.parts[1].part, "memcopy");
         assert!((r.parts[1].max_ratio - 3.0).abs() < 1e-9, "exact maxima");
         let text = render(std::slice::from_ref(r));
-        assert!(
-            text.contains("1. fswalk raises p99.9 from 12.007us to 310."),
-            "{text}"
-        );
-        assert!(text.contains("(×25.8), max to 400us (×10.0)"), "{text}");
+        assert!(text.contains("1. fswalk: p99.9 12.007us → 310."), "{text}");
+        assert!(text.contains("(×25.8), max 40us → 400us (×10.0)"), "{text}");
         assert!(text.contains("2. memcopy"), "{text}");
         assert!(text.contains("the other parts < 2× ("), "{text}");
         assert!(text.contains("the whole mix: p99.9 "), "{text}");
+    }
+
+    #[test]
+    fn a_mix_that_hurts_only_as_a_whole_says_so() {
+        let r = Ranking {
+            mix: "dohell".into(),
+            baseline_p999_ns: 100_000,
+            baseline_max_ns: 1_000_000,
+            whole: Some((6_000_000, 10_000_000)),
+            parts: vec![PartImpact {
+                part: "io".into(),
+                p999_ns: 150_000,
+                max_ns: 1_100_000,
+                p999_ratio: 1.5,
+                max_ratio: 1.1,
+            }],
+        };
+        let text = render(&[r]);
+        assert!(text.contains("every part < 2× (io)"), "{text}");
+        assert!(text.contains("no part explains it alone"), "{text}");
     }
 
     #[test]
