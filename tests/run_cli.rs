@@ -2,7 +2,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 fn is_root() -> bool {
@@ -41,6 +41,14 @@ priority = 0
 loop = "10s"
 "#;
 
+/// A temporary directory with a store path and a scenario file holding `text`.
+fn setup(text: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
+    std::fs::write(&scn, text).unwrap();
+    (dir, db, scn)
+}
+
 fn campaign(db: &Path, id: i64) -> (String, Vec<(i64, i64, String)>) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let status: String = conn
@@ -65,13 +73,8 @@ fn campaign(db: &Path, id: i64) -> (String, Vec<(i64, i64, String)>) {
 #[test]
 fn a_two_step_campaign_end_to_end() {
     require_root!();
-    let dir = tempfile::tempdir().unwrap();
-    let (db, scn, html) = (
-        dir.path().join("x.db"),
-        dir.path().join("s.toml"),
-        dir.path().join("r.html"),
-    );
-    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let (dir, db, scn) = setup(TWO_STEPS);
+    let html = dir.path().join("r.html");
     let out = rtlab(&db)
         .arg("run")
         .arg(&scn)
@@ -124,9 +127,7 @@ fn a_two_step_campaign_end_to_end() {
 #[test]
 fn json_output_carries_steps_verdicts_and_risks() {
     require_root!();
-    let dir = tempfile::tempdir().unwrap();
-    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
-    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let (_dir, db, scn) = setup(TWO_STEPS);
     let out = rtlab(&db)
         .arg("run")
         .arg(&scn)
@@ -174,9 +175,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 #[test]
 fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
     require_root!();
-    let dir = tempfile::tempdir().unwrap();
-    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
-    std::fs::write(&scn, TWO_STEPS.replace("\"1s\"", "\"2s\"")).unwrap();
+    let (_dir, db, scn) = setup(&TWO_STEPS.replace("\"1s\"", "\"2s\""));
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
         .arg("--db")
         .arg(&db)
@@ -327,9 +326,7 @@ fn presets_list_and_show() {
 #[test]
 fn compare_with_adds_the_earlier_kernels_runs() {
     require_root!();
-    let dir = tempfile::tempdir().unwrap();
-    let (db, scn) = (dir.path().join("x.db"), dir.path().join("s.toml"));
-    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let (_dir, db, scn) = setup(TWO_STEPS);
     let run = |label: &str, extra: &[&str]| {
         rtlab(&db)
             .arg("run")
@@ -425,13 +422,8 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
 #[test]
 fn compare_and_report_take_a_campaign() {
     require_root!();
-    let dir = tempfile::tempdir().unwrap();
-    let (db, scn, html) = (
-        dir.path().join("x.db"),
-        dir.path().join("s.toml"),
-        dir.path().join("c.html"),
-    );
-    std::fs::write(&scn, TWO_STEPS).unwrap();
+    let (dir, db, scn) = setup(TWO_STEPS);
+    let html = dir.path().join("c.html");
     let out = rtlab(&db)
         .arg("run")
         .arg(&scn)
