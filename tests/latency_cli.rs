@@ -403,40 +403,28 @@ fn fifo_refused_exits_3_with_what_to_do() {
 #[test]
 fn max_latency_is_a_ci_gate() {
     require_root!();
-    let out = rtlab()
-        .args([
-            "latency",
-            "-i",
-            "200us",
-            "-l",
-            "200",
-            "--cpus",
-            "0",
-            "--no-save",
-            "--max-latency",
-            "1ns",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("max-latency 1ns: FAIL"));
-    let out = rtlab()
-        .args([
-            "latency",
-            "-i",
-            "200us",
-            "-l",
-            "200",
-            "--cpus",
-            "0",
-            "--no-save",
-            "--max-latency",
-            "60s",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("max-latency 60s: PASS"));
+    for (limit, code, verdict) in [("1ns", 1, "FAIL"), ("60s", 0, "PASS")] {
+        let out = rtlab()
+            .args([
+                "latency",
+                "-i",
+                "200us",
+                "-l",
+                "200",
+                "--cpus",
+                "0",
+                "--no-save",
+            ])
+            .args(["--max-latency", limit])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "--max-latency {limit}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("max-latency {limit}: {verdict}")),
+            "{text}"
+        );
+    }
 }
 
 #[test]

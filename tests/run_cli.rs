@@ -313,14 +313,33 @@ fn presets_list_and_show() {
         .unwrap();
     let toml = String::from_utf8_lossy(&out.stdout);
     assert!(toml.contains("name = \"drone\"") && toml.contains("gyro = \"1ms\""));
-    // What `show` prints is a scenario `run` accepts as a file.
-    let scn = dir.path().join("drone.toml");
-    std::fs::write(&scn, toml.as_bytes()).unwrap();
     let out = rtlab(&db)
         .args(["presets", "show", "warp"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // What `show` prints is a scenario `run` accepts as a file.
+    if is_root() {
+        let scn = dir.path().join("drone.toml");
+        std::fs::write(&scn, toml.as_bytes()).unwrap();
+        let out = rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--duration", "200ms"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("gyro 1ms") && text.contains("[complete]"),
+            "{text}"
+        );
+    }
 }
 
 #[test]
