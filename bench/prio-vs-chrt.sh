@@ -32,7 +32,7 @@ ln -s "$RTLAB" "$work/$name"
 "$work/$name" latency --policy other -p 0 -t "$THREADS" -i 100ms -D 600s --no-save -q \
     --dma-latency off >/dev/null 2>&1 &
 child=$!
-trap 'kill $child 2>/dev/null; wait $child 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $child 2>/dev/null; wait $child 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do
     [ "$(ls /proc/$child/task | wc -l)" -gt "$THREADS" ] && break
     sleep 0.1
