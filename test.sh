@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: unit, property and end-to-end tests of the whole workspace.
-# Tests that need root (SCHED_FIFO, network namespaces) skip with a printed reason
-# when not run as root.
+# Extra arguments go to cargo test. Tests that need root are marked ignored and
+# show as such; as root, run them too with: ./test.sh -- --include-ignored
 set -euo pipefail
 cd "$(dirname "$0")"
 exec cargo test --workspace "$@"

@@ -11,12 +11,6 @@ pub fn rtlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rtlab"))
 }
 
-/// Whether the tests run as root (network namespaces, SCHED_FIFO).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid(2) takes no arguments and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A running `rtlab net serve`, killed when dropped.
 pub struct Server {
     child: Child,

@@ -1,8 +1,7 @@
 //! Bad input and refusals give a clear message naming the problem, and exit 2
 //! (input) or 3 (the system or the network refused).
 
-mod net_common;
-use net_common::rtlab;
+use crate::net_common::rtlab;
 use predicates::prelude::*;
 use std::net::UdpSocket;
 

@@ -4,16 +4,6 @@
 use assert_cmd::Command;
 use std::path::Path;
 
-/// Whether the tests can make real runs (SCHED_FIFO needs root).
-pub fn can_measure(test: &str) -> bool {
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!("skipping {test}: making real latency runs needs root (SCHED_FIFO)");
-    }
-    root
-}
-
 /// `rtlab` with the database `db`.
 pub fn rtlab(db: &Path) -> Command {
     let mut c = Command::cargo_bin("rtlab").unwrap();

@@ -2,8 +2,7 @@
 //! valid client, answers nothing malformed, never answers with more bytes than it
 //! got, and counts each refusal by reason.
 
-mod net_common;
-use net_common::{assert_sound_run, counter, ping, Server};
+use crate::net_common::{assert_sound_run, counter, ping, Server};
 use rtlab_engine::proto::{write_header, Header, Kind, HEADER_LEN, MAX_PAYLOAD};
 use std::io::{Read, Write};
 use std::net::{TcpStream, UdpSocket};

@@ -1,9 +1,7 @@
 //! `rtlab compare` end to end: selectors, the table against the runs' own figures,
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
-mod compare_common;
-
-use compare_common::{can_measure, measure, parse, polylines_per_colour, rtlab};
+use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -21,10 +19,8 @@ fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO latency runs"]
 fn table_and_verdicts_match_the_runs() {
-    if !can_measure("table_and_verdicts_match_the_runs") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let a = measure(&db, "A", &[]);
@@ -100,10 +96,8 @@ fn table_and_verdicts_match_the_runs() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO latency runs"]
 fn formats_and_files() {
-    if !can_measure("formats_and_files") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     measure(&db, "stock <x>", &[]);
@@ -174,10 +168,8 @@ fn formats_and_files() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO latency runs"]
 fn labels_resolve_to_the_newest_complete_run() {
-    if !can_measure("labels_resolve_to_the_newest_complete_run") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let first = measure(&db, "k", &[]);
@@ -255,10 +247,8 @@ fn bad_input_exits_2_and_writes_nothing() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO latency runs"]
 fn interrupted_runs_are_named_explicitly_and_flagged() {
-    if !can_measure("interrupted_runs_are_named_explicitly_and_flagged") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))

@@ -7,20 +7,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid(2) cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-macro_rules! require_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root for SCHED_FIFO (CI runs as root)");
-            return;
-        }
-    };
-}
-
 fn rtlab() -> Command {
     Command::cargo_bin("rtlab").unwrap()
 }
@@ -89,8 +75,8 @@ fn check_series(s: &Value) {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn json_on_every_cpu_is_valid_and_consistent() {
-    require_root!();
     let (code, doc) = run_json(&["-i", "200us", "-l", "2000"]);
     assert_eq!(code, 0);
     assert_eq!(doc["format"], "rtlab/1");
@@ -135,8 +121,8 @@ fn json_on_every_cpu_is_valid_and_consistent() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn threads_without_cpus_are_unpinned() {
-    require_root!();
     let (code, doc) = run_json(&["-i", "500us", "-l", "50", "-t", "3", "--trace-points", "4"]);
     assert_eq!(code, 0);
     let series = doc["series"].as_array().unwrap();
@@ -193,8 +179,8 @@ fn footer(text: &str, key: &str) -> Vec<u64> {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn histfile_is_parsed_back_and_matches_the_json() {
-    require_root!();
     let dir = tempfile::tempdir().unwrap();
     let hf = dir.path().join("hist.txt");
     let (code, doc) = run_json(&[
@@ -242,8 +228,8 @@ fn histfile_is_parsed_back_and_matches_the_json() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn side_by_side_with_cyclictest_same_layout_and_sane_results() {
-    require_root!();
     if !Path::new("/usr/bin/cyclictest").exists() {
         panic!("cyclictest not found: install rt-tests (CI does)");
     }
@@ -349,8 +335,8 @@ fn as_nobody(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn policy_other_works_without_privileges() {
-    require_root!();
     let out = as_nobody(&[
         "latency",
         "--policy",
@@ -386,8 +372,8 @@ fn policy_other_works_without_privileges() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn fifo_refused_exits_3_with_what_to_do() {
-    require_root!();
     let out = as_nobody(&["latency", "-l", "10", "--no-save"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
@@ -401,8 +387,8 @@ fn fifo_refused_exits_3_with_what_to_do() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn max_latency_is_a_ci_gate() {
-    require_root!();
     for (limit, code, verdict) in [("1ns", 1, "FAIL"), ("60s", 0, "PASS")] {
         let out = rtlab()
             .args([
@@ -428,8 +414,8 @@ fn max_latency_is_a_ci_gate() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn breaktrace_stops_every_thread_at_the_first_excess() {
-    require_root!();
     let (code, doc) = run_json(&["-i", "500us", "-l", "1000", "-b", "1ns"]);
     assert_eq!(code, 1);
     assert_eq!(doc["status"], "interrupted");
@@ -446,8 +432,8 @@ fn breaktrace_stops_every_thread_at_the_first_excess() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn priority_99_warns() {
-    require_root!();
     let (code, doc) = run_json(&["-i", "500us", "-l", "10", "-p", "99", "--cpus", "0"]);
     assert_eq!(code, 0);
     assert!(doc["warnings"]
@@ -458,8 +444,8 @@ fn priority_99_warns() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn sigint_keeps_what_was_gathered_and_exits_130() {
-    require_root!();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))

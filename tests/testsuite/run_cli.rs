@@ -10,15 +10,6 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-macro_rules! require_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root for SCHED_FIFO (CI runs as root)");
-            return;
-        }
-    };
-}
-
 fn rtlab(db: &Path) -> Command {
     let mut c = Command::cargo_bin("rtlab").unwrap();
     c.arg("--db").arg(db);
@@ -71,8 +62,8 @@ fn campaign(db: &Path, id: i64) -> (String, Vec<(i64, i64, String)>) {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn a_two_step_campaign_end_to_end() {
-    require_root!();
     let (dir, db, scn) = setup(TWO_STEPS);
     let html = dir.path().join("r.html");
     let out = rtlab(&db)
@@ -125,8 +116,8 @@ fn a_two_step_campaign_end_to_end() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn json_output_carries_steps_verdicts_and_risks() {
-    require_root!();
     let (_dir, db, scn) = setup(TWO_STEPS);
     let out = rtlab(&db)
         .arg("run")
@@ -173,8 +164,8 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
-    require_root!();
     let (_dir, db, scn) = setup(&TWO_STEPS.replace("\"1s\"", "\"2s\""));
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
         .arg("--db")
@@ -343,8 +334,8 @@ fn presets_list_and_show() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn compare_with_adds_the_earlier_kernels_runs() {
-    require_root!();
     let (_dir, db, scn) = setup(TWO_STEPS);
     let run = |label: &str, extra: &[&str]| {
         rtlab(&db)
@@ -375,8 +366,8 @@ fn compare_with_adds_the_earlier_kernels_runs() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
-    require_root!();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let out = rtlab(&db)
@@ -439,8 +430,8 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
 }
 
 #[test]
+#[ignore = "needs root: SCHED_FIFO"]
 fn compare_and_report_take_a_campaign() {
-    require_root!();
     let (dir, db, scn) = setup(TWO_STEPS);
     let html = dir.path().join("c.html");
     let out = rtlab(&db)

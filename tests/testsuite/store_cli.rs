@@ -1,13 +1,11 @@
 //! The results store through the command line: a native run's round trip, the
 //! results subcommands, schema refusal, concurrent writers and killed writers.
 
-mod store_common;
-
+use crate::store_common::{export_json, import, list_ids, list_ids_with, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use store_common::{export_json, import, list_ids, list_ids_with, rtlab};
 
 /// A short native latency run (SCHED_OTHER: no privileges needed), saved.
 fn latency_run(db: &Path, extra: &[&str]) -> Value {

@@ -1,12 +1,10 @@
 //! `rtlab results import` of real cyclictest output, generated here by running
 //! cyclictest, and of malformed variants.
 
-mod store_common;
-
+use crate::store_common::{export_json, have, import, list_ids, rtlab, run_tool};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
-use store_common::{export_json, have, import, list_ids, rtlab, run_tool};
 
 /// cyclictest without -p/-m: SCHED_OTHER, no privileges needed, short.
 fn cyclictest(dir: &Path, file: &str, extra: &[&str]) -> String {

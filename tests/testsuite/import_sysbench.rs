@@ -1,12 +1,10 @@
 //! `rtlab results import` of real sysbench 1.0 output of the built-in tests,
 //! generated here by running sysbench, and of malformed variants.
 
-mod store_common;
-
+use crate::store_common::{export_json, have, import, list_ids, rtlab, run_tool};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
-use store_common::{export_json, have, import, list_ids, rtlab, run_tool};
 
 /// A value printed by sysbench after `key:` (the first number on the line).
 fn printed(text: &str, key: &str) -> f64 {

@@ -1,0 +1,28 @@
+//! rtlab's integration tests: one binary (one link, shared helpers), a module per
+//! area. Each test drives the real `rtlab` binary as a user would, in its own
+//! temporary directory.
+//!
+//! Tests that need root (SCHED_FIFO, network namespaces, tmpfs mounts, changing
+//! other processes' priorities) are `#[ignore = "needs root: …"]`: they show as
+//! ignored off root, and CI (root) runs them with `--include-ignored`.
+
+mod compare_common;
+mod net_common;
+mod store_common;
+
+mod audit_cli;
+mod bench_cli;
+mod compare_cli;
+mod import_cyclictest;
+mod import_sysbench;
+mod kconfig_cli;
+mod latency_cli;
+mod load_cli;
+mod net_errors;
+mod net_loopback;
+mod net_malformed;
+mod net_netns;
+mod prio_cli;
+mod report_cli;
+mod run_cli;
+mod store_cli;
