@@ -1,6 +1,6 @@
 //! `rtlab audit` against this machine and against fake system trees.
 
-use assert_cmd::Command;
+use crate::support::{expect, rtlab};
 use serde_json::Value;
 use std::path::Path;
 
@@ -37,22 +37,8 @@ const IDS: &[&str] = &[
     "container",
 ];
 
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").unwrap()
-}
-
 fn audit_json(args: &[&str]) -> Value {
-    let out = rtlab()
-        .arg("audit")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = expect(rtlab().arg("audit").arg("--json").args(args), &[0]);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -359,8 +345,8 @@ fn a_missing_root_is_a_usage_error() {
 
 #[test]
 fn latency_runs_carry_the_audit_summary() {
-    let out = rtlab()
-        .args([
+    let out = expect(
+        rtlab().args([
             "latency",
             "-l",
             "50",
@@ -372,13 +358,8 @@ fn latency_runs_carry_the_audit_summary() {
             "other",
             "-p",
             "0",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ]),
+        &[0],
     );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     let a = &run["audit"];

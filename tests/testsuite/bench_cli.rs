@@ -3,16 +3,13 @@
 //! counts over the recorded time), fileio must leave nothing behind, bad input
 //! must exit 2 naming the flag.
 
+use crate::support::{json, rtlab};
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").unwrap()
-}
 
 /// Runs `rtlab bench ARGS --no-save --json` (ARGS split at blanks) and returns
 /// the record.
@@ -27,13 +24,7 @@ fn bench_json(args: &str) -> Value {
 
 /// Runs a command that must succeed and print one JSON document.
 fn json_of(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json(cmd, &[0])
 }
 
 /// Equal up to the last bit or two that a JSON round trip of an f64 may change.

@@ -2,28 +2,23 @@
 //!
 //! Tests that need SCHED_FIFO (root in CI) skip with a printed reason otherwise.
 
-use assert_cmd::Command;
+use crate::support::{expect, rtlab, shown};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").unwrap()
-}
-
+/// Runs `rtlab latency ARGS --json --no-save`, which must exit 0 (measured) or
+/// 1 (a requirement failed), and returns the exit code and the document.
 fn run_json(args: &[&str]) -> (i32, Value) {
-    let out = rtlab()
-        .arg("latency")
-        .args(args)
-        .args(["--json", "--no-save"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let out = expect(
+        rtlab()
+            .arg("latency")
+            .args(args)
+            .args(["--json", "--no-save"]),
+        &[0, 1],
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", shown(&out)));
     (out.status.code().unwrap(), doc)
 }
 
@@ -306,14 +301,8 @@ fn bad_values_exit_2_naming_the_flag() {
         (&["-t", "0"], "--threads"),
     ];
     for (args, flag) in cases {
-        let out = rtlab()
-            .arg("latency")
-            .args(*args)
-            .arg("--no-save")
-            .output()
-            .unwrap();
+        let out = expect(rtlab().arg("latency").args(*args).arg("--no-save"), &[2]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(flag), "{args:?} should name {flag}: {err}");
         assert!(out.stdout.is_empty(), "{args:?} printed a result");
     }
@@ -335,7 +324,7 @@ fn as_nobody(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-#[ignore = "needs root: SCHED_FIFO"]
+#[ignore = "needs root: setpriv to an unprivileged user"]
 fn policy_other_works_without_privileges() {
     let out = as_nobody(&[
         "latency",
@@ -348,12 +337,7 @@ fn policy_other_works_without_privileges() {
         "--json",
         "--no-save",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["params"]["policy"], "other");
     assert_eq!(u(&doc["params"]["priority"]), 0);
@@ -372,11 +356,11 @@ fn policy_other_works_without_privileges() {
 }
 
 #[test]
-#[ignore = "needs root: SCHED_FIFO"]
+#[ignore = "needs root: setpriv to an unprivileged user"]
 fn fifo_refused_exits_3_with_what_to_do() {
     let out = as_nobody(&["latency", "-l", "10", "--no-save"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(out.status.code(), Some(3), "{}", shown(&out));
     assert!(
         err.contains("CAP_SYS_NICE")
             && err.contains("LimitRTPRIO")
@@ -390,21 +374,10 @@ fn fifo_refused_exits_3_with_what_to_do() {
 #[ignore = "needs root: SCHED_FIFO"]
 fn max_latency_is_a_ci_gate() {
     for (limit, code, verdict) in [("1ns", 1, "FAIL"), ("60s", 0, "PASS")] {
-        let out = rtlab()
-            .args([
-                "latency",
-                "-i",
-                "200us",
-                "-l",
-                "200",
-                "--cpus",
-                "0",
-                "--no-save",
-            ])
-            .args(["--max-latency", limit])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(code), "--max-latency {limit}");
+        let mut cmd = rtlab();
+        cmd.args(["latency", "-i", "200us", "-l", "200", "--cpus", "0"])
+            .args(["--no-save", "--max-latency", limit]);
+        let out = expect(&mut cmd, &[code]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             text.contains(&format!("max-latency {limit}: {verdict}")),

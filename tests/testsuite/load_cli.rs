@@ -3,15 +3,11 @@
 //! recorded in latency runs; Ctrl-C, a crashed worker and a killed parent leave
 //! no process and no file.
 
-use assert_cmd::Command;
+use crate::support::{expect, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").unwrap()
-}
 
 /// `(pid, ppid, pgrp)` of every process, from /proc/<pid>/stat.
 fn processes() -> Vec<(i32, i32, i32)> {
@@ -74,15 +70,11 @@ fn warning_codes(run: &Value) -> Vec<&str> {
 }
 
 fn load_json(args: &[&str]) -> Value {
-    let out = rtlab()
-        .args(["load", "--json", "--no-save", "-D", "1s"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab()
+            .args(["load", "--json", "--no-save", "-D", "1s"])
+            .args(args),
+        &[0],
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -272,15 +264,11 @@ fn vm_refuses_most_of_the_available_memory_without_force() {
 #[test]
 #[ignore = "needs root: SCHED_FIFO"]
 fn latency_under_load_records_the_load_and_its_rate() {
-    let out = rtlab()
-        .args(["latency", "-D", "1", "-i", "1ms", "--json", "--no-save"])
-        .args(["--load", "cpu:2", "--load-nice", "5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab()
+            .args(["latency", "-D", "1", "-i", "1ms", "--json", "--no-save"])
+            .args(["--load", "cpu:2", "--load-nice", "5"]),
+        &[0],
     );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(run["kind"], "latency");
@@ -464,14 +452,10 @@ fn io_survives_a_full_disk() {
     }
     let mount = Unmount(d.clone());
     let spec = format!("io bytes=4M dir={d}");
-    let refused = rtlab()
-        .args(["load", &spec, "-D", "1", "--no-save"])
-        .output()
-        .unwrap();
+    let refused = expect(rtlab().args(["load", &spec, "-D", "1", "--no-save"]), &[2]);
     let run = load_json(&[&format!("{spec} force")]);
     let left = std::fs::read_dir(dir.path()).unwrap().count();
     drop(mount);
-    assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("free"));
     let load = &run["loads"][0];
     assert_eq!(load["per_worker"][0]["end"], "stopped", "{load}");
