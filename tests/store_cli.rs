@@ -187,7 +187,7 @@ fn a_database_from_a_newer_rtlab_is_refused_and_garbage_is_not_a_database() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "schema version 99, written by a newer rtlab",
+            "has schema version 99: made by a newer rtlab, upgrade or use another --db",
         ));
     let junk = dir.path().join("junk.db");
     std::fs::write(

@@ -1,14 +1,16 @@
 //! The results store. SQLite (bundled) is the embedded default: one file, WAL, a
 //! busy timeout so that several rtlab processes can open, create and write one
-//! store at once, a versioned schema with migrations ([`schema`]), and
+//! store at once, a versioned and marked schema with migrations ([`schema`]), and
 //! one immediate transaction per write so that a crash or Ctrl-C never leaves half
 //! a run behind.
 //!
 //! # API
 //! Runs:
-//! - [`Store::open`] opens or creates a database and migrates it; a database
-//!   written by a newer rtlab is refused (exit 2), one another process holds for
-//!   longer than the busy timeout is reported as locked (exit 3).
+//! - [`Store::open`] opens or creates a database and migrates it. Another
+//!   program's database, and a schema version this rtlab does not know (newer, or
+//!   one no rtlab writes), are refused with nothing written (exit 2); a database
+//!   another process holds for longer than the busy timeout is reported as
+//!   locked (exit 3).
 //! - [`Store::save`] writes a whole [`Run`] (header, tags, every series with its
 //!   summary columns and serialized histograms) and returns its id. A run whose
 //!   `campaign` is set must name an existing campaign. Time series longer than
@@ -43,6 +45,7 @@ use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use rtlab_engine::stats::trace::TracePoint;
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
@@ -164,8 +167,9 @@ fn parse_status(name: &str) -> Option<Status> {
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to
-    /// date. A database written by a newer rtlab is refused; one other processes
-    /// hold for longer than [`BUSY_TIMEOUT`] (30 s) is reported as locked (exit 3).
+    /// date. Another program's database and a schema this rtlab does not know are
+    /// refused (exit 2) with nothing written; a database other processes hold for
+    /// longer than [`BUSY_TIMEOUT`] (30 s) is reported as locked (exit 3).
     pub fn open(path: &Path) -> Result<Store> {
         Self::open_waiting(path, BUSY_TIMEOUT)
     }
@@ -187,9 +191,13 @@ impl Store {
             .with_context(|| format!("cannot open the results database {}", path.display()))?;
         // Before any statement, so that each one waits for other processes.
         conn.busy_timeout(patience)?;
+        // Until the file is known to be an rtlab store, closing must not write to
+        // it: the checkpoint SQLite does on close would, in a WAL-mode database.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         retry_while_busy(&mut conn, patience, prepare)
             .map_err(|e| store_error(path, patience, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
         // With WAL, NORMAL still never corrupts the database or keeps half a
         // transaction; it spares an fsync per run (a power cut may lose the
         // last runs written, a crash of rtlab loses nothing committed).
@@ -440,16 +448,21 @@ impl Store {
     }
 }
 
-/// Switches the database `conn` is open on to WAL and creates or migrates its
-/// schema.
+/// Judges what `conn` is open on and, if it is (or may become) an rtlab store,
+/// switches it to WAL and creates, migrates or marks its schema. Writes nothing
+/// to a file it refuses.
 fn prepare(conn: &mut Connection) -> Result<()> {
+    let found = schema::Identity::read(conn)?.judge()?;
     let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         // Where WAL is impossible (no shared memory on the filesystem) SQLite
         // keeps the old mode and the store still works, one writer at a time.
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
     }
-    schema::migrate(conn)
+    if !found.is_current() {
+        schema::migrate(conn)?;
+    }
+    Ok(())
 }
 
 /// Longest pause between two tries of [`retry_while_busy`].
@@ -492,10 +505,13 @@ fn is_busy(e: &anyhow::Error) -> bool {
 }
 
 /// An error opening or writing the database at `path`, said as what it is: busy
-/// (exit 3), not a database (exit 2), or SQLite's own message
+/// (exit 3), not a database or not rtlab's (exit 2), or SQLite's own message
 /// with the path.
 fn store_error(path: &Path, waited: Duration, e: anyhow::Error) -> anyhow::Error {
     let shown = path.display();
+    if let Some(r) = e.downcast_ref::<schema::Refusal>() {
+        return UsageError(format!("{shown} {r}")).into();
+    }
     if is_busy(&e) {
         return SystemError(format!(
             "{shown} is locked: another rtlab process (or another program using it) holds it, and rtlab waited up to {} s; try again when it has finished, or give another --db",
@@ -831,21 +847,102 @@ mod tests {
             .unwrap();
         store.add_campaign_run(c, 0, "step", 1).unwrap();
         assert_eq!(store.load(1).unwrap().campaign, Some(c));
+        drop(store);
+        // Migrated stores are marked as rtlab's.
+        assert_eq!(
+            pragma(&path, "application_id"),
+            i64::from(schema::APPLICATION_ID)
+        );
     }
 
     #[test]
-    fn a_newer_schema_is_refused() {
+    fn newer_and_unknown_schema_versions_are_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
         Store::open(&path).unwrap();
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", schema::SCHEMA_VERSION + 1)
-            .unwrap();
-        let err = Store::open(&path).err().unwrap();
-        let msg = format!("{err:#}");
-        assert!(msg.contains("written by a newer rtlab"), "{msg}");
-        assert_eq!(crate::error::exit_code(&err), 2);
+        for (version, expected) in [
+            (
+                schema::SCHEMA_VERSION + 1,
+                "made by a newer rtlab, upgrade or use another --db",
+            ),
+            (-1, "has schema version -1, which no rtlab writes"),
+            (0, "has schema version 0, which no rtlab writes"),
+        ] {
+            Connection::open(&path)
+                .unwrap()
+                .pragma_update(None, "user_version", version)
+                .unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let err = Store::open(&path).err().unwrap();
+            let msg = format!("{err:#}");
+            assert!(msg.contains(expected), "{msg}");
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+            assert_eq!(crate::error::exit_code(&err), 2);
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{msg}: file changed"
+            );
+            assert_eq!(pragma(&path, "user_version"), version);
+        }
+    }
+
+    #[test]
+    fn another_programs_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, &str); 4] = [
+            (
+                "tables",
+                "CREATE TABLE notes (x); INSERT INTO notes VALUES (1);",
+            ),
+            ("id", "PRAGMA application_id = 1234;"),
+            (
+                "id_and_rtlab_tables",
+                &format!(
+                    "{}; PRAGMA user_version = 2; PRAGMA application_id = 7;",
+                    schema::V1
+                ),
+            ),
+            (
+                "rtlab_tables_and_more",
+                &format!(
+                    "{}; CREATE TABLE notes (x); PRAGMA user_version = 1;",
+                    schema::V1
+                ),
+            ),
+        ];
+        for (name, sql) in cases {
+            let path = dir.path().join(format!("{name}.db"));
+            Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let err = Store::open(&path).err().unwrap();
+            let msg = format!("{err:#}");
+            assert!(
+                msg.contains("is not an rtlab results database"),
+                "{name}: {msg}"
+            );
+            assert_eq!(crate::error::exit_code(&err), 2, "{name}: {msg}");
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{name}: file changed"
+            );
+        }
+        // Nothing beside the files either (no journal, no WAL).
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), cases.len());
+    }
+
+    #[test]
+    fn an_empty_file_becomes_a_marked_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        std::fs::write(&path, b"").unwrap();
+        let mut store = Store::open(&path).unwrap();
+        store.save(&sample_run(1)).unwrap();
+        drop(store);
+        assert_eq!(
+            pragma(&path, "application_id"),
+            i64::from(schema::APPLICATION_ID)
+        );
+        assert_eq!(pragma(&path, "user_version"), schema::SCHEMA_VERSION);
     }
 
     /// Whether `err` says, with the path, that another process holds the store.
