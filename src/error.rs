@@ -5,7 +5,7 @@
 //! | 0 | success |
 //! | 1 | measured fine, but a requirement or threshold failed (CI gate) |
 //! | 2 | usage or input error |
-//! | 3 | the system refused (permissions, missing kernel feature) |
+//! | 3 | the system refused (permissions, missing kernel feature, a results database another process holds too long) |
 //! | 130 | interrupted; what was gathered was still printed and saved |
 
 use std::fmt;

@@ -1,12 +1,16 @@
 //! The results store. SQLite (bundled) is the embedded default: one file, WAL, a
-//! busy timeout so that two rtlab processes can write at once, a versioned schema
-//! with migrations ([`schema`]), and one immediate transaction per write so that a
-//! crash or Ctrl-C never leaves half a run behind.
+//! busy timeout so that several rtlab processes can open, create and write one
+//! store at once, a versioned and marked schema with migrations ([`schema`]), and
+//! one immediate transaction per write so that a crash or Ctrl-C never leaves half
+//! a run behind.
 //!
 //! # API
 //! Runs:
-//! - [`Store::open`] opens or creates a database and migrates it; a database
-//!   written by a newer rtlab is refused (exit 2).
+//! - [`Store::open`] opens or creates a database and migrates it. Another
+//!   program's database, and a schema version this rtlab does not know (newer, or
+//!   one no rtlab writes), are refused with nothing written (exit 2); a database
+//!   another process holds for longer than the busy timeout is reported as
+//!   locked (exit 3).
 //! - [`Store::save`] writes a whole [`Run`] (header, tags, every series with its
 //!   summary columns and serialized histograms) and returns its id. A run whose
 //!   `campaign` is set must name an existing campaign. Time series longer than
@@ -34,19 +38,20 @@ mod schema;
 
 pub use campaign::CampaignStatus;
 
-use crate::error::UsageError;
+use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status};
 use anyhow::{bail, Context, Result};
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use rtlab_engine::stats::trace::TracePoint;
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Environment variable naming the database file.
 pub const DB_ENV: &str = "RTLAB_DB";
@@ -162,8 +167,15 @@ fn parse_status(name: &str) -> Option<Status> {
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to
-    /// date. A database written by a newer rtlab is refused.
+    /// date. Another program's database and a schema this rtlab does not know are
+    /// refused (exit 2) with nothing written; a database other processes hold for
+    /// longer than [`BUSY_TIMEOUT`] (30 s) is reported as locked (exit 3).
     pub fn open(path: &Path) -> Result<Store> {
+        Self::open_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`Store::open`], waiting at most `patience` in all for other processes.
+    fn open_waiting(path: &Path, patience: Duration) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
@@ -175,23 +187,26 @@ impl Store {
                 path.join("rtlab.db").display()
             )));
         }
-        let conn = Connection::open(path)
+        let mut conn = Connection::open(path)
             .with_context(|| format!("cannot open the results database {}", path.display()))?;
+        // Before any statement, so that each one waits for other processes.
+        conn.busy_timeout(patience)?;
+        // Until the file is known to be an rtlab store, closing must not write to
+        // it: the checkpoint SQLite does on close would, in a WAL-mode database.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        retry_while_busy(&mut conn, patience, prepare)
+            .map_err(|e| store_error(path, patience, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| not_a_database(path, e))?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
         // With WAL, NORMAL still never corrupts the database or keeps half a
         // transaction; it spares an fsync per run (a power cut may lose the
         // last runs written, a crash of rtlab loses nothing committed).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Store {
+        Ok(Store {
             conn,
             path: path.to_path_buf(),
-        };
-        schema::migrate(&mut store.conn)
-            .with_context(|| format!("results database {}", path.display()))?;
-        Ok(store)
+        })
     }
 
     /// The database file.
@@ -200,9 +215,9 @@ impl Store {
     }
 
     fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>> {
-        Ok(self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| store_error(&self.path, BUSY_TIMEOUT, e.into()))
     }
 
     /// Saves a run in one transaction and returns its id.
@@ -433,12 +448,87 @@ impl Store {
     }
 }
 
-fn not_a_database(path: &Path, e: rusqlite::Error) -> anyhow::Error {
-    UsageError(format!(
-        "{} is not an rtlab results database ({e}); give another --db",
-        path.display()
-    ))
-    .into()
+/// Judges what `conn` is open on and, if it is (or may become) an rtlab store,
+/// switches it to WAL and creates, migrates or marks its schema. Writes nothing
+/// to a file it refuses.
+fn prepare(conn: &mut Connection) -> Result<()> {
+    let found = schema::Identity::read(conn)?.judge()?;
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        // Where WAL is impossible (no shared memory on the filesystem) SQLite
+        // keeps the old mode and the store still works, one writer at a time.
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
+    }
+    if !found.is_current() {
+        schema::migrate(conn)?;
+    }
+    Ok(())
+}
+
+/// Longest pause between two tries of [`retry_while_busy`].
+const MAX_RETRY_PAUSE: Duration = Duration::from_millis(20);
+
+/// Runs `step` until it succeeds, fails otherwise than busy, or `patience` has
+/// passed since the first try. SQLite's busy handler already waits for locks, but
+/// not everywhere: a connection that would deadlock another (changing the
+/// journal mode while others read, a new database being created) gets "database
+/// is locked" at once. Each try waits at most what is left of `patience`.
+fn retry_while_busy<T>(
+    conn: &mut Connection,
+    patience: Duration,
+    mut step: impl FnMut(&mut Connection) -> Result<T>,
+) -> Result<T> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let left = patience.saturating_sub(start.elapsed());
+        conn.busy_timeout(left)?;
+        match step(conn) {
+            Err(e) if is_busy(&e) && !left.is_zero() => {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(MAX_RETRY_PAUSE);
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Whether SQLite said "database is locked" (busy or locked) anywhere in `e`.
+fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
+/// An error opening or writing the database at `path`, said as what it is: busy
+/// (exit 3), not a database or not rtlab's (exit 2), or SQLite's own message
+/// with the path.
+fn store_error(path: &Path, waited: Duration, e: anyhow::Error) -> anyhow::Error {
+    let shown = path.display();
+    if let Some(r) = e.downcast_ref::<schema::Refusal>() {
+        return UsageError(format!("{shown} {r}")).into();
+    }
+    if is_busy(&e) {
+        return SystemError(format!(
+            "{shown} is locked: another rtlab process (or another program using it) holds it, and rtlab waited up to {} s; try again when it has finished, or give another --db",
+            waited.as_secs_f64()
+        ))
+        .into();
+    }
+    let code = e
+        .downcast_ref::<rusqlite::Error>()
+        .and_then(rusqlite::Error::sqlite_error_code);
+    if code == Some(rusqlite::ErrorCode::NotADatabase) {
+        return UsageError(format!(
+            "{shown} is not an rtlab results database ({e}); it was left unchanged, give another --db"
+        ))
+        .into();
+    }
+    e.context(format!("results database {shown}"))
 }
 
 /// Block maxima of `points` with at most `limit` points (at least 2): adjacent
@@ -686,49 +776,60 @@ mod tests {
         assert_eq!(count("tags"), 2);
     }
 
+    /// Writes `run` as run 1 of a store laid out and filled as the first rtlab
+    /// did: schema version 1, no application_id.
+    fn write_v1_store(path: &Path, run: &Run) {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(schema::V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        let mut header = run.clone();
+        header.series.clear();
+        header.total = None;
+        conn.execute(
+            "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
+                duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses, record)
+             VALUES ('latency', ?1, 'interrupted', 130, NULL, ?2, ?3, 1000000123, '6.1.0-rt',
+                'PREEMPT_RT', 'bbb', 499, 1, 2, 3, ?4)",
+            params![run.label, run.started_at, run.ended_at, serde_json::to_string(&header).unwrap()],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO tags VALUES (1, 'a'), (1, 'b')", [])
+            .unwrap();
+        let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
+        for (idx, s) in all.chain(run.total.as_ref().map(|t| (-1, t))) {
+            let m = &s.summary;
+            conn.execute(
+                "INSERT INTO series VALUES (1, ?1, ?2, ?3, 0, 0, 0, ?4, ?5, ?6, 0, 0, 0, ?7, 0, 0, ?8, ?9)",
+                params![
+                    idx,
+                    s.name,
+                    s.counters.samples as i64,
+                    m.min_ns as i64,
+                    m.mean_ns,
+                    m.stddev_ns,
+                    m.p99_ns as i64,
+                    m.max_ns as i64,
+                    serde_json::to_string(s).unwrap()
+                ],
+            )
+            .unwrap();
+        }
+    }
+
+    /// `PRAGMA name` of the database at `path`, read by a separate connection.
+    fn pragma(path: &Path, name: &str) -> i64 {
+        Connection::open(path)
+            .unwrap()
+            .pragma_query_value(None, name, |r| r.get(0))
+            .unwrap()
+    }
+
     #[test]
     fn a_version_1_database_is_migrated_with_its_runs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
         let run = sample_run(2);
-        {
-            // The layout and the insert of the first rtlab store.
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(schema::V1).unwrap();
-            conn.pragma_update(None, "user_version", 1).unwrap();
-            let mut header = run.clone();
-            header.series.clear();
-            header.total = None;
-            conn.execute(
-                "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
-                    duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses, record)
-                 VALUES ('latency', ?1, 'interrupted', 130, NULL, ?2, ?3, 1000000123, '6.1.0-rt',
-                    'PREEMPT_RT', 'bbb', 499, 1, 2, 3, ?4)",
-                params![run.label, run.started_at, run.ended_at, serde_json::to_string(&header).unwrap()],
-            )
-            .unwrap();
-            conn.execute("INSERT INTO tags VALUES (1, 'a'), (1, 'b')", [])
-                .unwrap();
-            let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
-            for (idx, s) in all.chain(run.total.as_ref().map(|t| (-1, t))) {
-                let m = &s.summary;
-                conn.execute(
-                    "INSERT INTO series VALUES (1, ?1, ?2, ?3, 0, 0, 0, ?4, ?5, ?6, 0, 0, 0, ?7, 0, 0, ?8, ?9)",
-                    params![
-                        idx,
-                        s.name,
-                        s.counters.samples as i64,
-                        m.min_ns as i64,
-                        m.mean_ns,
-                        m.stddev_ns,
-                        m.p99_ns as i64,
-                        m.max_ns as i64,
-                        serde_json::to_string(s).unwrap()
-                    ],
-                )
-                .unwrap();
-            }
-        }
+        write_v1_store(&path, &run);
         let mut store = Store::open(&path).unwrap();
         let version: i64 = store
             .conn
@@ -746,21 +847,183 @@ mod tests {
             .unwrap();
         store.add_campaign_run(c, 0, "step", 1).unwrap();
         assert_eq!(store.load(1).unwrap().campaign, Some(c));
+        drop(store);
+        // Migrated stores are marked as rtlab's.
+        assert_eq!(
+            pragma(&path, "application_id"),
+            i64::from(schema::APPLICATION_ID)
+        );
     }
 
     #[test]
-    fn a_newer_schema_is_refused() {
+    fn newer_and_unknown_schema_versions_are_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
         Store::open(&path).unwrap();
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", schema::SCHEMA_VERSION + 1)
-            .unwrap();
-        let err = Store::open(&path).err().unwrap();
+        for (version, expected) in [
+            (
+                schema::SCHEMA_VERSION + 1,
+                "made by a newer rtlab, upgrade or use another --db",
+            ),
+            (-1, "has schema version -1, which no rtlab writes"),
+            (0, "has schema version 0, which no rtlab writes"),
+        ] {
+            Connection::open(&path)
+                .unwrap()
+                .pragma_update(None, "user_version", version)
+                .unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let err = Store::open(&path).err().unwrap();
+            let msg = format!("{err:#}");
+            assert!(msg.contains(expected), "{msg}");
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+            assert_eq!(crate::error::exit_code(&err), 2);
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{msg}: file changed"
+            );
+            assert_eq!(pragma(&path, "user_version"), version);
+        }
+    }
+
+    #[test]
+    fn another_programs_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, &str); 4] = [
+            (
+                "tables",
+                "CREATE TABLE notes (x); INSERT INTO notes VALUES (1);",
+            ),
+            ("id", "PRAGMA application_id = 1234;"),
+            (
+                "id_and_rtlab_tables",
+                &format!(
+                    "{}; PRAGMA user_version = 2; PRAGMA application_id = 7;",
+                    schema::V1
+                ),
+            ),
+            (
+                "rtlab_tables_and_more",
+                &format!(
+                    "{}; CREATE TABLE notes (x); PRAGMA user_version = 1;",
+                    schema::V1
+                ),
+            ),
+        ];
+        for (name, sql) in cases {
+            let path = dir.path().join(format!("{name}.db"));
+            Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let err = Store::open(&path).err().unwrap();
+            let msg = format!("{err:#}");
+            assert!(
+                msg.contains("is not an rtlab results database"),
+                "{name}: {msg}"
+            );
+            assert_eq!(crate::error::exit_code(&err), 2, "{name}: {msg}");
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{name}: file changed"
+            );
+        }
+        // Nothing beside the files either (no journal, no WAL).
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), cases.len());
+    }
+
+    #[test]
+    fn an_empty_file_becomes_a_marked_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        std::fs::write(&path, b"").unwrap();
+        let mut store = Store::open(&path).unwrap();
+        store.save(&sample_run(1)).unwrap();
+        drop(store);
+        assert_eq!(
+            pragma(&path, "application_id"),
+            i64::from(schema::APPLICATION_ID)
+        );
+        assert_eq!(pragma(&path, "user_version"), schema::SCHEMA_VERSION);
+    }
+
+    /// Whether `err` says, with the path, that another process holds the store.
+    fn assert_locked(err: &anyhow::Error, path: &Path) {
         let msg = format!("{err:#}");
-        assert!(msg.contains("written by a newer rtlab"), "{msg}");
-        assert_eq!(crate::error::exit_code(&err), 2);
+        assert!(msg.contains("is locked: another rtlab process"), "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(!msg.contains("not an rtlab"), "{msg}");
+        assert_eq!(crate::error::exit_code(err), 3, "{msg}");
+    }
+
+    #[test]
+    fn a_locked_database_is_reported_as_locked_never_as_foreign() {
+        let dir = tempfile::tempdir().unwrap();
+        // Opening: another connection holds the whole (new) file.
+        let path = dir.path().join("held.db");
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let err = Store::open_waiting(&path, Duration::from_millis(20))
+            .err()
+            .unwrap();
+        assert_locked(&err, &path);
+        holder.execute_batch("ROLLBACK").unwrap();
+        let mut store = Store::open(&path).unwrap();
+        // Writing: another writer holds the store.
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        store.conn.busy_timeout(Duration::from_millis(20)).unwrap();
+        let err = store.save(&sample_run(1)).unwrap_err();
+        assert_locked(&err, &path);
+        holder.execute_batch("ROLLBACK").unwrap();
+        store.save(&sample_run(1)).unwrap();
+    }
+
+    /// Opens the store at `path` from `n` threads at once (separate connections,
+    /// as separate processes would), each saving one run; every result.
+    fn open_at_once(path: &Path, n: usize) -> Vec<Result<i64>> {
+        let gate = std::sync::Barrier::new(n);
+        std::thread::scope(|s| {
+            let all: Vec<_> = (0..n)
+                .map(|_| {
+                    s.spawn(|| {
+                        gate.wait();
+                        Store::open(path)?.save(&sample_run(1))
+                    })
+                })
+                .collect();
+            all.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn eight_connections_creating_one_store_at_once_all_succeed() {
+        for round in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("new.db");
+            for r in open_at_once(&path, 8) {
+                if let Err(e) = r {
+                    panic!("round {round}: {e:#}");
+                }
+            }
+            let store = Store::open(&path).unwrap();
+            assert_eq!(store.list_where(&ListFilter::default()).unwrap().len(), 8);
+        }
+    }
+
+    #[test]
+    fn an_old_store_opened_by_many_at_once_is_migrated_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let run = sample_run(2);
+        write_v1_store(&path, &run);
+        for r in open_at_once(&path, 8) {
+            if let Err(e) = r {
+                panic!("{e:#}");
+            }
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.list_where(&ListFilter::default()).unwrap().len(), 9);
+        assert_eq!(store.load(1).unwrap(), Run { id: Some(1), ..run });
+        drop(store);
+        assert_eq!(pragma(&path, "user_version"), schema::SCHEMA_VERSION);
     }
 
     #[test]

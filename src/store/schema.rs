@@ -1,9 +1,13 @@
 //! The store's schema and its migrations. `PRAGMA user_version` holds the schema
-//! version; each migration moves it up by one, all of them inside one immediate
-//! transaction, so that two rtlab processes opening an old database at once
-//! migrate it exactly once and a crash mid-migration leaves the old version.
+//! version and `PRAGMA application_id` marks the file as an rtlab store
+//! ([`APPLICATION_ID`]). What a file holds is judged before anything is written
+//! ([`Identity::judge`]): another program's database, or a schema version this
+//! rtlab does not know, is refused untouched. Creation and every migration run in
+//! one immediate transaction, so that several rtlab processes opening a new or old
+//! database at once create or migrate it exactly once, and a crash mid-migration
+//! leaves the old version.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use rusqlite::Connection;
 
 /// Version 1: runs, their tags and their series.
@@ -84,20 +88,283 @@ const MIGRATIONS: &[&str] = &[V1, V2];
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Brings the schema to [`SCHEMA_VERSION`]; refuses a newer one.
-pub fn migrate(conn: &mut Connection) -> Result<()> {
+/// `PRAGMA application_id` of an rtlab store: "RTLB" in ASCII (0x52544c42). It
+/// tells an rtlab store from any other SQLite database before anything is written.
+pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"RTLB");
+
+/// The tables of the stores written before rtlab set [`APPLICATION_ID`], by schema
+/// version (index `v - 1`), sorted. An unmarked file is an rtlab store only when it
+/// has exactly these: every later rtlab marks its stores.
+const UNMARKED_TABLES: [&[&str]; 2] = [
+    &["runs", "series", "tags"],
+    &["campaign_runs", "campaigns", "runs", "series", "tags"],
+];
+
+/// What a database file says about itself, read in one statement (one snapshot)
+/// without writing anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Identity {
+    /// `PRAGMA application_id`: 0 when unset.
+    pub application_id: i32,
+    /// `PRAGMA user_version`: the schema version, 0 when unset.
+    pub version: i64,
+    /// Names of its tables, SQLite's own (`sqlite_*`) left out, sorted.
+    pub tables: Vec<String>,
+}
+
+/// What [`Identity::judge`] accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Found {
+    /// No schema at all: a fresh path, an empty file, an empty SQLite database.
+    Empty,
+    /// An rtlab store at `version` (at most [`SCHEMA_VERSION`]); `marked` when it
+    /// carries [`APPLICATION_ID`].
+    Store { version: i64, marked: bool },
+}
+
+impl Found {
+    /// Nothing to create, migrate or mark.
+    pub fn is_current(self) -> bool {
+        self == Found::Store {
+            version: SCHEMA_VERSION,
+            marked: true,
+        }
+    }
+}
+
+/// Why a database is not opened. Shown after the path: `x.db is not ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// Another program's application_id.
+    OtherApplication(i32),
+    /// No application_id and not the tables of an rtlab store.
+    OtherTables { tables: Vec<String>, version: i64 },
+    /// An rtlab store with a schema newer than this rtlab reads.
+    Newer(i64),
+    /// A schema version no rtlab writes (negative, or 0 with tables).
+    UnknownVersion(i64),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const LEFT: &str = "it was left unchanged; give another --db";
+        match self {
+            Refusal::OtherApplication(id) => write!(
+                f,
+                "is not an rtlab results database: its SQLite application_id is {id:#010x}, another program's (rtlab's is {APPLICATION_ID:#010x}, \"RTLB\"); {LEFT}"
+            ),
+            Refusal::OtherTables { tables, version } => {
+                let tables = if tables.is_empty() {
+                    "no tables".to_string()
+                } else {
+                    format!("tables {}", tables.join(", "))
+                };
+                write!(
+                    f,
+                    "is not an rtlab results database: it has {tables} and user_version {version}, not rtlab's; {LEFT}"
+                )
+            }
+            Refusal::Newer(v) => write!(
+                f,
+                "has schema version {v}: made by a newer rtlab, upgrade or use another --db (this rtlab, {}, reads versions up to {SCHEMA_VERSION}; the file was left unchanged)",
+                env!("CARGO_PKG_VERSION")
+            ),
+            Refusal::UnknownVersion(v) => write!(
+                f,
+                "has schema version {v}, which no rtlab writes; {LEFT}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl Identity {
+    /// Reads the identity of the database `conn` is open on.
+    pub fn read(conn: &Connection) -> rusqlite::Result<Identity> {
+        // One statement: the three answers come from the same snapshot.
+        let (application_id, version, tables) = conn.query_row(
+            "SELECT (SELECT application_id FROM pragma_application_id),
+                    (SELECT user_version FROM pragma_user_version),
+                    (SELECT group_concat(name, char(10)) FROM sqlite_master
+                     WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')",
+            [],
+            |r| {
+                Ok((
+                    r.get::<_, i32>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            },
+        )?;
+        let mut tables: Vec<String> = tables
+            .map(|t| t.split('\n').map(str::to_string).collect())
+            .unwrap_or_default();
+        tables.sort();
+        Ok(Identity {
+            application_id,
+            version,
+            tables,
+        })
+    }
+
+    /// Whether this is a database rtlab may open (and then create, migrate or
+    /// mark), or why not.
+    pub fn judge(&self) -> Result<Found, Refusal> {
+        let marked = self.application_id == APPLICATION_ID;
+        if self.application_id != 0 && !marked {
+            return Err(Refusal::OtherApplication(self.application_id));
+        }
+        if self.version == 0 && self.tables.is_empty() {
+            return Ok(Found::Empty);
+        }
+        if self.version <= 0 && (marked || self.version < 0) {
+            return Err(Refusal::UnknownVersion(self.version));
+        }
+        if marked {
+            return if self.version > SCHEMA_VERSION {
+                Err(Refusal::Newer(self.version))
+            } else {
+                Ok(Found::Store {
+                    version: self.version,
+                    marked,
+                })
+            };
+        }
+        let known = usize::try_from(self.version - 1)
+            .ok()
+            .and_then(|i| UNMARKED_TABLES.get(i));
+        match known {
+            Some(tables) if self.tables.iter().eq(tables.iter()) => Ok(Found::Store {
+                version: self.version,
+                marked,
+            }),
+            _ => Err(Refusal::OtherTables {
+                tables: self.tables.clone(),
+                version: self.version,
+            }),
+        }
+    }
+}
+
+/// Creates, migrates and marks the store in one immediate transaction, so that
+/// several rtlab processes doing it at once do it exactly once and a crash leaves
+/// the file as it was. What the file holds is judged again inside the
+/// transaction: another process may have created or migrated it meanwhile.
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version > SCHEMA_VERSION {
-        bail!(crate::error::UsageError(format!(
-            "the database has schema version {version}, written by a newer rtlab; this rtlab ({}) reads up to version {SCHEMA_VERSION}. Upgrade rtlab or use another --db",
-            env!("CARGO_PKG_VERSION")
-        )));
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    let from = match Identity::read(&tx)?.judge()? {
+        found if found.is_current() => return Ok(()),
+        Found::Empty => 0,
+        Found::Store { version, .. } => version,
+    };
+    for sql in &MIGRATIONS[from as usize..] {
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(application_id: i32, version: i64, tables: &[&str]) -> Identity {
+        Identity {
+            application_id,
+            version,
+            tables: tables.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn unmarked_tables_are_what_the_migrations_create() {
+        let conn = Connection::open_in_memory().unwrap();
+        for (i, sql) in MIGRATIONS.iter().enumerate().take(UNMARKED_TABLES.len()) {
+            conn.execute_batch(sql).unwrap();
+            let tables = Identity::read(&conn).unwrap().tables;
+            assert!(tables.iter().eq(UNMARKED_TABLES[i].iter()), "{tables:?}");
+        }
+    }
+
+    #[test]
+    fn new_and_rtlab_files_are_accepted_and_the_rest_refused() {
+        let v1 = UNMARKED_TABLES[0];
+        let v2 = UNMARKED_TABLES[1];
+        let store = |version, marked| Ok(Found::Store { version, marked });
+        let cases = [
+            (id(0, 0, &[]), Ok(Found::Empty)),
+            (id(APPLICATION_ID, 0, &[]), Ok(Found::Empty)),
+            (
+                id(APPLICATION_ID, SCHEMA_VERSION, v2),
+                store(SCHEMA_VERSION, true),
+            ),
+            (id(APPLICATION_ID, 1, v1), store(1, true)),
+            (id(0, 1, v1), store(1, false)),
+            (id(0, 2, v2), store(2, false)),
+            (id(1234, 0, &[]), Err(Refusal::OtherApplication(1234))),
+            (id(-1, 2, v2), Err(Refusal::OtherApplication(-1))),
+            (
+                id(0, 0, &["notes"]),
+                Err(Refusal::OtherTables {
+                    tables: vec!["notes".into()],
+                    version: 0,
+                }),
+            ),
+            (
+                id(0, 1, v2),
+                Err(Refusal::OtherTables {
+                    tables: v2.iter().map(|t| t.to_string()).collect(),
+                    version: 1,
+                }),
+            ),
+            (
+                id(0, 1, &["notes", "runs", "series", "tags"]),
+                Err(Refusal::OtherTables {
+                    tables: vec![
+                        "notes".into(),
+                        "runs".into(),
+                        "series".into(),
+                        "tags".into(),
+                    ],
+                    version: 1,
+                }),
+            ),
+            (
+                id(0, 7, &[]),
+                Err(Refusal::OtherTables {
+                    tables: vec![],
+                    version: 7,
+                }),
+            ),
+            (
+                id(APPLICATION_ID, SCHEMA_VERSION + 1, v2),
+                Err(Refusal::Newer(SCHEMA_VERSION + 1)),
+            ),
+            (id(APPLICATION_ID, -1, v2), Err(Refusal::UnknownVersion(-1))),
+            (id(0, -1, &[]), Err(Refusal::UnknownVersion(-1))),
+            (id(APPLICATION_ID, 0, v2), Err(Refusal::UnknownVersion(0))),
+        ];
+        for (identity, expected) in cases {
+            assert_eq!(identity.judge(), expected, "{identity:?}");
+        }
+    }
+
+    #[test]
+    fn migrating_twice_changes_nothing_the_second_time() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let first = Identity::read(&conn).unwrap();
+        assert_eq!(
+            first.judge(),
+            Ok(Found::Store {
+                version: SCHEMA_VERSION,
+                marked: true
+            })
+        );
+        migrate(&mut conn).unwrap();
+        assert_eq!(Identity::read(&conn).unwrap(), first);
+    }
 }

@@ -1,11 +1,14 @@
 //! The results store through the command line: a native run's round trip, the
-//! results subcommands, schema refusal, concurrent writers and killed writers.
+//! results subcommands, refusal of other databases and unknown schemas (left
+//! unchanged), concurrent creators and writers, and killed writers.
 
 use crate::store_common::{export_json, import, list_ids, list_ids_with, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 
 /// A short native latency run (SCHED_OTHER: no privileges needed), saved.
 fn latency_run(db: &Path, extra: &[&str]) -> Value {
@@ -172,32 +175,17 @@ fn list_filters_and_edits() {
 }
 
 #[test]
-fn a_database_from_a_newer_rtlab_is_refused_and_garbage_is_not_a_database() {
+fn garbage_is_not_a_database_and_is_left_unchanged() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("x.db");
-    rtlab(&db).args(["results", "list"]).assert().success();
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .pragma_update(None, "user_version", 99)
-        .unwrap();
-    rtlab(&db)
-        .args(["results", "list"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "schema version 99, written by a newer rtlab",
-        ));
     let junk = dir.path().join("junk.db");
-    std::fs::write(
-        &junk,
-        "this is not sqlite, just text long enough to have a header......",
-    )
-    .unwrap();
+    let text = "this is not sqlite, just text long enough to have a header......";
+    std::fs::write(&junk, text).unwrap();
     rtlab(&junk)
         .args(["results", "list"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("not an rtlab results database"));
+    assert_eq!(std::fs::read_to_string(&junk).unwrap(), text);
 }
 
 /// A large rtlab run document (4 threads), written once, imported many times.
@@ -248,30 +236,188 @@ fn spawn_import(db: &Path, file: &Path, copies: usize) -> std::process::Child {
         .unwrap()
 }
 
+/// A command line as shown in failure messages.
+fn shown(args: &[&OsStr]) -> String {
+    args.iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `rtlab --db DB ARGS`, started behind a gate: a shell waits for a line on its
+/// stdin, then becomes rtlab, so that several start at the same instant once
+/// [`open_gates`] is called. Returns the command line (for messages) and the child.
+fn spawn_gated(db: &Path, args: &[&OsStr]) -> (String, Child) {
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    let mut line: Vec<&OsStr> = vec![bin.as_os_str(), OsStr::new("--db"), db.as_os_str()];
+    line.extend_from_slice(args);
+    let child = std::process::Command::new("sh")
+        .args(["-c", "read -r _ && exec \"$@\"", "sh"])
+        .args(&line)
+        .env_remove("RTLAB_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (shown(&line), child)
+}
+
+/// Lets every gated child start (one line each, written back to back).
+fn open_gates(children: &mut [(String, Child)]) {
+    for (_, c) in children.iter_mut() {
+        let mut stdin = c.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+    }
+}
+
+/// Waits for a child; unless it exited 0, panics showing its command line, exit
+/// code, stdout and stderr.
+fn wait_ok((line, child): (String, Child)) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "command: {line}\nexit: {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `n` processes started at the same instant, each importing `copies` copies of
+/// `file` into `db`; each must exit 0.
+fn import_at_once(db: &Path, file: &Path, n: usize, copies: usize) {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("results"), OsStr::new("import")];
+    args.extend(std::iter::repeat_n(file.as_os_str(), copies));
+    let mut children: Vec<_> = (0..n).map(|_| spawn_gated(db, &args)).collect();
+    open_gates(&mut children);
+    children.into_iter().for_each(wait_ok);
+}
+
 #[test]
 fn concurrent_writers_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let file = big_run_file(dir.path());
     let db = dir.path().join("shared.db");
-    let children: Vec<_> = (0..4).map(|_| spawn_import(&db, &file, 6)).collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    import_at_once(&db, &file, 8, 3);
     assert_eq!(check_consistent(&db), 24);
     let out = rtlab(&db).args(["results", "campaigns"]).assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert_eq!(
         text.lines()
-            .filter(|l| l.trim_end().ends_with(" 6"))
+            .filter(|l| l.trim_end().ends_with(" 3"))
             .count(),
-        4,
+        8,
         "{text}"
     );
+}
+
+/// Regression: 17 of 920 concurrent creations of one store failed with exit 2
+/// ("not an rtlab results database (database is locked)").
+#[test]
+fn concurrent_creations_of_one_store_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path());
+    for round in 0..5 {
+        let fresh = tempfile::tempdir().unwrap();
+        let db = fresh.path().join("new.db");
+        import_at_once(&db, &file, 8, 1);
+        assert_eq!(check_consistent(&db), 8, "round {round}");
+    }
+}
+
+/// The bytes, modification time and neighbours of a file: what "left unchanged"
+/// compares.
+fn snapshot(file: &Path) -> (Vec<u8>, std::time::SystemTime, Vec<std::ffi::OsString>) {
+    let mut names: Vec<_> = std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    let modified = std::fs::metadata(file).unwrap().modified().unwrap();
+    (std::fs::read(file).unwrap(), modified, names)
+}
+
+#[test]
+fn another_programs_database_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cpu.txt");
+    std::fs::write(
+        &file,
+        "sysbench 1.0.20\nCPU speed:\n events per second: 10.5\nGeneral statistics:\n total time: 1.0s\n total number of events: 10\nLatency (ms):\n min: 0.03\n avg: 0.06\n max: 32.09\n 95th percentile: 0.03\n",
+    )
+    .unwrap();
+    for (name, sql) in [
+        (
+            "notes",
+            "CREATE TABLE notes (x); INSERT INTO notes VALUES ('mine');",
+        ),
+        ("other-app", "PRAGMA application_id = 1234;"),
+    ] {
+        let sub = tempfile::tempdir().unwrap();
+        let db = sub.path().join(format!("{name}.db"));
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        let before = snapshot(&db);
+        for args in [
+            vec!["results", "list"],
+            vec!["results", "import", file.to_str().unwrap()],
+        ] {
+            rtlab(&db)
+                .args(&args)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!(
+                    "{} is not an rtlab results database",
+                    db.display()
+                )));
+            assert!(snapshot(&db) == before, "{name}: {args:?} changed the file");
+        }
+    }
+}
+
+#[test]
+fn unknown_schema_versions_are_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    rtlab(&db).args(["results", "list"]).assert().success();
+    for (version, expected) in [
+        (
+            99,
+            "has schema version 99: made by a newer rtlab, upgrade or use another --db",
+        ),
+        (-1, "has schema version -1, which no rtlab writes"),
+    ] {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .pragma_update(None, "user_version", version)
+            .unwrap();
+        let (bytes, modified, _) = snapshot(&db);
+        rtlab(&db)
+            .args(["results", "list"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+        let (after, modified_after, _) = snapshot(&db);
+        assert!(after == bytes, "version {version}: the file changed");
+        assert_eq!(modified_after, modified, "version {version}");
+    }
+}
+
+#[test]
+fn an_empty_file_is_a_new_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("empty.db");
+    std::fs::write(&db, b"").unwrap();
+    latency_run(&db, &["-t", "1"]);
+    assert_eq!(list_ids(&db).len(), 1);
+    let id: i32 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap();
+    assert_eq!(&id.to_be_bytes(), b"RTLB");
 }
 
 /// Runs stored in `db` (0 while another process holds it).
