@@ -388,6 +388,141 @@ fn concurrent_sets_then_restore_put_back_every_thread_exactly() {
     }
 }
 
+/// PID 1 is never changed without --force. The target is what PID 1's main
+/// thread has already, on threads that have exactly that: even if the check
+/// regressed, this test could not change PID 1.
+#[test]
+fn pid_1_is_refused_without_force_and_not_changed() {
+    let before = threads_of(1);
+    let main = before
+        .iter()
+        .find(|t| t.tid == 1)
+        .expect("/proc/1/task/1")
+        .clone();
+    let policy = match main.policy {
+        libc::SCHED_OTHER => "other",
+        libc::SCHED_FIFO => "fifo",
+        libc::SCHED_RR => "rr",
+        libc::SCHED_BATCH => "batch",
+        libc::SCHED_IDLE => "idle",
+        other => panic!("PID 1 has policy {other}, which prio set cannot name"),
+    };
+    let same =
+        |t: &ThreadState| (t.policy, t.prio, &t.cpus) == (main.policy, main.prio, &main.cpus);
+    let names: std::collections::BTreeSet<String> = before
+        .iter()
+        .filter(|t| before.iter().filter(|u| u.name == t.name).all(same))
+        .map(|t| regex::escape(&t.name))
+        .collect();
+    let threads = format!("^({})$", names.into_iter().collect::<Vec<_>>().join("|"));
+    let prio = main.prio.to_string();
+    let mut args = vec![
+        "set",
+        "1",
+        "--policy",
+        policy,
+        "--affinity",
+        &main.cpus,
+        "--threads",
+        &threads,
+    ];
+    if main.prio > 0 {
+        args.extend(["-p", &prio]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rtlab = |extra: &[&str]| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+        c.arg("prio")
+            .args(&args)
+            .args(extra)
+            .env("XDG_STATE_HOME", dir.path());
+        c
+    };
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let (_, err) = expect_code(&mut rtlab(extra), 2);
+        assert!(
+            err.contains("(pid 1, tid 1)")
+                && err.contains("PID 1 is init")
+                && err.contains("--force changes them anyway")
+                && err.contains("nothing changed"),
+            "{err}"
+        );
+    }
+    let after = threads_of(1);
+    for t in &after {
+        if let Some(b) = before.iter().find(|b| b.tid == t.tid) {
+            assert_eq!(t, b, "PID 1 changed");
+        }
+    }
+    assert!(after.iter().any(|t| t.tid == 1));
+    assert!(!dir.path().join("rtlab").exists(), "nothing recorded");
+    // --force lifts the refusal (shown with a dry run only).
+    let (out, err) = expect_code(&mut rtlab(&["--force", "--dry-run"]), 0);
+    assert!(
+        out.contains("already as wanted") && !err.contains("PID 1 is init"),
+        "{out}{err}"
+    );
+}
+
+/// A CPU that does not exist, or any other invalid input, is refused with exit 2
+/// before anything changes or is recorded.
+#[test]
+fn a_cpu_that_does_not_exist_is_refused_before_anything_changes() {
+    let c = Child3::start("b");
+    let before = c.threads();
+    let missing = (online().last().unwrap() + 1).max(99).to_string();
+    let pat = c.pattern();
+    let two = format!("0,{missing}");
+    let needle = format!("--affinity: CPU {missing} does not exist or is offline (online CPUs: ");
+    for args in [
+        vec!["set", &pat, "--affinity", &missing],
+        vec![
+            "set",
+            &pat,
+            "--policy",
+            "fifo",
+            "-p",
+            "10",
+            "--affinity",
+            &two,
+        ],
+        vec![
+            "set",
+            &pat,
+            "--policy",
+            "fifo",
+            "-p",
+            "10",
+            "--affinity",
+            &two,
+            "--dry-run",
+        ],
+        vec!["run", "--affinity", &missing, "--", "true"],
+    ] {
+        let (_, err) = expect_code(&mut c.prio(&args), 2);
+        assert!(err.contains(&needle), "{args:?}: {err}");
+    }
+    let (_, err) = expect_code(&mut c.prio(&["set", "", "--policy", "fifo", "-p", "10"]), 2);
+    assert!(err.contains("PATTERN is empty"), "{err}");
+    let profile = c.dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        format!("[[rule]]\npattern = \"{pat}\"\npolicy = \"fifo\"\npriority = 10\naffinity = \"{missing}\"\n"),
+    )
+    .unwrap();
+    for extra in [&[][..], &["--check"][..]] {
+        let mut args = vec!["apply", profile.to_str().unwrap()];
+        args.extend(extra);
+        let (_, err) = expect_code(&mut c.prio(&args), 2);
+        assert!(
+            err.contains(&format!("rule 1 affinity: CPU {missing} does not exist")),
+            "{err}"
+        );
+    }
+    assert_eq!(c.threads(), before, "nothing changed");
+    assert!(!c.state_home().exists(), "nothing recorded");
+}
+
 #[test]
 #[ignore = "needs root: changes the SCHED_FIFO priorities of another process"]
 fn set_changes_every_thread_and_restore_undoes_it() {
@@ -607,9 +742,10 @@ fn apply_check_detects_drift_and_save_captures() {
     assert_eq!(c.threads(), before);
 }
 
-/// Dry runs only: nothing here can change a kernel thread (and none needs root).
+/// Dry runs only: nothing here can change a kernel thread, even if a check
+/// regressed (and none needs root).
 #[test]
-fn kernel_threads_only_with_the_flag() {
+fn kernel_threads_only_with_the_flag_and_per_cpu_ones_only_with_force() {
     let dir = tempfile::tempdir().unwrap();
     let rtlab = || {
         let mut c = Command::cargo_bin("rtlab").unwrap();
@@ -637,6 +773,40 @@ fn kernel_threads_only_with_the_flag() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("would change"));
+
+    // The kernel's per-CPU threads are refused with the reason, even with
+    // --kernel-threads, and nothing is recorded.
+    let per_cpu = [
+        "prio",
+        "set",
+        "^(migration|ksoftirqd)/0$",
+        "--kernel-threads",
+        "--policy",
+        "fifo",
+        "-p",
+        "1",
+        "--dry-run",
+    ];
+    rtlab().args(per_cpu).assert().code(2).stderr(
+        predicates::str::contains("migration/0 (pid")
+            .and(predicates::str::contains("stopper thread"))
+            .and(predicates::str::contains("ksoftirqd/0 (pid"))
+            .and(predicates::str::contains("softirqs"))
+            .and(predicates::str::contains("--force changes them anyway"))
+            .and(predicates::str::contains("nothing changed")),
+    );
+    rtlab()
+        .args(per_cpu)
+        .arg("--force")
+        .assert()
+        .code(0)
+        .stdout(
+            predicates::str::contains("migration/0").and(predicates::str::contains("ksoftirqd/0")),
+        );
+    assert!(
+        !dir.path().join("rtlab").exists(),
+        "a dry run records nothing"
+    );
 }
 
 #[test]
@@ -859,9 +1029,10 @@ fn non_root_gets_clear_errors_and_nothing_changes() {
             .gid(65534);
         cmd
     };
+    // Every thread refused: the system refused, exit 3.
     let (text, _) = expect_code(
         &mut as_nobody(&["prio", "set", &c.pattern(), "--policy", "fifo", "-p", "10"]),
-        1,
+        3,
     );
     assert!(
         text.contains("permission denied") && text.contains("CAP_SYS_NICE"),

@@ -1,11 +1,12 @@
 //! `rtlab prio`: list, set, run, apply, save, unit and restore thread priorities.
 
-use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK};
+use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
 use crate::report::table::Table;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
 use crate::tune::prio::state::{self, Entry, Journal, State};
 use crate::tune::prio::{
-    self, compile, select, tasks_of, validate, Selector, Setting, Snapshot, Target, Task,
+    self, check_cpus, compile, select, tasks_of, validate, Selector, Setting, Snapshot, Target,
+    Task,
 };
 use crate::tune::{json_document, print, text_table};
 use anyhow::{Context, Result};
@@ -85,6 +86,13 @@ struct MatchArgs {
 
 impl MatchArgs {
     fn selector(&self, pattern: &str) -> Result<Selector> {
+        if pattern.trim().is_empty() {
+            return Err(UsageError(
+                "PATTERN is empty, which matches every process; give '.' if every process is meant"
+                    .into(),
+            )
+            .into());
+        }
         Ok(Selector {
             pattern: compile("PATTERN", pattern).map_err(UsageError)?,
             text: pattern.to_string(),
@@ -144,6 +152,7 @@ impl SchedArgs {
                         "empty CPU list (e.g. --affinity 2-3)",
                     ));
                 }
+                check_cpus(&l, &prio::online_cpus()).map_err(|e| bad_flag("--affinity", e))?;
                 Some(l)
             }
             None => None,
@@ -187,6 +196,10 @@ struct SetArgs {
     /// Show what would change, change nothing.
     #[arg(short = 'n', long)]
     dry_run: bool,
+    /// Also change PID 1 and the kernel's per-CPU threads (migration, ksoftirqd,
+    /// rcu, idle_inject, cpuhp, watchdog), which are left alone otherwise.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -210,6 +223,9 @@ struct ApplyArgs {
     /// Report threads that differ from the profile and exit 1 if any; change nothing.
     #[arg(long)]
     check: bool,
+    /// Also change PID 1 and the kernel's per-CPU threads (see `prio set --force`).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -351,7 +367,7 @@ impl Outcome {
         ]);
     }
 
-    fn render(&self, verb: &str, skipped_kernel: usize) -> String {
+    fn render(&self, verb: &str, skipped_kernel: usize, protected: usize) -> String {
         let mut t = text_table(&["pid", "tid", "thread", "before", "after", "result"]);
         for r in &self.table {
             t.row(r.clone());
@@ -369,17 +385,73 @@ impl Outcome {
                 "; {skipped_kernel} kernel threads left alone (--kernel-threads to include them)"
             ));
         }
+        if protected > 0 {
+            out.push_str(&format!(
+                "; {protected} protected threads left alone (see the warnings)"
+            ));
+        }
         out.push('\n');
         out
     }
 
+    /// 0 when every change was made; 3 when the system refused every thread it
+    /// was asked to change (permissions, as documented for exit 3); 1 when some
+    /// were changed and others refused.
     fn code(&self) -> i32 {
-        if self.failed > 0 {
-            EXIT_FAILED
-        } else {
+        if self.failed == 0 {
             EXIT_OK
+        } else if self.changed == 0 && self.unchanged == 0 {
+            EXIT_SYSTEM
+        } else {
+            EXIT_FAILED
         }
     }
+}
+
+/// Leaves out the threads rtlab must not change: PID 1 and the kernel's per-CPU
+/// threads unless `force` (see [`prio::protection`]), SCHED_DEADLINE threads
+/// always (their runtime, deadline and period could not be put back). Warns once
+/// per reason, naming the threads; returns the others and how many were left out.
+/// When every thread is left out, that is a usage error (exit 2): nothing changed.
+fn guard(items: Vec<(&Task, Target)>, force: bool) -> Result<(Vec<(&Task, Target)>, usize)> {
+    const DEADLINE: &str = "SCHED_DEADLINE threads are never changed: rtlab could not put back their runtime, deadline and period";
+    let mut left: BTreeMap<&'static str, Vec<&Task>> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for (t, target) in items {
+        let reason = if t.setting.policy == Some(Policy::Deadline) {
+            Some(DEADLINE)
+        } else {
+            prio::protection(t).filter(|_| !force)
+        };
+        match reason {
+            Some(r) => left.entry(r).or_default().push(t),
+            None => kept.push((t, target)),
+        }
+    }
+    let protected: usize = left.values().map(Vec::len).sum();
+    for (reason, tasks) in &left {
+        let mut names: Vec<String> = tasks
+            .iter()
+            .take(4)
+            .map(|t| format!("{} (pid {}, tid {})", t.name, t.pid, t.tid))
+            .collect();
+        if tasks.len() > 4 {
+            names.push(format!("and {} more", tasks.len() - 4));
+        }
+        let how = if *reason == DEADLINE {
+            ""
+        } else {
+            "; --force changes them anyway"
+        };
+        eprintln!("warning: left alone: {}: {reason}{how}", names.join(", "));
+    }
+    if kept.is_empty() && protected > 0 {
+        return Err(UsageError(format!(
+            "nothing changed: every matching thread ({protected}) is protected (see the warnings)"
+        ))
+        .into());
+    }
+    Ok((kept, protected))
 }
 
 /// What one thread needs, decided under the journal's lock.
@@ -542,8 +614,13 @@ fn set(a: SetArgs) -> Result<i32> {
         return Ok(EXIT_FAILED);
     }
     let items: Vec<(&Task, Target)> = hits.into_iter().map(|t| (t, target.clone())).collect();
+    let (items, protected) = guard(items, a.force)?;
     let o = change(&items, a.dry_run)?;
-    print(&o.render(if a.dry_run { "would change" } else { "changed" }, skipped));
+    print(&o.render(
+        if a.dry_run { "would change" } else { "changed" },
+        skipped,
+        protected,
+    ));
     Ok(o.code())
 }
 
@@ -627,6 +704,18 @@ fn apply(a: ApplyArgs) -> Result<i32> {
             warn_priority_99(&format!("rule {} priority 99", i + 1));
         }
     }
+    let online = prio::online_cpus();
+    for (i, r) in rules.iter().enumerate() {
+        if let Some(cpus) = &r.target.affinity {
+            check_cpus(cpus, &online).map_err(|e| {
+                UsageError(format!(
+                    "{}: rule {} affinity: {e}",
+                    a.profile.display(),
+                    i + 1
+                ))
+            })?;
+        }
+    }
     let (items, unmatched) = resolve(&tasks, &rules);
     for n in &unmatched {
         eprintln!(
@@ -635,8 +724,9 @@ fn apply(a: ApplyArgs) -> Result<i32> {
         );
     }
     if !a.check {
+        let (items, protected) = guard(items, a.force)?;
         let o = change(&items, false)?;
-        print(&o.render("changed", 0));
+        print(&o.render("changed", 0, protected));
         return Ok(o.code());
     }
     let mut t = text_table(&["pid", "tid", "thread", "drift"]);
@@ -908,6 +998,84 @@ fn restore(a: RestoreArgs) -> Result<i32> {
             "restored"
         },
         0,
+        0,
     ));
     Ok(o.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: i32, name: &str, kernel: bool, policy: Policy) -> Task {
+        Task {
+            pid,
+            tid: pid,
+            process: name.into(),
+            name: name.into(),
+            cmdline: String::new(),
+            kernel,
+            starttime: 1,
+            setting: Setting {
+                policy: Some(policy),
+                priority: 0,
+                affinity: "0".into(),
+            },
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        }
+    }
+
+    #[test]
+    fn exit_3_only_when_every_thread_was_refused() {
+        let code = |changed, unchanged, failed, gone| {
+            Outcome {
+                changed,
+                unchanged,
+                failed,
+                gone,
+                ..Outcome::default()
+            }
+            .code()
+        };
+        assert_eq!(code(0, 0, 0, 0), EXIT_OK);
+        assert_eq!(code(3, 1, 0, 1), EXIT_OK);
+        assert_eq!(code(1, 0, 1, 0), EXIT_FAILED);
+        assert_eq!(code(0, 1, 1, 0), EXIT_FAILED);
+        assert_eq!(code(0, 0, 4, 0), EXIT_SYSTEM);
+        assert_eq!(code(0, 0, 1, 2), EXIT_SYSTEM);
+    }
+
+    #[test]
+    fn guard_leaves_out_protected_threads_unless_forced() {
+        let tasks = [
+            task(1, "init", false, Policy::Other),
+            task(18, "migration/0", true, Policy::Fifo),
+            task(40, "irq/9-acpi", true, Policy::Fifo),
+            task(500, "app", false, Policy::Other),
+            task(600, "dl", false, Policy::Deadline),
+        ];
+        let target = Target {
+            policy: Some((Policy::Fifo, 10)),
+            affinity: None,
+        };
+        let items = || {
+            tasks
+                .iter()
+                .map(|t| (t, target.clone()))
+                .collect::<Vec<_>>()
+        };
+        let pids = |kept: &[(&Task, Target)]| kept.iter().map(|(t, _)| t.pid).collect::<Vec<_>>();
+        let (kept, left) = guard(items(), false).unwrap();
+        assert_eq!((pids(&kept), left), (vec![40, 500], 3));
+        // --force reaches PID 1 and the per-CPU threads, never a deadline thread.
+        let (kept, left) = guard(items(), true).unwrap();
+        assert_eq!((pids(&kept), left), (vec![1, 18, 40, 500], 1));
+        // Nothing left to change: a usage error, exit 2.
+        let err = guard(vec![(&tasks[0], target.clone())], false).unwrap_err();
+        assert!(
+            err.is::<UsageError>() && err.to_string().contains("protected"),
+            "{err}"
+        );
+    }
 }

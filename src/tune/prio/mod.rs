@@ -328,6 +328,63 @@ pub fn snapshot(tid: i32) -> Result<Snapshot, SchedError> {
     })
 }
 
+/// Why a thread is left alone unless forced, `None` when rtlab may change it.
+/// PID 1 and the kernel's own per-CPU machinery keep the system alive: a
+/// mistaken pattern must not reach them.
+pub fn protection(t: &Task) -> Option<&'static str> {
+    if t.pid == 1 {
+        return Some(
+            "PID 1 is init: every service it starts inherits its policy and CPUs, and if it starves the system cannot be managed or shut down",
+        );
+    }
+    if !t.kernel {
+        return None;
+    }
+    let n = t.name.as_str();
+    let per_cpu = |prefix: &str| {
+        n.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|cpu| !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()))
+    };
+    Some(if per_cpu("migration") {
+        "migration/N is the CPU's stopper thread: it moves tasks off the CPU and runs stop_machine and CPU hotplug at the top priority; below another thread they stall"
+    } else if per_cpu("ksoftirqd") {
+        "ksoftirqd/N runs the CPU's pending softirqs (network, timers, block I/O); starved, they pile up and the CPU's I/O stalls"
+    } else if n.starts_with("rcu_") || per_cpu("rcuc") {
+        "RCU threads end grace periods: starved, freed memory is never reclaimed and the kernel reports RCU stalls until the system hangs"
+    } else if per_cpu("idle_inject") {
+        "idle_inject/N forces idle time for thermal and power capping: changed, the CPU can overheat or miss its power limit"
+    } else if per_cpu("cpuhp") {
+        "cpuhp/N brings its CPU up and down (hotplug, suspend): changed, hotplug can deadlock"
+    } else if per_cpu("watchdog") || n == "watchdogd" {
+        "the watchdog threads detect lockups: changed, they report false lockups (or reboot the machine) or miss real ones"
+    } else {
+        return None;
+    })
+}
+
+/// The CPUs that are online (`/sys/devices/system/cpu/online`; this thread's
+/// affinity when sysfs is not there).
+pub fn online_cpus() -> CpuList {
+    rtlab_engine::sysinfo::SysRoot::default()
+        .read("/sys/devices/system/cpu/online")
+        .and_then(|s| CpuList::parse(&s).ok())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| CpuList::from_cpus(sched::thread_affinity(0).unwrap_or_default()))
+}
+
+/// Refuses a CPU list naming a CPU that is not online: the kernel would drop it
+/// silently (or refuse the whole list), and the thread would never have the
+/// CPUs asked for.
+pub fn check_cpus(list: &CpuList, online: &CpuList) -> Result<(), String> {
+    match list.cpus().iter().find(|c| !online.contains(**c)) {
+        Some(bad) => Err(format!(
+            "CPU {bad} does not exist or is offline (online CPUs: {online})"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Why changing a thread failed.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -458,6 +515,71 @@ mod tests {
             .unwrap_err()
             .contains("priority 0"));
         assert!(validate(Policy::Deadline, 0).is_err());
+    }
+
+    fn task(pid: i32, name: &str, kernel: bool) -> Task {
+        Task {
+            pid,
+            tid: pid,
+            process: name.into(),
+            name: name.into(),
+            cmdline: String::new(),
+            kernel,
+            starttime: 1,
+            setting: Setting {
+                policy: Some(Policy::Other),
+                priority: 0,
+                affinity: "0-1".into(),
+            },
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        }
+    }
+
+    #[test]
+    fn pid_1_and_the_kernels_per_cpu_threads_are_protected() {
+        assert!(protection(&task(1, "systemd", false))
+            .unwrap()
+            .contains("PID 1 is init"));
+        for name in [
+            "migration/0",
+            "migration/17",
+            "ksoftirqd/3",
+            "rcu_preempt",
+            "rcu_tasks_kthread",
+            "rcuc/2",
+            "idle_inject/1",
+            "cpuhp/0",
+            "watchdog/5",
+            "watchdogd",
+        ] {
+            assert!(protection(&task(50, name, true)).is_some(), "{name}");
+            // The same name on a user process is not the kernel's.
+            assert!(protection(&task(50, name, false)).is_none(), "{name}");
+        }
+        for name in [
+            "irq/24-eth0",
+            "rcuop/0",
+            "kworker/0:1",
+            "ksoftirqd",
+            "migration/",
+            "migration/x",
+            "kthreadd",
+        ] {
+            assert!(protection(&task(50, name, true)).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn cpus_must_be_online() {
+        let online = CpuList::parse("0-1").unwrap();
+        assert!(check_cpus(&CpuList::parse("1").unwrap(), &online).is_ok());
+        let e = check_cpus(&CpuList::parse("0,99").unwrap(), &online).unwrap_err();
+        assert!(
+            e.contains("CPU 99 does not exist") && e.contains("0-1"),
+            "{e}"
+        );
+        assert!(online_cpus().contains(sched::thread_affinity(0).unwrap()[0]));
     }
 
     #[test]
