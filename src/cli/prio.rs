@@ -1,17 +1,18 @@
 //! `rtlab prio`: list, set, run, apply, save, unit and restore thread priorities.
 
-use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK};
+use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
 use crate::report::table::Table;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
-use crate::tune::prio::state::{self, Entry, State};
+use crate::tune::prio::state::{self, Entry, Journal, State};
 use crate::tune::prio::{
-    self, compile, select, tasks_of, validate, Selector, Setting, Target, Task,
+    self, check_cpus, compile, select, tasks_of, validate, Selector, Setting, Snapshot, Target,
+    Task,
 };
 use crate::tune::{json_document, print, text_table};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use rtlab_engine::rt::cpuset::CpuList;
-use rtlab_engine::rt::sched::Policy;
+use rtlab_engine::rt::sched::{Policy, ThreadSched};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -85,6 +86,13 @@ struct MatchArgs {
 
 impl MatchArgs {
     fn selector(&self, pattern: &str) -> Result<Selector> {
+        if pattern.trim().is_empty() {
+            return Err(UsageError(
+                "PATTERN is empty, which matches every process; give '.' if every process is meant"
+                    .into(),
+            )
+            .into());
+        }
         Ok(Selector {
             pattern: compile("PATTERN", pattern).map_err(UsageError)?,
             text: pattern.to_string(),
@@ -144,6 +152,7 @@ impl SchedArgs {
                         "empty CPU list (e.g. --affinity 2-3)",
                     ));
                 }
+                check_cpus(&l, &prio::online_cpus()).map_err(|e| bad_flag("--affinity", e))?;
                 Some(l)
             }
             None => None,
@@ -187,6 +196,10 @@ struct SetArgs {
     /// Show what would change, change nothing.
     #[arg(short = 'n', long)]
     dry_run: bool,
+    /// Also change PID 1 and the kernel's per-CPU threads (migration, ksoftirqd,
+    /// rcu, idle_inject, cpuhp, watchdog), which are left alone otherwise.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -210,6 +223,9 @@ struct ApplyArgs {
     /// Report threads that differ from the profile and exit 1 if any; change nothing.
     #[arg(long)]
     check: bool,
+    /// Also change PID 1 and the kernel's per-CPU threads (see `prio set --force`).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -351,7 +367,7 @@ impl Outcome {
         ]);
     }
 
-    fn render(&self, verb: &str, skipped_kernel: usize) -> String {
+    fn render(&self, verb: &str, skipped_kernel: usize, protected: usize) -> String {
         let mut t = text_table(&["pid", "tid", "thread", "before", "after", "result"]);
         for r in &self.table {
             t.row(r.clone());
@@ -369,76 +385,211 @@ impl Outcome {
                 "; {skipped_kernel} kernel threads left alone (--kernel-threads to include them)"
             ));
         }
+        if protected > 0 {
+            out.push_str(&format!(
+                "; {protected} protected threads left alone (see the warnings)"
+            ));
+        }
         out.push('\n');
         out
     }
 
+    /// 0 when every change was made; 3 when the system refused every thread it
+    /// was asked to change (permissions, as documented for exit 3); 1 when some
+    /// were changed and others refused.
     fn code(&self) -> i32 {
-        if self.failed > 0 {
-            EXIT_FAILED
-        } else {
+        if self.failed == 0 {
             EXIT_OK
+        } else if self.changed == 0 && self.unchanged == 0 {
+            EXIT_SYSTEM
+        } else {
+            EXIT_FAILED
         }
     }
 }
 
-/// Changes each (thread, target) that drifts, recording it in the state file.
-fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
-    let path = state::path()?;
-    let mut st = State::load(&path)?;
-    let mut o = Outcome::default();
+/// Leaves out the threads rtlab must not change: PID 1 and the kernel's per-CPU
+/// threads unless `force` (see [`prio::protection`]), SCHED_DEADLINE threads
+/// always (their runtime, deadline and period could not be put back). Warns once
+/// per reason, naming the threads; returns the others and how many were left out.
+/// When every thread is left out, that is a usage error (exit 2): nothing changed.
+fn guard(items: Vec<(&Task, Target)>, force: bool) -> Result<(Vec<(&Task, Target)>, usize)> {
+    const DEADLINE: &str = "SCHED_DEADLINE threads are never changed: rtlab could not put back their runtime, deadline and period";
+    let mut left: BTreeMap<&'static str, Vec<&Task>> = BTreeMap::new();
+    let mut kept = Vec::new();
     for (t, target) in items {
-        let before = &t.setting;
-        let want = target.applied_to(before);
-        if target.drift(before).is_empty() {
-            o.unchanged += 1;
-            o.row(t, before, setting_text(&want), "already".into());
-            continue;
+        let reason = if t.setting.policy == Some(Policy::Deadline) {
+            Some(DEADLINE)
+        } else {
+            prio::protection(t).filter(|_| !force)
+        };
+        match reason {
+            Some(r) => left.entry(r).or_default().push(t),
+            None => kept.push((t, target)),
         }
-        if dry_run {
-            o.changed += 1;
-            o.row(t, before, setting_text(&want), "would change".into());
+    }
+    let protected: usize = left.values().map(Vec::len).sum();
+    for (reason, tasks) in &left {
+        let mut names: Vec<String> = tasks
+            .iter()
+            .take(4)
+            .map(|t| format!("{} (pid {}, tid {})", t.name, t.pid, t.tid))
+            .collect();
+        if tasks.len() > 4 {
+            names.push(format!("and {} more", tasks.len() - 4));
+        }
+        let how = if *reason == DEADLINE {
+            ""
+        } else {
+            "; --force changes them anyway"
+        };
+        eprintln!("warning: left alone: {}: {reason}{how}", names.join(", "));
+    }
+    if kept.is_empty() && protected > 0 {
+        return Err(UsageError(format!(
+            "nothing changed: every matching thread ({protected}) is protected (see the warnings)"
+        ))
+        .into());
+    }
+    Ok((kept, protected))
+}
+
+/// What one thread needs, decided under the journal's lock.
+enum Step<'a> {
+    /// Already as wanted.
+    Unchanged(Setting, Setting),
+    /// Exited since it was listed.
+    Gone,
+    /// Could not be read.
+    Unreadable(prio::Failure),
+    /// To change: (before, policy, affinity).
+    Change(Setting, Option<(Policy, i32)>, Option<&'a CpuList>),
+}
+
+/// Changes each (thread, target) that drifts.
+///
+/// Under the journal's lock, each thread is read afresh (another rtlab may have
+/// changed it since it was listed: that must not pass for its original), the
+/// originals of the threads to change are recorded and the journal written
+/// *before* anything changes (a restore finds them even if rtlab is killed
+/// midway), then the threads are changed, and the records of changes that failed
+/// are taken back out.
+fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
+    let mut o = Outcome::default();
+    if dry_run {
+        for (t, target) in items {
+            let before = &t.setting;
+            let want = setting_text(&target.applied_to(before));
+            if target.drift(before).is_empty() {
+                o.unchanged += 1;
+                o.row(t, before, want, "already".into());
+            } else {
+                o.changed += 1;
+                o.row(t, before, want, "would change".into());
+            }
+        }
+        return Ok(o);
+    }
+    let journal = Journal::lock(&state::path()?, state::LOCK_WAIT)?;
+    let earlier = journal.load()?;
+    let mut st = earlier.clone();
+    let mut steps = Vec::with_capacity(items.len());
+    for (t, target) in items {
+        // A tid reused since the listing belongs to another thread.
+        let alive = prio::read_task(proc_dir(), t.pid, t.tid, &t.process, "")
+            .is_some_and(|now| now.starttime == t.starttime);
+        let snap: Snapshot = match alive.then(|| prio::snapshot(t.tid)) {
+            Some(Ok(s)) => s,
+            None => {
+                steps.push(Step::Gone);
+                continue;
+            }
+            Some(Err(e)) if e.errno == libc::ESRCH => {
+                steps.push(Step::Gone);
+                continue;
+            }
+            Some(Err(error)) => {
+                steps.push(Step::Unreadable(prio::Failure {
+                    error,
+                    what: "reading",
+                }));
+                continue;
+            }
+        };
+        let before = snap.setting();
+        let want = target.applied_to(&before);
+        if target.drift(&before).is_empty() {
+            steps.push(Step::Unchanged(before, want));
             continue;
         }
         let policy_changed = want.policy != before.policy || want.priority != before.priority;
         let affinity_changed = want.affinity != before.affinity;
-        match prio::apply(
-            t.tid,
+        st.record(Entry {
+            pid: t.pid,
+            tid: t.tid,
+            name: t.name.clone(),
+            starttime: t.starttime,
+            before: before.clone(),
+            sched: Some(snap.sched),
+            affinity_changed,
+            policy_changed,
+        });
+        steps.push(Step::Change(
+            before,
             target.policy.filter(|_| policy_changed),
             target.affinity.as_ref().filter(|_| affinity_changed),
-        ) {
-            Ok(()) => {
-                st.record(Entry {
-                    pid: t.pid,
-                    tid: t.tid,
-                    name: t.name.clone(),
-                    starttime: t.starttime,
-                    before: before.clone(),
-                    affinity_changed,
-                    policy_changed,
-                });
-                let after = prio::current_setting(t.tid)
-                    .map_or_else(|| setting_text(&want), |n| setting_text(&n));
-                o.changed += 1;
-                o.row(t, before, after, "changed".into());
+        ));
+    }
+    if st != earlier {
+        journal.store(&st)?;
+    }
+    let mut taken_back = false;
+    for ((t, target), step) in items.iter().zip(steps) {
+        match step {
+            Step::Unchanged(before, want) => {
+                o.unchanged += 1;
+                o.row(t, &before, setting_text(&want), "already".into());
             }
-            Err(f) if f.error.errno == libc::ESRCH => {
+            Step::Gone => {
                 o.gone += 1;
-                o.row(t, before, "-".into(), "exited".into());
+                o.row(t, &t.setting, "-".into(), "exited".into());
             }
-            Err(f) => {
+            Step::Unreadable(f) => {
                 o.failed += 1;
-                o.row(
-                    t,
-                    before,
-                    setting_text(before),
-                    format!("FAILED {}", f.message()),
-                );
+                let now = setting_text(&t.setting);
+                o.row(t, &t.setting, now, format!("FAILED {}", f.message()));
             }
+            Step::Change(before, policy, affinity) => match prio::apply(t.tid, policy, affinity) {
+                Ok(()) => {
+                    let after = prio::current_setting(t.tid).map_or_else(
+                        || setting_text(&target.applied_to(&before)),
+                        |n| setting_text(&n),
+                    );
+                    o.changed += 1;
+                    o.row(t, &before, after, "changed".into());
+                }
+                Err(f) => {
+                    st.revert(t.tid, t.starttime, &earlier);
+                    taken_back = true;
+                    if f.error.errno == libc::ESRCH {
+                        o.gone += 1;
+                        o.row(t, &before, "-".into(), "exited".into());
+                    } else {
+                        o.failed += 1;
+                        let now = prio::current_setting(t.tid).unwrap_or(before.clone());
+                        o.row(
+                            t,
+                            &before,
+                            setting_text(&now),
+                            format!("FAILED {}", f.message()),
+                        );
+                    }
+                }
+            },
         }
     }
-    if !dry_run {
-        st.store(&path)?;
+    if taken_back {
+        journal.store(&st)?;
     }
     Ok(o)
 }
@@ -463,8 +614,13 @@ fn set(a: SetArgs) -> Result<i32> {
         return Ok(EXIT_FAILED);
     }
     let items: Vec<(&Task, Target)> = hits.into_iter().map(|t| (t, target.clone())).collect();
+    let (items, protected) = guard(items, a.force)?;
     let o = change(&items, a.dry_run)?;
-    print(&o.render(if a.dry_run { "would change" } else { "changed" }, skipped));
+    print(&o.render(
+        if a.dry_run { "would change" } else { "changed" },
+        skipped,
+        protected,
+    ));
     Ok(o.code())
 }
 
@@ -548,6 +704,18 @@ fn apply(a: ApplyArgs) -> Result<i32> {
             warn_priority_99(&format!("rule {} priority 99", i + 1));
         }
     }
+    let online = prio::online_cpus();
+    for (i, r) in rules.iter().enumerate() {
+        if let Some(cpus) = &r.target.affinity {
+            check_cpus(cpus, &online).map_err(|e| {
+                UsageError(format!(
+                    "{}: rule {} affinity: {e}",
+                    a.profile.display(),
+                    i + 1
+                ))
+            })?;
+        }
+    }
     let (items, unmatched) = resolve(&tasks, &rules);
     for n in &unmatched {
         eprintln!(
@@ -556,8 +724,9 @@ fn apply(a: ApplyArgs) -> Result<i32> {
         );
     }
     if !a.check {
+        let (items, protected) = guard(items, a.force)?;
         let o = change(&items, false)?;
-        print(&o.render("changed", 0));
+        print(&o.render("changed", 0, protected));
         return Ok(o.code());
     }
     let mut t = text_table(&["pid", "tid", "thread", "drift"]);
@@ -689,13 +858,84 @@ fn unit(a: UnitArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// What restore gives a recorded thread, and the setting that results.
+fn restore_target(e: &Entry, now: &Setting) -> (Option<ThreadSched>, Option<CpuList>, Setting) {
+    let affinity = if e.affinity_changed {
+        CpuList::parse(&e.before.affinity).ok()
+    } else {
+        None
+    };
+    let sched = match (e.policy_changed, e.sched) {
+        (false, _) => None,
+        (true, Some(s)) => Some(s),
+        // A journal of an older rtlab: the policy and priority it recorded, with
+        // the nice value and reset-on-fork flag the thread has now.
+        (true, None) => e
+            .before
+            .policy
+            .filter(|p| *p != Policy::Deadline)
+            .and_then(|p| {
+                let now = rtlab_engine::rt::sched::thread_sched(e.tid).ok()?;
+                Some(ThreadSched {
+                    policy: p.raw(),
+                    priority: e.before.priority,
+                    ..now
+                })
+            }),
+    };
+    let want = Setting {
+        policy: sched.map_or(now.policy, |s| s.known_policy()),
+        priority: sched.map_or(now.priority, |s| s.priority),
+        affinity: affinity
+            .as_ref()
+            .map_or(now.affinity.clone(), |a| a.to_string()),
+    };
+    (sched, affinity, want)
+}
+
+/// What differs between what restore asked for and what the thread has now,
+/// empty when it has exactly that.
+fn restore_misses(
+    sched: Option<&ThreadSched>,
+    affinity: Option<&CpuList>,
+    now: &Snapshot,
+) -> Vec<String> {
+    let mut d = Vec::new();
+    if let Some(s) = sched {
+        if *s != now.sched {
+            d.push(format!(
+                "{} (wanted {})",
+                prio::sched_text(&now.sched),
+                prio::sched_text(s)
+            ));
+        }
+    }
+    if let Some(a) = affinity {
+        if *a != now.affinity {
+            d.push(format!("CPUs {} (wanted {a})", now.affinity));
+        }
+    }
+    d
+}
+
+/// Puts every recorded thread back, under the journal's lock: policy, priority,
+/// nice and reset-on-fork flag as recorded, and the CPUs, each read back to
+/// confirm. What could not be restored stays in the journal for the next try.
 fn restore(a: RestoreArgs) -> Result<i32> {
     let path = state::path()?;
-    let st = State::load(&path)?;
-    if st.entries.is_empty() {
+    if State::load(&path)?.entries.is_empty() {
         println!("nothing to restore ({} does not exist)", path.display());
         return Ok(EXIT_OK);
     }
+    let journal = if a.dry_run {
+        None
+    } else {
+        Some(Journal::lock(&path, state::LOCK_WAIT)?)
+    };
+    let st = match &journal {
+        Some(j) => j.load()?,
+        None => State::load(&path)?,
+    };
     let mut left = State::default();
     let mut o = Outcome::default();
     for e in &st.entries {
@@ -705,27 +945,37 @@ fn restore(a: RestoreArgs) -> Result<i32> {
             o.gone += 1;
             continue;
         };
-        let policy = match e.before.policy {
-            Some(p) if e.policy_changed && p != Policy::Deadline => Some((p, e.before.priority)),
-            _ => None,
-        };
-        let affinity = if e.affinity_changed {
-            CpuList::parse(&e.before.affinity).ok()
-        } else {
-            None
-        };
-        let target = Target { policy, affinity };
-        let want = setting_text(&target.applied_to(&t.setting));
+        let (sched, affinity, want) = restore_target(e, &t.setting);
+        let want_text = setting_text(&want);
         if a.dry_run {
             o.changed += 1;
-            o.row(&t, &t.setting, want, "would restore".into());
+            o.row(&t, &t.setting, want_text, "would restore".into());
             continue;
         }
-        match prio::apply(e.tid, target.policy, target.affinity.as_ref()) {
-            Ok(()) => {
-                o.changed += 1;
-                o.row(&t, &t.setting, want, "restored".into());
+        let done = prio::put_back(e.tid, sched.as_ref(), affinity.as_ref()).and_then(|()| {
+            prio::snapshot(e.tid).map_err(|error| prio::Failure {
+                error,
+                what: "reading back",
+            })
+        });
+        match done {
+            Ok(now) => {
+                let misses = restore_misses(sched.as_ref(), affinity.as_ref(), &now);
+                if misses.is_empty() {
+                    o.changed += 1;
+                    o.row(&t, &t.setting, want_text, "restored".into());
+                } else {
+                    o.failed += 1;
+                    o.row(
+                        &t,
+                        &t.setting,
+                        setting_text(&now.setting()),
+                        format!("FAILED the kernel kept {}", misses.join(", ")),
+                    );
+                    left.entries.push(e.clone());
+                }
             }
+            Err(f) if f.error.errno == libc::ESRCH => o.gone += 1,
             Err(f) => {
                 o.failed += 1;
                 o.row(
@@ -738,8 +988,8 @@ fn restore(a: RestoreArgs) -> Result<i32> {
             }
         }
     }
-    if !a.dry_run {
-        left.store(&path)?;
+    if let Some(j) = &journal {
+        j.store(&left)?;
     }
     print(&o.render(
         if a.dry_run {
@@ -748,6 +998,84 @@ fn restore(a: RestoreArgs) -> Result<i32> {
             "restored"
         },
         0,
+        0,
     ));
     Ok(o.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: i32, name: &str, kernel: bool, policy: Policy) -> Task {
+        Task {
+            pid,
+            tid: pid,
+            process: name.into(),
+            name: name.into(),
+            cmdline: String::new(),
+            kernel,
+            starttime: 1,
+            setting: Setting {
+                policy: Some(policy),
+                priority: 0,
+                affinity: "0".into(),
+            },
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        }
+    }
+
+    #[test]
+    fn exit_3_only_when_every_thread_was_refused() {
+        let code = |changed, unchanged, failed, gone| {
+            Outcome {
+                changed,
+                unchanged,
+                failed,
+                gone,
+                ..Outcome::default()
+            }
+            .code()
+        };
+        assert_eq!(code(0, 0, 0, 0), EXIT_OK);
+        assert_eq!(code(3, 1, 0, 1), EXIT_OK);
+        assert_eq!(code(1, 0, 1, 0), EXIT_FAILED);
+        assert_eq!(code(0, 1, 1, 0), EXIT_FAILED);
+        assert_eq!(code(0, 0, 4, 0), EXIT_SYSTEM);
+        assert_eq!(code(0, 0, 1, 2), EXIT_SYSTEM);
+    }
+
+    #[test]
+    fn guard_leaves_out_protected_threads_unless_forced() {
+        let tasks = [
+            task(1, "init", false, Policy::Other),
+            task(18, "migration/0", true, Policy::Fifo),
+            task(40, "irq/9-acpi", true, Policy::Fifo),
+            task(500, "app", false, Policy::Other),
+            task(600, "dl", false, Policy::Deadline),
+        ];
+        let target = Target {
+            policy: Some((Policy::Fifo, 10)),
+            affinity: None,
+        };
+        let items = || {
+            tasks
+                .iter()
+                .map(|t| (t, target.clone()))
+                .collect::<Vec<_>>()
+        };
+        let pids = |kept: &[(&Task, Target)]| kept.iter().map(|(t, _)| t.pid).collect::<Vec<_>>();
+        let (kept, left) = guard(items(), false).unwrap();
+        assert_eq!((pids(&kept), left), (vec![40, 500], 3));
+        // --force reaches PID 1 and the per-CPU threads, never a deadline thread.
+        let (kept, left) = guard(items(), true).unwrap();
+        assert_eq!((pids(&kept), left), (vec![1, 18, 40, 500], 1));
+        // Nothing left to change: a usage error, exit 2.
+        let err = guard(vec![(&tasks[0], target.clone())], false).unwrap_err();
+        assert!(
+            err.is::<UsageError>() && err.to_string().contains("protected"),
+            "{err}"
+        );
+    }
 }

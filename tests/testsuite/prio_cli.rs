@@ -6,22 +6,116 @@
 //! guard drops.
 
 use assert_cmd::Command;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use predicates::prelude::PredicateBooleanExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn is_root() -> bool {
-    // SAFETY: geteuid(2) takes no arguments and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+/// Runs a command to its end and returns its output, failing (with the
+/// command) when it cannot be started.
+fn output(cmd: &mut std::process::Command) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            println!("skipped: needs root (changing SCHED_FIFO priorities of another process)");
-            return;
+/// Runs a command and checks its exit code; on a mismatch the panic shows the
+/// command, its exit code, stdout and stderr. Returns (stdout, stderr).
+fn expect_code(cmd: &mut std::process::Command, code: i32) -> (String, String) {
+    let out = output(cmd);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "command: {cmd:?}\nexit: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    (stdout, stderr)
+}
+
+/// Waits for a child until `deadline`, killing it if it is still running then;
+/// returns (exit code, stdout, stderr) read from the files it wrote to.
+fn finish(
+    mut child: Child,
+    what: &str,
+    out: &Path,
+    err: &Path,
+    deadline: Instant,
+) -> (Option<i32>, String, String) {
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
         }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end in time");
+        }
+        std::thread::sleep(Duration::from_millis(5));
     };
+    (
+        status.code(),
+        std::fs::read_to_string(out).unwrap_or_default(),
+        std::fs::read_to_string(err).unwrap_or_default(),
+    )
+}
+
+/// The scheduling state of one thread: what `prio restore` must put back.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ThreadState {
+    tid: i32,
+    name: String,
+    /// Policy number without the reset flag (`/proc/PID/task/TID/stat` field 41).
+    policy: i32,
+    /// RT priority (field 40).
+    prio: i32,
+    /// Nice value (field 19).
+    nice: i32,
+    /// SCHED_RESET_ON_FORK, from sched_getscheduler(2).
+    reset_on_fork: bool,
+    /// Cpus_allowed_list from `status`.
+    cpus: String,
+}
+
+const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
+
+/// The state of every thread of process `pid`, sorted by tid.
+fn threads_of(pid: u32) -> Vec<ThreadState> {
+    let base = PathBuf::from(format!("/proc/{pid}/task"));
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+        let tid: i32 = e.file_name().to_str().unwrap().parse().unwrap();
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let close = stat.rfind(')').unwrap();
+        let name = stat[stat.find('(').unwrap() + 1..close].to_string();
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        // proc(5): `rest` starts at field 3.
+        let field = |n: usize| rest[n - 3].parse::<i32>().unwrap();
+        // SAFETY: sched_getscheduler(2) takes a tid only.
+        let raw = unsafe { libc::sched_getscheduler(tid) };
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        out.push(ThreadState {
+            tid,
+            name,
+            policy: field(41),
+            prio: field(40),
+            nice: field(19),
+            reset_on_fork: raw >= 0 && raw & SCHED_RESET_ON_FORK != 0,
+            cpus,
+        });
+    }
+    out.sort();
+    out
 }
 
 /// A running child with several threads, and a private state directory.
@@ -38,6 +132,7 @@ impl Child3 {
         let name = format!("pc{tag}{}", std::process::id() % 100_000);
         let link = dir.path().join(&name);
         std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("rtlab"), &link).unwrap();
+        // SCHED_OTHER threads that sleep 1 ms per period, for at most 60 s.
         let child = std::process::Command::new(&link)
             .args([
                 "latency", "--policy", "other", "-p", "0", "-t", "3", "-D", "60s",
@@ -48,12 +143,43 @@ impl Child3 {
             .spawn()
             .unwrap();
         let c = Child3 { child, name, dir };
+        // The measuring threads set their own policy and CPUs before they loop:
+        // wait until they loop (1 ms sleeps, each a voluntary context switch;
+        // setup costs fewer than 10), or that would undo what a test sets.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while c.threads().len() < 4 {
-            assert!(Instant::now() < deadline, "child did not start its threads");
+        while !c.looping() {
+            assert!(
+                Instant::now() < deadline,
+                "child did not start its threads: {:?}",
+                c.threads()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         c
+    }
+
+    /// Whether the three measuring threads are in their measuring loop.
+    fn looping(&self) -> bool {
+        let base = PathBuf::from(format!("/proc/{}/task", self.pid()));
+        let switches: Vec<u64> = std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_to_string(e.path().join("comm"))
+                    .is_ok_and(|n| n.starts_with("rtlab-lat"))
+            })
+            .filter_map(|e| {
+                let status = std::fs::read_to_string(e.path().join("status")).ok()?;
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        switches.len() == 3 && switches.iter().all(|&n| n >= 50)
     }
 
     fn pid(&self) -> u32 {
@@ -68,38 +194,26 @@ impl Child3 {
         self.dir.path().join("state")
     }
 
-    /// (tid, policy, rt_priority, Cpus_allowed_list) of every thread, read from
-    /// /proc/PID/task/*/stat and status.
-    fn threads(&self) -> Vec<(i32, i32, i32, String)> {
-        let base = PathBuf::from(format!("/proc/{}/task", self.pid()));
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-            let tid: i32 = e.file_name().to_str().unwrap().parse().unwrap();
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-                continue;
-            };
-            let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
-                .split_whitespace()
-                .collect();
-            // proc(5): field 40 rt_priority, 41 policy; `rest` starts at field 3.
-            let prio = rest[40 - 3].parse().unwrap();
-            let policy = rest[41 - 3].parse().unwrap();
-            let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
-            let cpus = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            out.push((tid, policy, prio, cpus));
-        }
-        out.sort();
-        out
+    fn journal(&self) -> PathBuf {
+        self.state_home().join("rtlab/prio-restore.json")
+    }
+
+    fn threads(&self) -> Vec<ThreadState> {
+        threads_of(self.pid())
     }
 
     fn rtlab(&self) -> Command {
         let mut c = Command::cargo_bin("rtlab").unwrap();
         c.env("XDG_STATE_HOME", self.state_home());
+        c
+    }
+
+    /// `rtlab prio ARGS` with this child's state directory, as a std command.
+    fn prio(&self, args: &[&str]) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+        c.arg("prio")
+            .args(args)
+            .env("XDG_STATE_HOME", self.state_home());
         c
     }
 }
@@ -111,23 +225,321 @@ impl Drop for Child3 {
     }
 }
 
+/// The online CPUs.
+fn online() -> Vec<usize> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    rtlab_engine::rt::cpuset::CpuList::parse(&text)
+        .unwrap()
+        .cpus()
+        .to_vec()
+}
+
+/// Gives thread `tid` a policy (priority 0), reset-on-fork flag, nice value and
+/// CPUs, as another tool would.
+fn give(tid: i32, policy: i32, reset_on_fork: bool, nice: i32, cpus: &[usize]) {
+    let param = libc::sched_param { sched_priority: 0 };
+    let raw = if reset_on_fork {
+        policy | SCHED_RESET_ON_FORK
+    } else {
+        policy
+    };
+    let os = std::io::Error::last_os_error;
+    // SAFETY: sched_setscheduler(2) reads one sched_param through a valid pointer.
+    let rc = unsafe { libc::sched_setscheduler(tid, raw, &param) };
+    assert_eq!(rc, 0, "sched_setscheduler {tid}: {}", os());
+    // SAFETY: setpriority(2) takes integers only (a tid is one thread on Linux).
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    assert_eq!(rc, 0, "setpriority {tid}: {}", os());
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        assert!(cpu < libc::CPU_SETSIZE as usize);
+        // SAFETY: `cpu` is below CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: sched_setaffinity(2) reads size_of::<cpu_set_t>() bytes from `set`.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    assert_eq!(rc, 0, "sched_setaffinity {tid}: {}", os());
+}
+
+/// Several `prio set` at once, from separate processes, on the same and on
+/// different threads, then one `prio restore`: every thread is back to exactly
+/// what it had (policy, priority, nice, reset-on-fork, CPUs). Regression test for
+/// restore records lost to concurrent writers.
 #[test]
+#[ignore = "needs root: changes the SCHED_FIFO priorities of another process"]
+fn concurrent_sets_then_restore_put_back_every_thread_exactly() {
+    let c = Child3::start("c");
+    let cpus = online();
+    let (lo, hi) = (cpus[0], cpus[cpus.len() - 1]);
+    let tid = |name: &str| {
+        c.threads()
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no thread {name}"))
+            .tid
+    };
+    // Originals that a sloppy restore would get wrong.
+    give(c.pid() as i32, libc::SCHED_OTHER, false, 3, &cpus);
+    give(tid("rtlab-lat0"), libc::SCHED_BATCH, true, -4, &[hi]);
+    give(tid("rtlab-lat1"), libc::SCHED_IDLE, false, 0, &cpus);
+    give(tid("rtlab-lat2"), libc::SCHED_OTHER, true, 7, &[lo]);
+    let original = c.threads();
+    assert_eq!(original.len(), 4, "{original:?}");
+
+    let pat = c.pattern();
+    let (lo, hi, all) = (lo.to_string(), hi.to_string(), format!("{lo}-{hi}"));
+    let sets: Vec<Vec<&str>> = vec![
+        vec![&pat, "--policy", "fifo", "-p", "10", "--affinity", &lo],
+        vec![&pat, "--policy", "rr", "-p", "20"],
+        vec![
+            &pat,
+            "--threads",
+            "^rtlab-lat0$",
+            "--policy",
+            "fifo",
+            "-p",
+            "30",
+            "--affinity",
+            &lo,
+        ],
+        vec![&pat, "--threads", "^rtlab-lat1$", "--policy", "other"],
+        vec![&pat, "--threads", "^rtlab-lat2$", "--affinity", &hi],
+        vec![&pat, "--threads", "^rtlab-lat", "--policy", "batch"],
+        vec![&pat, "--policy", "fifo", "-p", "5", "--affinity", &all],
+        vec![
+            &pat,
+            "--threads",
+            "^rtlab-lat[12]$",
+            "--policy",
+            "rr",
+            "-p",
+            "40",
+        ],
+    ];
+    for round in 0..3 {
+        let dir = c.dir.path().join(format!("round{round}"));
+        std::fs::create_dir(&dir).unwrap();
+        let started: Vec<_> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, args)| {
+                let (out, err) = (dir.join(format!("{i}.out")), dir.join(format!("{i}.err")));
+                let mut cmd = c.prio(&[&["set"], &args[..]].concat());
+                cmd.stdout(std::fs::File::create(&out).unwrap())
+                    .stderr(std::fs::File::create(&err).unwrap());
+                let what = format!("{cmd:?}");
+                (cmd.spawn().unwrap(), what, out, err)
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for (child, what, out, err) in started {
+            let (code, stdout, stderr) = finish(child, &what, &out, &err, deadline);
+            assert_eq!(
+                code,
+                Some(0),
+                "round {round}\ncommand: {what}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+            );
+        }
+        // `set` changes policy, priority and CPUs only.
+        for (now, was) in c.threads().iter().zip(&original) {
+            assert_eq!(
+                (now.nice, now.reset_on_fork),
+                (was.nice, was.reset_on_fork),
+                "{now:?}"
+            );
+        }
+        // Every thread is recorded once, with its state from before the round.
+        let journal: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(c.journal()).unwrap()).unwrap();
+        let entries = journal["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), original.len(), "{journal:#}");
+        for was in &original {
+            let e = entries
+                .iter()
+                .find(|e| e["tid"] == was.tid)
+                .unwrap_or_else(|| panic!("thread {} lost: {journal:#}", was.tid));
+            let s = &e["sched"];
+            assert_eq!(
+                (
+                    s["policy"].as_i64(),
+                    s["priority"].as_i64(),
+                    s["nice"].as_i64(),
+                    s["reset_on_fork"].as_bool(),
+                    e["before"]["affinity"].as_str(),
+                ),
+                (
+                    Some(was.policy.into()),
+                    Some(was.prio.into()),
+                    Some(was.nice.into()),
+                    Some(was.reset_on_fork),
+                    Some(was.cpus.as_str()),
+                ),
+                "{was:?}: {e:#}"
+            );
+        }
+        let (text, _) = expect_code(&mut c.prio(&["restore"]), 0);
+        assert!(text.contains("4 restored"), "{text}");
+        assert_eq!(c.threads(), original, "round {round}: {text}");
+        assert!(
+            !c.journal().exists(),
+            "round {round}: the journal is consumed"
+        );
+    }
+}
+
+/// PID 1 is never changed without --force. The target is what PID 1's main
+/// thread has already, on threads that have exactly that: even if the check
+/// regressed, this test could not change PID 1.
+#[test]
+fn pid_1_is_refused_without_force_and_not_changed() {
+    let before = threads_of(1);
+    let main = before
+        .iter()
+        .find(|t| t.tid == 1)
+        .expect("/proc/1/task/1")
+        .clone();
+    let policy = match main.policy {
+        libc::SCHED_OTHER => "other",
+        libc::SCHED_FIFO => "fifo",
+        libc::SCHED_RR => "rr",
+        libc::SCHED_BATCH => "batch",
+        libc::SCHED_IDLE => "idle",
+        other => panic!("PID 1 has policy {other}, which prio set cannot name"),
+    };
+    let same =
+        |t: &ThreadState| (t.policy, t.prio, &t.cpus) == (main.policy, main.prio, &main.cpus);
+    let names: std::collections::BTreeSet<String> = before
+        .iter()
+        .filter(|t| before.iter().filter(|u| u.name == t.name).all(same))
+        .map(|t| regex::escape(&t.name))
+        .collect();
+    let threads = format!("^({})$", names.into_iter().collect::<Vec<_>>().join("|"));
+    let prio = main.prio.to_string();
+    let mut args = vec![
+        "set",
+        "1",
+        "--policy",
+        policy,
+        "--affinity",
+        &main.cpus,
+        "--threads",
+        &threads,
+    ];
+    if main.prio > 0 {
+        args.extend(["-p", &prio]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rtlab = |extra: &[&str]| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+        c.arg("prio")
+            .args(&args)
+            .args(extra)
+            .env("XDG_STATE_HOME", dir.path());
+        c
+    };
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let (_, err) = expect_code(&mut rtlab(extra), 2);
+        assert!(
+            err.contains("(pid 1, tid 1)")
+                && err.contains("PID 1 is init")
+                && err.contains("--force changes them anyway")
+                && err.contains("nothing changed"),
+            "{err}"
+        );
+    }
+    let after = threads_of(1);
+    for t in &after {
+        if let Some(b) = before.iter().find(|b| b.tid == t.tid) {
+            assert_eq!(t, b, "PID 1 changed");
+        }
+    }
+    assert!(after.iter().any(|t| t.tid == 1));
+    assert!(!dir.path().join("rtlab").exists(), "nothing recorded");
+    // --force lifts the refusal (shown with a dry run only).
+    let (out, err) = expect_code(&mut rtlab(&["--force", "--dry-run"]), 0);
+    assert!(
+        out.contains("already as wanted") && !err.contains("PID 1 is init"),
+        "{out}{err}"
+    );
+}
+
+/// A CPU that does not exist, or any other invalid input, is refused with exit 2
+/// before anything changes or is recorded.
+#[test]
+fn a_cpu_that_does_not_exist_is_refused_before_anything_changes() {
+    let c = Child3::start("b");
+    let before = c.threads();
+    let missing = (online().last().unwrap() + 1).max(99).to_string();
+    let pat = c.pattern();
+    let two = format!("0,{missing}");
+    let needle = format!("--affinity: CPU {missing} does not exist or is offline (online CPUs: ");
+    for args in [
+        vec!["set", &pat, "--affinity", &missing],
+        vec![
+            "set",
+            &pat,
+            "--policy",
+            "fifo",
+            "-p",
+            "10",
+            "--affinity",
+            &two,
+        ],
+        vec![
+            "set",
+            &pat,
+            "--policy",
+            "fifo",
+            "-p",
+            "10",
+            "--affinity",
+            &two,
+            "--dry-run",
+        ],
+        vec!["run", "--affinity", &missing, "--", "true"],
+    ] {
+        let (_, err) = expect_code(&mut c.prio(&args), 2);
+        assert!(err.contains(&needle), "{args:?}: {err}");
+    }
+    let (_, err) = expect_code(&mut c.prio(&["set", "", "--policy", "fifo", "-p", "10"]), 2);
+    assert!(err.contains("PATTERN is empty"), "{err}");
+    let profile = c.dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        format!("[[rule]]\npattern = \"{pat}\"\npolicy = \"fifo\"\npriority = 10\naffinity = \"{missing}\"\n"),
+    )
+    .unwrap();
+    for extra in [&[][..], &["--check"][..]] {
+        let mut args = vec!["apply", profile.to_str().unwrap()];
+        args.extend(extra);
+        let (_, err) = expect_code(&mut c.prio(&args), 2);
+        assert!(
+            err.contains(&format!("rule 1 affinity: CPU {missing} does not exist")),
+            "{err}"
+        );
+    }
+    assert_eq!(c.threads(), before, "nothing changed");
+    assert!(!c.state_home().exists(), "nothing recorded");
+}
+
+#[test]
+#[ignore = "needs root: changes the SCHED_FIFO priorities of another process"]
 fn set_changes_every_thread_and_restore_undoes_it() {
-    need_root!();
     let c = Child3::start("s");
     let before = c.threads();
     assert!(before.len() >= 4);
-    assert!(before.iter().all(|t| t.1 == libc::SCHED_OTHER && t.2 == 0));
+    assert!(before
+        .iter()
+        .all(|t| t.policy == libc::SCHED_OTHER && t.prio == 0));
     c.rtlab()
         .args(["prio", "list", &c.pattern(), "--rt-only"])
         .assert()
         .code(0)
         .stdout(predicates::str::contains("\n0 threads"));
 
-    let out = c
-        .rtlab()
-        .args([
-            "prio",
+    let (text, _) = expect_code(
+        &mut c.prio(&[
             "set",
             &c.pattern(),
             "--policy",
@@ -136,11 +548,9 @@ fn set_changes_every_thread_and_restore_undoes_it() {
             "20",
             "--affinity",
             "0",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+        ]),
+        0,
+    );
     assert!(
         text.contains(&format!(
             "{} changed, 0 already as wanted, 0 failed",
@@ -152,22 +562,21 @@ fn set_changes_every_thread_and_restore_undoes_it() {
         text.contains("other cpus") && text.contains("fifo/20 cpus 0"),
         "before and after: {text}"
     );
-    for (tid, policy, prio, cpus) in c.threads() {
+    for t in c.threads() {
         assert_eq!(
-            (policy, prio, cpus.as_str()),
+            (t.policy, t.prio, t.cpus.as_str()),
             (libc::SCHED_FIFO, 20, "0"),
-            "thread {tid}"
+            "{t:?}"
         );
     }
-    let state = c.state_home().join("rtlab/prio-restore.json");
+    let state = c.journal();
     assert!(state.exists());
     // list --rt-only --json now shows every thread of the child, at fifo/20.
-    let out = c
-        .rtlab()
-        .args(["prio", "list", &c.pattern(), "--rt-only", "--json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (json, _) = expect_code(
+        &mut c.prio(&["list", &c.pattern(), "--rt-only", "--json"]),
+        0,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let listed = doc["threads"].as_array().unwrap();
     assert_eq!(listed.len(), before.len());
     assert!(listed
@@ -182,15 +591,9 @@ fn set_changes_every_thread_and_restore_undoes_it() {
     assert!(c
         .threads()
         .iter()
-        .all(|t| t.1 == libc::SCHED_RR && t.2 == 30));
+        .all(|t| t.policy == libc::SCHED_RR && t.prio == 30));
 
-    let out = c.rtlab().args(["prio", "restore"]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    expect_code(&mut c.prio(&["restore"]), 0);
     assert_eq!(
         c.threads(),
         before,
@@ -205,8 +608,8 @@ fn set_changes_every_thread_and_restore_undoes_it() {
 }
 
 #[test]
+#[ignore = "needs root: changes the SCHED_FIFO priorities of another process"]
 fn dry_run_and_thread_selection() {
-    need_root!();
     let c = Child3::start("d");
     let before = c.threads();
     c.rtlab()
@@ -242,11 +645,11 @@ fn dry_run_and_thread_selection() {
         .assert()
         .code(0);
     let pid = c.pid() as i32;
-    for (tid, policy, prio, _) in c.threads() {
-        if tid == pid {
-            assert_eq!((policy, prio), (libc::SCHED_OTHER, 0));
+    for t in c.threads() {
+        if t.tid == pid {
+            assert_eq!((t.policy, t.prio), (libc::SCHED_OTHER, 0), "{t:?}");
         } else {
-            assert_eq!((policy, prio), (libc::SCHED_FIFO, 11));
+            assert_eq!((t.policy, t.prio), (libc::SCHED_FIFO, 11), "{t:?}");
         }
     }
     c.rtlab().args(["prio", "restore"]).assert().code(0);
@@ -262,11 +665,9 @@ fn dry_run_and_thread_selection() {
         );
 }
 
-use predicates::prelude::PredicateBooleanExt;
-
 #[test]
+#[ignore = "needs root: changes the SCHED_FIFO priorities of another process"]
 fn apply_check_detects_drift_and_save_captures() {
-    need_root!();
     let c = Child3::start("a");
     let before = c.threads();
     let profile = c.dir.path().join("p.toml");
@@ -289,7 +690,7 @@ fn apply_check_detects_drift_and_save_captures() {
     assert!(c
         .threads()
         .iter()
-        .all(|t| t.1 == libc::SCHED_FIFO && t.2 == 15));
+        .all(|t| t.policy == libc::SCHED_FIFO && t.prio == 15));
     c.rtlab()
         .args(["prio", "apply", p, "--check"])
         .assert()
@@ -302,7 +703,7 @@ fn apply_check_detects_drift_and_save_captures() {
         .stdout(predicates::str::contains("0 changed, 4 already as wanted"));
 
     // Someone else changes one thread: drift, naming that thread.
-    let victim = c.threads()[2].0;
+    let victim = c.threads()[2].tid;
     let param = libc::sched_param { sched_priority: 3 };
     // SAFETY: sched_setscheduler(2) reads one sched_param through a valid pointer.
     assert_eq!(
@@ -341,9 +742,10 @@ fn apply_check_detects_drift_and_save_captures() {
     assert_eq!(c.threads(), before);
 }
 
+/// Dry runs only: nothing here can change a kernel thread, even if a check
+/// regressed (and none needs root).
 #[test]
-fn kernel_threads_only_with_the_flag() {
-    need_root!();
+fn kernel_threads_only_with_the_flag_and_per_cpu_ones_only_with_force() {
     let dir = tempfile::tempdir().unwrap();
     let rtlab = || {
         let mut c = Command::cargo_bin("rtlab").unwrap();
@@ -371,6 +773,40 @@ fn kernel_threads_only_with_the_flag() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("would change"));
+
+    // The kernel's per-CPU threads are refused with the reason, even with
+    // --kernel-threads, and nothing is recorded.
+    let per_cpu = [
+        "prio",
+        "set",
+        "^(migration|ksoftirqd)/0$",
+        "--kernel-threads",
+        "--policy",
+        "fifo",
+        "-p",
+        "1",
+        "--dry-run",
+    ];
+    rtlab().args(per_cpu).assert().code(2).stderr(
+        predicates::str::contains("migration/0 (pid")
+            .and(predicates::str::contains("stopper thread"))
+            .and(predicates::str::contains("ksoftirqd/0 (pid"))
+            .and(predicates::str::contains("softirqs"))
+            .and(predicates::str::contains("--force changes them anyway"))
+            .and(predicates::str::contains("nothing changed")),
+    );
+    rtlab()
+        .args(per_cpu)
+        .arg("--force")
+        .assert()
+        .code(0)
+        .stdout(
+            predicates::str::contains("migration/0").and(predicates::str::contains("ksoftirqd/0")),
+        );
+    assert!(
+        !dir.path().join("rtlab").exists(),
+        "a dry run records nothing"
+    );
 }
 
 #[test]
@@ -525,13 +961,13 @@ fn unit_output_is_a_valid_unit_file() {
 }
 
 #[test]
+#[ignore = "needs root: runs a command at SCHED_FIFO and raises RLIMIT_MEMLOCK"]
 fn run_starts_the_command_with_the_setting() {
-    need_root!();
-    let out = Command::cargo_bin("rtlab")
-        .unwrap()
-        .args([
-            "prio",
-            "run",
+    let (text, _) = expect_code(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+            .args([
+                "prio",
+                "run",
             "--policy",
             "fifo",
             "-p",
@@ -541,19 +977,13 @@ fn run_starts_the_command_with_the_setting() {
             "--mlock",
             "--",
         ])
-        .args([
-            "sh",
-            "-c",
-            "cat /proc/self/stat; grep Cpus_allowed_list /proc/self/status; ulimit -l; ulimit -Hl",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            .args([
+                "sh",
+                "-c",
+                "cat /proc/self/stat; grep Cpus_allowed_list /proc/self/status; ulimit -l; ulimit -Hl",
+            ]),
+        0,
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
     let stat = lines.next().unwrap();
     let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
@@ -581,43 +1011,29 @@ fn run_starts_the_command_with_the_setting() {
         .stderr(predicates::str::contains("cannot run '/nonexistent/cmd'"));
 }
 
-fn setpriv() -> Option<PathBuf> {
-    ["/usr/bin/setpriv", "/bin/setpriv"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
 #[test]
+#[ignore = "needs root: drops to user nobody to be refused"]
 fn non_root_gets_clear_errors_and_nothing_changes() {
-    need_root!();
-    let Some(setpriv) = setpriv() else {
-        println!("skipped: setpriv (util-linux) is not installed");
-        return;
-    };
+    use std::os::unix::process::CommandExt;
     let c = Child3::start("n");
     let before = c.threads();
     let state = c.dir.path().join("nobody-state");
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    // The tempdir is private to root; nobody needs to reach the binary through it.
-    std::fs::set_permissions(
-        c.dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    // nobody (std drops the supplementary groups along with the uid).
     let as_nobody = |args: &[&str]| {
-        std::process::Command::new(&setpriv)
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(assert_cmd::cargo::cargo_bin("rtlab"))
-            .args(args)
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+        cmd.args(args)
             .env("XDG_STATE_HOME", &state)
-            .output()
-            .unwrap()
+            .uid(65534)
+            .gid(65534);
+        cmd
     };
-    let out = as_nobody(&["prio", "set", &c.pattern(), "--policy", "fifo", "-p", "10"]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    // Every thread refused: the system refused, exit 3.
+    let (text, _) = expect_code(
+        &mut as_nobody(&["prio", "set", &c.pattern(), "--policy", "fifo", "-p", "10"]),
+        3,
+    );
     assert!(
         text.contains("permission denied") && text.contains("CAP_SYS_NICE"),
         "{text}"
@@ -635,7 +1051,9 @@ fn non_root_gets_clear_errors_and_nothing_changes() {
         "nothing recorded"
     );
 
-    let out = as_nobody(&["prio", "run", "--policy", "fifo", "-p", "10", "--", "true"]);
-    assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("permission denied"));
+    let (_, err) = expect_code(
+        &mut as_nobody(&["prio", "run", "--policy", "fifo", "-p", "10", "--", "true"]),
+        3,
+    );
+    assert!(err.contains("permission denied"), "{err}");
 }

@@ -7,7 +7,7 @@ pub mod state;
 
 use regex::Regex;
 use rtlab_engine::rt::cpuset::CpuList;
-use rtlab_engine::rt::sched::{self, Policy, SchedError};
+use rtlab_engine::rt::sched::{self, Policy, SchedError, ThreadSched};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -280,13 +280,109 @@ impl Target {
 /// A thread's setting read back with `sched_getscheduler(2)`/`sched_getaffinity(2)`
 /// (cheaper than `/proc`, used to confirm a change).
 pub fn current_setting(tid: i32) -> Option<Setting> {
-    let (policy, priority) = sched::thread_policy(tid).ok()?;
-    let cpus = sched::thread_affinity(tid).ok()?;
-    Some(Setting {
-        policy,
-        priority,
-        affinity: CpuList::from_cpus(cpus).to_string(),
+    snapshot(tid).ok().map(|s| s.setting())
+}
+
+/// Everything about a thread's scheduling that rtlab changes and puts back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Policy, RT priority, nice, reset-on-fork.
+    pub sched: ThreadSched,
+    /// Allowed CPUs.
+    pub affinity: CpuList,
+}
+
+impl Snapshot {
+    /// The policy, priority and CPUs, as listed and compared with a [`Target`].
+    pub fn setting(&self) -> Setting {
+        Setting {
+            policy: self.sched.known_policy(),
+            priority: self.sched.priority,
+            affinity: self.affinity.to_string(),
+        }
+    }
+}
+
+/// `fifo/20 nice -5 reset-on-fork`, `policy 7/0 nice 0`: a scheduling state as
+/// shown in messages.
+pub fn sched_text(s: &ThreadSched) -> String {
+    let policy = match s.known_policy() {
+        Some(p) if p.is_realtime() => format!("{p}/{}", s.priority),
+        Some(p) => p.to_string(),
+        None => format!("policy {}/{}", s.policy, s.priority),
+    };
+    let flag = if s.reset_on_fork {
+        " reset-on-fork"
+    } else {
+        ""
+    };
+    format!("{policy} nice {}{flag}", s.nice)
+}
+
+/// Reads a thread's scheduling state with `sched_getscheduler(2)`,
+/// `sched_getparam(2)`, `getpriority(2)` and `sched_getaffinity(2)`.
+pub fn snapshot(tid: i32) -> Result<Snapshot, SchedError> {
+    Ok(Snapshot {
+        sched: sched::thread_sched(tid)?,
+        affinity: CpuList::from_cpus(sched::thread_affinity(tid)?),
     })
+}
+
+/// Why a thread is left alone unless forced, `None` when rtlab may change it.
+/// PID 1 and the kernel's own per-CPU machinery keep the system alive: a
+/// mistaken pattern must not reach them.
+pub fn protection(t: &Task) -> Option<&'static str> {
+    if t.pid == 1 {
+        return Some(
+            "PID 1 is init: every service it starts inherits its policy and CPUs, and if it starves the system cannot be managed or shut down",
+        );
+    }
+    if !t.kernel {
+        return None;
+    }
+    let n = t.name.as_str();
+    let per_cpu = |prefix: &str| {
+        n.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|cpu| !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()))
+    };
+    Some(if per_cpu("migration") {
+        "migration/N is the CPU's stopper thread: it moves tasks off the CPU and runs stop_machine and CPU hotplug at the top priority; below another thread they stall"
+    } else if per_cpu("ksoftirqd") {
+        "ksoftirqd/N runs the CPU's pending softirqs (network, timers, block I/O); starved, they pile up and the CPU's I/O stalls"
+    } else if n.starts_with("rcu_") || per_cpu("rcuc") {
+        "RCU threads end grace periods: starved, freed memory is never reclaimed and the kernel reports RCU stalls until the system hangs"
+    } else if per_cpu("idle_inject") {
+        "idle_inject/N forces idle time for thermal and power capping: changed, the CPU can overheat or miss its power limit"
+    } else if per_cpu("cpuhp") {
+        "cpuhp/N brings its CPU up and down (hotplug, suspend): changed, hotplug can deadlock"
+    } else if per_cpu("watchdog") || n == "watchdogd" {
+        "the watchdog threads detect lockups: changed, they report false lockups (or reboot the machine) or miss real ones"
+    } else {
+        return None;
+    })
+}
+
+/// The CPUs that are online (`/sys/devices/system/cpu/online`; this thread's
+/// affinity when sysfs is not there).
+pub fn online_cpus() -> CpuList {
+    rtlab_engine::sysinfo::SysRoot::default()
+        .read("/sys/devices/system/cpu/online")
+        .and_then(|s| CpuList::parse(&s).ok())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| CpuList::from_cpus(sched::thread_affinity(0).unwrap_or_default()))
+}
+
+/// Refuses a CPU list naming a CPU that is not online: the kernel would drop it
+/// silently (or refuse the whole list), and the thread would never have the
+/// CPUs asked for.
+pub fn check_cpus(list: &CpuList, online: &CpuList) -> Result<(), String> {
+    match list.cpus().iter().find(|c| !online.contains(**c)) {
+        Some(bad) => Err(format!(
+            "CPU {bad} does not exist or is offline (online CPUs: {online})"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Why changing a thread failed.
@@ -314,10 +410,35 @@ impl Failure {
 }
 
 /// Applies a setting to one thread: affinity first, then policy (so an RT thread
-/// never runs a moment on a CPU it should leave).
+/// never runs a moment on a CPU it should leave). The nice value and the
+/// reset-on-fork flag stay as they are.
 pub fn apply(
     tid: i32,
     policy: Option<(Policy, i32)>,
+    affinity: Option<&CpuList>,
+) -> Result<(), Failure> {
+    let sched = match policy {
+        Some((p, prio)) => {
+            let now = sched::thread_sched(tid).map_err(|error| Failure {
+                error,
+                what: "policy",
+            })?;
+            Some(ThreadSched {
+                policy: p.raw(),
+                priority: prio,
+                ..now
+            })
+        }
+        None => None,
+    };
+    put_back(tid, sched.as_ref(), affinity)
+}
+
+/// Gives one thread exactly these scheduling state and CPUs (each when given):
+/// affinity first, then policy, priority, nice and reset-on-fork.
+pub fn put_back(
+    tid: i32,
+    sched: Option<&ThreadSched>,
     affinity: Option<&CpuList>,
 ) -> Result<(), Failure> {
     if let Some(cpus) = affinity {
@@ -326,8 +447,8 @@ pub fn apply(
             what: "affinity",
         })?;
     }
-    if let Some((p, prio)) = policy {
-        sched::set_thread_policy(tid, p, prio).map_err(|error| Failure {
+    if let Some(s) = sched {
+        sched::set_thread_sched(tid, s).map_err(|error| Failure {
             error,
             what: "policy",
         })?;
@@ -394,6 +515,98 @@ mod tests {
             .unwrap_err()
             .contains("priority 0"));
         assert!(validate(Policy::Deadline, 0).is_err());
+    }
+
+    fn task(pid: i32, name: &str, kernel: bool) -> Task {
+        Task {
+            pid,
+            tid: pid,
+            process: name.into(),
+            name: name.into(),
+            cmdline: String::new(),
+            kernel,
+            starttime: 1,
+            setting: Setting {
+                policy: Some(Policy::Other),
+                priority: 0,
+                affinity: "0-1".into(),
+            },
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        }
+    }
+
+    #[test]
+    fn pid_1_and_the_kernels_per_cpu_threads_are_protected() {
+        assert!(protection(&task(1, "systemd", false))
+            .unwrap()
+            .contains("PID 1 is init"));
+        for name in [
+            "migration/0",
+            "migration/17",
+            "ksoftirqd/3",
+            "rcu_preempt",
+            "rcu_tasks_kthread",
+            "rcuc/2",
+            "idle_inject/1",
+            "cpuhp/0",
+            "watchdog/5",
+            "watchdogd",
+        ] {
+            assert!(protection(&task(50, name, true)).is_some(), "{name}");
+            // The same name on a user process is not the kernel's.
+            assert!(protection(&task(50, name, false)).is_none(), "{name}");
+        }
+        for name in [
+            "irq/24-eth0",
+            "rcuop/0",
+            "kworker/0:1",
+            "ksoftirqd",
+            "migration/",
+            "migration/x",
+            "kthreadd",
+        ] {
+            assert!(protection(&task(50, name, true)).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn cpus_must_be_online() {
+        let online = CpuList::parse("0-1").unwrap();
+        assert!(check_cpus(&CpuList::parse("1").unwrap(), &online).is_ok());
+        let e = check_cpus(&CpuList::parse("0,99").unwrap(), &online).unwrap_err();
+        assert!(
+            e.contains("CPU 99 does not exist") && e.contains("0-1"),
+            "{e}"
+        );
+        assert!(online_cpus().contains(sched::thread_affinity(0).unwrap()[0]));
+    }
+
+    #[test]
+    fn a_snapshot_of_this_thread_matches_proc() {
+        let s = snapshot(0).unwrap();
+        let me = std::process::id() as i32;
+        let t = read_task(Path::new("/proc"), me, rtlab_engine::rt::gettid(), "", "").unwrap();
+        assert_eq!(s.setting(), t.setting);
+        assert_eq!(current_setting(0), Some(t.setting));
+    }
+
+    #[test]
+    fn sched_text_shows_every_field() {
+        let s = ThreadSched {
+            policy: libc::SCHED_FIFO,
+            priority: 20,
+            nice: -5,
+            reset_on_fork: true,
+        };
+        assert_eq!(sched_text(&s), "fifo/20 nice -5 reset-on-fork");
+        let odd = ThreadSched {
+            policy: 7,
+            priority: 0,
+            nice: 0,
+            reset_on_fork: false,
+        };
+        assert_eq!(sched_text(&odd), "policy 7/0 nice 0");
     }
 
     #[test]

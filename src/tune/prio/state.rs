@@ -1,14 +1,26 @@
-//! What `prio set`/`prio apply` changed, kept in a state file so `prio restore`
-//! can put every thread back: `$XDG_STATE_HOME/rtlab/prio-restore.json`, else
+//! What `prio set`/`prio apply` changed, kept in a journal so `prio restore` can
+//! put every thread back: `$XDG_STATE_HOME/rtlab/prio-restore.json`, else
 //! `~/.local/state/rtlab/prio-restore.json`.
 //!
 //! Several changes before a restore accumulate; a thread changed twice keeps its
 //! original setting, so one restore returns the system to where it was.
+//!
+//! Several rtlab processes may change priorities at once, so every
+//! read-change-write of the journal happens under an exclusive `flock(2)` on
+//! `prio-restore.lock` beside it ([`Journal::lock`]), and the journal is replaced
+//! atomically (a temporary file in the same directory, written, synced, renamed
+//! over it, the directory synced): a reader sees the old or the new journal, never
+//! a mix, even after a crash or power loss.
 
 use super::Setting;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use rtlab_engine::rt::flock;
+use rtlab_engine::rt::sched::ThreadSched;
 use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// One changed thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,22 +33,33 @@ pub struct Entry {
     pub name: String,
     /// Start time (clock ticks after boot), to recognise a reused tid.
     pub starttime: u64,
-    /// The setting before rtlab changed it.
+    /// The setting before rtlab changed it (policy, priority, CPUs).
     pub before: Setting,
+    /// Policy, RT priority, nice and reset-on-fork before rtlab changed them, what
+    /// restore puts back (absent in journals of older rtlab versions, which then
+    /// get the policy and priority of `before` back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched: Option<ThreadSched>,
     /// Whether the affinity was changed (else only policy/priority).
     pub affinity_changed: bool,
     /// Whether the policy/priority was changed.
     pub policy_changed: bool,
 }
 
-/// The state file's content.
+impl Entry {
+    fn same_thread(&self, other: &Entry) -> bool {
+        self.tid == other.tid && self.starttime == other.starttime
+    }
+}
+
+/// The journal's content.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// The changed threads.
     pub entries: Vec<Entry>,
 }
 
-/// Where the state file lives.
+/// Where the journal lives.
 pub fn path() -> Result<PathBuf> {
     let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
@@ -51,7 +74,8 @@ pub fn path() -> Result<PathBuf> {
 }
 
 impl State {
-    /// Loads the state; a missing file is an empty state.
+    /// Reads the journal without taking the lock (for looking only: the file is
+    /// always whole); a missing file is an empty state.
     pub fn load(path: &Path) -> Result<State> {
         match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| {
@@ -62,34 +86,10 @@ impl State {
         }
     }
 
-    /// Writes the state (atomically: a temp file renamed over it), or removes the
-    /// file when nothing is left to restore.
-    pub fn store(&self, path: &Path) -> Result<()> {
-        if self.entries.is_empty() {
-            return match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).with_context(|| format!("cannot remove {}", path.display()))
-                }
-                _ => Ok(()),
-            };
-        }
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-    }
-
-    /// Records a change; a thread already recorded keeps its original setting.
+    /// Records a change; a thread already recorded keeps its original setting
+    /// and only adds what else was changed.
     pub fn record(&mut self, e: Entry) {
-        match self
-            .entries
-            .iter_mut()
-            .find(|x| x.tid == e.tid && x.starttime == e.starttime)
-        {
+        match self.entries.iter_mut().find(|x| x.same_thread(&e)) {
             Some(x) => {
                 x.affinity_changed |= e.affinity_changed;
                 x.policy_changed |= e.policy_changed;
@@ -97,12 +97,130 @@ impl State {
             None => self.entries.push(e),
         }
     }
+
+    /// Puts the record of thread (`tid`, `starttime`) back to what it is in
+    /// `earlier` (removed when `earlier` has none): for a change that was
+    /// recorded ahead and then failed.
+    pub fn revert(&mut self, tid: i32, starttime: u64, earlier: &State) {
+        let key = |e: &Entry| e.tid == tid && e.starttime == starttime;
+        let old = earlier.entries.iter().find(|e| key(e)).cloned();
+        match (self.entries.iter().position(key), old) {
+            (Some(i), Some(old)) => self.entries[i] = old,
+            (Some(i), None) => {
+                self.entries.remove(i);
+            }
+            (None, Some(old)) => self.entries.push(old),
+            (None, None) => {}
+        }
+    }
+}
+
+/// How long [`Journal::lock`] waits for another rtlab to finish with the journal
+/// (it holds it for a few system calls per thread).
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The journal, locked: only one process at a time holds one, from reading the
+/// journal to writing it back. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    _lock: File,
+}
+
+impl Journal {
+    /// Creates the directory if needed and takes the exclusive lock on
+    /// `prio-restore.lock` beside the journal at `path`, waiting up to `wait`.
+    pub fn lock(path: &Path, wait: Duration) -> Result<Journal> {
+        let dir = parent(path);
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let lock_path = path.with_extension("lock");
+        // The lock file is never removed: a process waiting on a removed file
+        // would lock a file nobody else sees.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        let deadline = Instant::now() + wait;
+        while !flock::try_lock_exclusive(&file)
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?
+        {
+            if Instant::now() >= deadline {
+                bail!(
+                    "another rtlab has held {} for over {} s; wait for it to finish (or find it with `fuser {}`)",
+                    lock_path.display(),
+                    wait.as_secs(),
+                    lock_path.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            _lock: file,
+        })
+    }
+
+    /// The journal's content.
+    pub fn load(&self) -> Result<State> {
+        State::load(&self.path)
+    }
+
+    /// Replaces the journal with `state` atomically and durably, or removes it
+    /// when nothing is left to restore.
+    pub fn store(&self, state: &State) -> Result<()> {
+        let tmp = self.path.with_extension("json.tmp");
+        if state.entries.is_empty() {
+            for p in [&self.path, &tmp] {
+                match std::fs::remove_file(p) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("cannot remove {}", p.display()))
+                    }
+                    _ => {}
+                }
+            }
+            return sync_dir(parent(&self.path));
+        }
+        // Under the lock the temporary name is ours alone; one left by a writer
+        // that was killed is simply replaced.
+        let written = (|| {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec_pretty(state)?)?;
+            f.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
+        }
+        std::fs::rename(&tmp, &self.path).with_context(|| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot replace {}", self.path.display())
+        })?;
+        sync_dir(parent(&self.path))
+    }
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Makes a rename or removal in `dir` durable (fsync(2) of the directory).
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("cannot sync {}", dir.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rtlab_engine::rt::sched::Policy;
+    use std::sync::{Arc, Barrier};
 
     fn entry(tid: i32, policy: Policy, aff: bool) -> Entry {
         Entry {
@@ -115,6 +233,12 @@ mod tests {
                 priority: 0,
                 affinity: "0-1".into(),
             },
+            sched: Some(ThreadSched {
+                policy: policy.raw(),
+                priority: 0,
+                nice: 3,
+                reset_on_fork: true,
+            }),
             affinity_changed: aff,
             policy_changed: !aff,
         }
@@ -128,15 +252,173 @@ mod tests {
         s.record(entry(11, Policy::Batch, false));
         assert_eq!(s.entries.len(), 2);
         assert_eq!(s.entries[0].before.policy, Some(Policy::Other));
+        assert_eq!(s.entries[0].sched.unwrap().policy, libc::SCHED_OTHER);
         assert!(s.entries[0].affinity_changed && s.entries[0].policy_changed);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a/b/state.json");
-        s.store(&p).unwrap();
+        let j = Journal::lock(&p, LOCK_WAIT).unwrap();
+        j.store(&s).unwrap();
+        assert_eq!(j.load().unwrap(), s);
         assert_eq!(State::load(&p).unwrap(), s);
-        State::default().store(&p).unwrap();
+        j.store(&State::default()).unwrap();
         assert!(!p.exists());
-        assert_eq!(State::load(&p).unwrap(), State::default());
+        assert_eq!(j.load().unwrap(), State::default());
         std::fs::write(&p, "{").unwrap();
-        assert!(State::load(&p).unwrap_err().to_string().contains("damaged"));
+        assert!(j.load().unwrap_err().to_string().contains("damaged"));
+    }
+
+    #[test]
+    fn a_journal_of_an_older_rtlab_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prio-restore.json");
+        std::fs::write(
+            &p,
+            r#"{"entries":[{"pid":5,"tid":6,"name":"x","starttime":9,
+                "before":{"policy":"batch","priority":0,"affinity":"0"},
+                "affinity_changed":true,"policy_changed":false}]}"#,
+        )
+        .unwrap();
+        let s = State::load(&p).unwrap();
+        assert_eq!(s.entries[0].sched, None);
+        assert_eq!(s.entries[0].before.policy, Some(Policy::Batch));
+    }
+
+    #[test]
+    fn revert_undoes_only_the_failed_threads_record() {
+        let mut earlier = State::default();
+        earlier.record(entry(10, Policy::Other, true));
+        let mut now = earlier.clone();
+        now.record(entry(10, Policy::Fifo, false)); // adds policy_changed
+        now.record(entry(11, Policy::Other, false));
+        let mut a = now.clone();
+        a.revert(11, 7, &earlier);
+        a.revert(10, 7, &earlier);
+        assert_eq!(a, earlier);
+        let mut b = now.clone();
+        b.revert(12, 7, &earlier); // never recorded: nothing happens
+        assert_eq!(b, now);
+    }
+
+    #[test]
+    fn the_lock_excludes_and_gives_up_in_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prio-restore.json");
+        let held = Journal::lock(&p, LOCK_WAIT).unwrap();
+        let t = Instant::now();
+        let err = Journal::lock(&p, Duration::from_millis(100)).unwrap_err();
+        assert!(err.to_string().contains("another rtlab"), "{err:#}");
+        assert!(t.elapsed() >= Duration::from_millis(100));
+        drop(held);
+        Journal::lock(&p, Duration::ZERO).unwrap();
+    }
+
+    /// Threads of one process open the lock file each, so they exclude each
+    /// other as processes do (flock(2) locks belong to the open file).
+    #[test]
+    fn concurrent_writers_lose_no_record_and_keep_the_first_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Arc::new(dir.path().join("state/prio-restore.json"));
+        const WRITERS: i32 = 8;
+        const ROUNDS: i32 = 25;
+        let start = Arc::new(Barrier::new(WRITERS as usize));
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let (p, start) = (Arc::clone(&p), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    for r in 0..ROUNDS {
+                        let j = Journal::lock(&p, LOCK_WAIT).unwrap();
+                        let mut s = j.load().unwrap();
+                        // Own thread, and one that every writer records: only
+                        // the first original of that one may survive.
+                        let mut own = entry(1000 + w * ROUNDS + r, Policy::Other, false);
+                        own.name = format!("w{w}");
+                        s.record(own);
+                        let mut shared = entry(1, Policy::Fifo, w % 2 == 0);
+                        shared.before.priority = 1 + w * ROUNDS + r;
+                        s.record(shared);
+                        std::thread::yield_now();
+                        j.store(&s).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let s = State::load(&p).unwrap();
+        assert_eq!(s.entries.len() as i32, 1 + WRITERS * ROUNDS, "lost records");
+        let shared: Vec<&Entry> = s.entries.iter().filter(|e| e.tid == 1).collect();
+        assert_eq!(shared.len(), 1);
+        // The first writer to get the lock recorded its own round 0.
+        assert_eq!((shared[0].before.priority - 1) % ROUNDS, 0);
+        assert!(shared[0].affinity_changed && shared[0].policy_changed);
+        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n != "prio-restore.json" && n != "prio-restore.lock")
+            .collect();
+        assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+    }
+
+    /// A reader that does not lock (`prio restore --dry-run`, `State::load`)
+    /// sees a whole journal at every moment while writers replace it.
+    #[test]
+    fn readers_never_see_a_partial_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Arc::new(dir.path().join("prio-restore.json"));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (p, done) = (Arc::clone(&p), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut s = State::default();
+                for i in 0..200 {
+                    let j = Journal::lock(&p, LOCK_WAIT).unwrap();
+                    s.record(entry(i, Policy::Other, false));
+                    j.store(&s).unwrap();
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            })
+        };
+        let mut reads = 0;
+        let mut last = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let n = State::load(&p).unwrap().entries.len();
+            assert!(
+                n >= last,
+                "the journal went back from {last} to {n} entries"
+            );
+            last = n;
+            reads += 1;
+        }
+        writer.join().unwrap();
+        assert_eq!(State::load(&p).unwrap().entries.len(), 200);
+        assert!(reads > 0);
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_journal_and_a_stale_temp_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prio-restore.json");
+        let tmp = dir.path().join("prio-restore.json.tmp");
+        let j = Journal::lock(&p, LOCK_WAIT).unwrap();
+        let mut old = State::default();
+        old.record(entry(1, Policy::Other, false));
+        j.store(&old).unwrap();
+        // A writer killed between write and rename left its temporary file.
+        std::fs::write(&tmp, "half a jour").unwrap();
+        let mut new = old.clone();
+        new.record(entry(2, Policy::Batch, true));
+        j.store(&new).unwrap();
+        assert_eq!(j.load().unwrap(), new);
+        assert!(!tmp.exists());
+        // The temporary file cannot be created (a directory is in the way).
+        std::fs::create_dir(&tmp).unwrap();
+        let err = j.store(&old).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("prio-restore.json.tmp"),
+            "{err:#}"
+        );
+        assert_eq!(j.load().unwrap(), new, "the old journal is intact");
     }
 }

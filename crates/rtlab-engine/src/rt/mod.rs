@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod cpuset;
 pub mod dma;
+pub mod flock;
 pub mod mem;
 pub mod sched;
 pub mod signals;

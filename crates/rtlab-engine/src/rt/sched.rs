@@ -38,7 +38,7 @@ impl Policy {
     /// The policy for a raw number, as read from `sched_getscheduler(2)` or
     /// `/proc/PID/stat` (the `SCHED_RESET_ON_FORK` flag is ignored).
     pub fn from_raw(raw: i32) -> Option<Policy> {
-        match raw & !0x4000_0000 {
+        match raw & !SCHED_RESET_ON_FORK {
             libc::SCHED_FIFO => Some(Policy::Fifo),
             libc::SCHED_RR => Some(Policy::Rr),
             libc::SCHED_OTHER => Some(Policy::Other),
@@ -196,6 +196,106 @@ pub fn set_thread_nice(tid: i32, nice: i32) -> Result<(), SchedError> {
     }
 }
 
+/// `SCHED_RESET_ON_FORK`: or-ed into the policy by `sched_getscheduler(2)` and
+/// `sched_setscheduler(2)`; children of such a thread start with a normal policy.
+pub const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
+
+/// What the kernel keeps about a thread's scheduling, besides its CPU affinity:
+/// everything `prio set` may change and `prio restore` must put back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadSched {
+    /// The raw policy number (`SCHED_*`, without the reset flag), raw so that a
+    /// policy rtlab has no name for is put back too.
+    pub policy: i32,
+    /// RT priority (0 for the normal policies).
+    pub priority: i32,
+    /// Nice value, -20 to 19 (the kernel keeps it while the policy is real-time).
+    pub nice: i32,
+    /// `SCHED_RESET_ON_FORK`: children start with the normal policy and nice 0.
+    pub reset_on_fork: bool,
+}
+
+impl ThreadSched {
+    /// The policy, when rtlab knows it.
+    pub fn known_policy(&self) -> Option<Policy> {
+        Policy::from_raw(self.policy)
+    }
+}
+
+/// Reads policy, reset-on-fork flag, RT priority and nice of thread `tid`
+/// (0 = the calling thread).
+pub fn thread_sched(tid: i32) -> Result<ThreadSched, SchedError> {
+    // SAFETY: sched_getscheduler(2) takes a tid only; the result carries
+    // SCHED_RESET_ON_FORK when the thread has it.
+    let raw = unsafe { libc::sched_getscheduler(tid) };
+    if raw < 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_getparam(2) writes one sched_param through a valid pointer.
+    if unsafe { libc::sched_getparam(tid, &mut param) } != 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    Ok(ThreadSched {
+        policy: raw & !SCHED_RESET_ON_FORK,
+        priority: param.sched_priority,
+        nice: thread_nice(tid)?,
+        reset_on_fork: raw & SCHED_RESET_ON_FORK != 0,
+    })
+}
+
+/// Reads the nice value of thread `tid` (0 = the calling thread).
+pub fn thread_nice(tid: i32) -> Result<i32, SchedError> {
+    // SAFETY: getpriority(2) takes integers only. The raw system call is used
+    // because it is unambiguous: it returns 20 - nice (1 to 40) or -1 with errno
+    // ("C library/kernel differences" in getpriority(2)), where the libc wrapper
+    // returns -1 both for nice -1 and for an error.
+    let raw = unsafe {
+        libc::syscall(
+            libc::SYS_getpriority,
+            libc::PRIO_PROCESS as libc::c_long,
+            tid as libc::c_long,
+        )
+    };
+    if raw < 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    // 20 - raw fits an i32: the kernel returns 1 to 40.
+    Ok(20 - raw as i32)
+}
+
+/// Gives thread `tid` (0 = the calling thread) exactly `s`: policy, RT priority
+/// and reset-on-fork flag with `sched_setscheduler(2)` (which keeps the nice value
+/// and, on kernels that have one, a custom time slice), then the nice value with
+/// `setpriority(2)` when it differs.
+pub fn set_thread_sched(tid: i32, s: &ThreadSched) -> Result<(), SchedError> {
+    let param = libc::sched_param {
+        sched_priority: s.priority,
+    };
+    let policy = if s.reset_on_fork {
+        s.policy | SCHED_RESET_ON_FORK
+    } else {
+        s.policy
+    };
+    // SAFETY: sched_setscheduler(2) reads one sched_param through a valid pointer;
+    // the policy may carry SCHED_RESET_ON_FORK.
+    if unsafe { libc::sched_setscheduler(tid, policy, &param) } != 0 {
+        return Err(SchedError {
+            errno: super::errno(),
+        });
+    }
+    if thread_nice(tid)? != s.nice {
+        set_thread_nice(tid, s.nice)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +331,41 @@ mod tests {
     fn other_policy_is_always_allowed() {
         set_thread_policy(0, Policy::Other, 0).unwrap();
         assert_eq!(thread_policy(0).unwrap(), (Some(Policy::Other), 0));
+    }
+
+    #[test]
+    fn sched_round_trips_nice_and_reset_on_fork_in_a_thread() {
+        // A thread of its own: the nice value and flag must not leak into the
+        // other tests. Raising nice and setting the flag need no privilege.
+        std::thread::spawn(|| {
+            let before = thread_sched(0).unwrap();
+            assert_eq!(before.known_policy(), Some(Policy::Other));
+            assert_eq!(thread_nice(0).unwrap(), before.nice);
+            let want = ThreadSched {
+                policy: libc::SCHED_BATCH,
+                priority: 0,
+                nice: (before.nice + 3).min(19),
+                reset_on_fork: true,
+            };
+            set_thread_sched(0, &want).unwrap();
+            assert_eq!(thread_sched(0).unwrap(), want);
+            assert_eq!(thread_policy(0).unwrap(), (Some(Policy::Batch), 0));
+            // A policy change through sched_setscheduler(2) keeps the nice value.
+            let other = ThreadSched {
+                policy: libc::SCHED_OTHER,
+                ..want
+            };
+            set_thread_sched(0, &other).unwrap();
+            assert_eq!(thread_sched(0).unwrap(), other);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_thread_that_does_not_exist_is_esrch() {
+        // PIDs are at most 2^22 on Linux (pid_max); this tid cannot exist.
+        assert_eq!(thread_sched(i32::MAX).unwrap_err().errno, libc::ESRCH);
+        assert_eq!(thread_nice(i32::MAX).unwrap_err().errno, libc::ESRCH);
     }
 }
