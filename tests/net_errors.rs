@@ -73,9 +73,9 @@ fn bad_server_input_exits_2_naming_the_flag() {
     fails(&["net", "serve", "--delay", "soon"], 2, &["--delay"]);
     fails(&["net", "serve", "--priority", "0"], 2, &["--priority"]);
     fails(
-        &["net", "serve", "--max-connections", "0"],
+        &["net", "serve", "--max-clients", "0"],
         2,
-        &["--max-connections"],
+        &["--max-clients"],
     );
 }
 
