@@ -272,9 +272,7 @@ fn serve(a: ServeArgs) -> Result<i32> {
                 .ok_or_else(|| bad_flag("--busy-poll", format!("'{b}' must be between 1us and 1h")))
         })
         .transpose()?;
-    if a.max_clients == 0 {
-        return Err(bad_flag("--max-clients", "must be at least 1"));
-    }
+    check_max_clients(a.max_clients, server::open_file_limit())?;
     let transport = if a.tcp { "tcp" } else { "udp" };
     let bind_error = |e: std::io::Error| -> anyhow::Error {
         let hint = match e.kind() {
@@ -416,6 +414,27 @@ fn serve(a: ServeArgs) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Descriptors the server keeps for itself besides its clients' (stdio, the
+/// listener, the ones the libraries open).
+const SPARE_FDS: u64 = 16;
+
+/// Refuses a --max-clients the process could not hold open.
+fn check_max_clients(n: usize, fd_limit: Option<u64>) -> Result<()> {
+    if n == 0 {
+        return Err(bad_flag("--max-clients", "must be at least 1"));
+    }
+    if let Some(limit) = fd_limit.filter(|&l| (n as u64).saturating_add(SPARE_FDS) > l) {
+        return Err(bad_flag(
+            "--max-clients",
+            format!(
+                "{n} clients need {} open files, above this process's limit of {limit}; raise it (ulimit -n, LimitNOFILE=) or give a smaller --max-clients",
+                (n as u64).saturating_add(SPARE_FDS)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Resolves HOST:PORT (or HOST with the default port).
@@ -944,6 +963,15 @@ mod tests {
         assert_eq!(resolve("::1").unwrap().port(), DEFAULT_PORT);
         assert_eq!(resolve("localhost:7").unwrap().port(), 7);
         assert!(resolve("no such host!:1").is_err());
+    }
+
+    #[test]
+    fn max_clients_must_fit_the_open_file_limit() {
+        assert!(check_max_clients(256, Some(1024)).is_ok());
+        assert!(check_max_clients(256, None).is_ok());
+        assert!(check_max_clients(0, None).is_err());
+        let e = check_max_clients(1020, Some(1024)).unwrap_err().to_string();
+        assert!(e.contains("ulimit -n"), "{e}");
     }
 
     #[test]

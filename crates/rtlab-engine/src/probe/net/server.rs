@@ -193,6 +193,18 @@ pub fn serve(
     })
 }
 
+/// The process's soft limit on open files (`ulimit -n`), if it has one: the TCP
+/// server holds one descriptor per client.
+pub fn open_file_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes one rlimit through a valid pointer.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
+    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// What every serving loop needs.
 pub(super) struct Ctx<'a> {
     pub(super) clock: SystemClock,
