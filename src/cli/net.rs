@@ -54,9 +54,12 @@ enum NetCommand {
 /// Run the echo server that `rtlab net ping` measures against.
 ///
 /// Answers valid requests with a reply of the same size; counts and drops anything
-/// malformed (never answers it, never crashes on it). Prints a summary when it
-/// stops (Ctrl-C, SIGTERM or --duration); stopping is its normal end (exit 0).
-/// Bare numbers are ms for --delay and --idle-timeout, seconds for --duration.
+/// malformed (never answers it, never crashes on it). Over TCP no client can hold
+/// it: one that does not read its answers is dropped, idle ones are closed, and
+/// connections beyond --max-clients are refused. Prints a summary when it stops
+/// (Ctrl-C, SIGTERM or --duration, within a second whatever the clients do);
+/// stopping is its normal end (exit 0). Bare numbers are ms for --delay and
+/// --idle-timeout, seconds for --duration.
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// Address and port to listen on. Listening beyond this host needs an explicit
@@ -82,9 +85,15 @@ struct ServeArgs {
     /// Stop after this long (default: until Ctrl-C or SIGTERM).
     #[arg(short = 'D', long, value_name = "DUR")]
     duration: Option<String>,
-    /// Most TCP connections served at once; more are closed at once.
-    #[arg(long, default_value_t = 64, value_name = "N")]
-    max_connections: usize,
+    /// Most TCP clients served at once; more are accepted and closed at once
+    /// (counted as refused).
+    #[arg(
+        long,
+        alias = "max-connections",
+        default_value_t = 256,
+        value_name = "N"
+    )]
+    max_clients: usize,
     /// Close a TCP connection that sends no complete request for this long.
     #[arg(long, default_value = "60s", value_name = "DUR")]
     idle_timeout: String,
@@ -263,9 +272,7 @@ fn serve(a: ServeArgs) -> Result<i32> {
                 .ok_or_else(|| bad_flag("--busy-poll", format!("'{b}' must be between 1us and 1h")))
         })
         .transpose()?;
-    if a.max_connections == 0 {
-        return Err(bad_flag("--max-connections", "must be at least 1"));
-    }
+    check_max_clients(a.max_clients, server::open_file_limit())?;
     let transport = if a.tcp { "tcp" } else { "udp" };
     let bind_error = |e: std::io::Error| -> anyhow::Error {
         let hint = match e.kind() {
@@ -307,7 +314,7 @@ fn serve(a: ServeArgs) -> Result<i32> {
         notes.extend(lock_memory(true).map(|w| w.message));
     }
     let fp = system::fingerprint();
-    let info = [
+    let mut info = vec![
         ("transport", transport.to_string()),
         ("bind", local.to_string()),
         ("policy", setup.policy.name().to_string()),
@@ -319,17 +326,22 @@ fn serve(a: ServeArgs) -> Result<i32> {
         ("kernel", fp.kernel_release.clone()),
         ("preempt", fp.preempt.name().to_string()),
         ("rtlab_version", env!("CARGO_PKG_VERSION").to_string()),
-    ]
-    .iter()
-    .map(|(k, v)| format!("{k}={v}\n"))
-    .collect::<String>()
-    .into_bytes();
+    ];
+    if a.tcp {
+        info.push(("max_clients", a.max_clients.to_string()));
+        info.push(("idle_timeout_ns", idle_timeout_ns.to_string()));
+    }
+    let info = info
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect::<String>()
+        .into_bytes();
     let cfg = ServeConfig {
         delay_ns,
         duration_ns,
         setup: setup.clone(),
         info,
-        max_connections: a.max_connections,
+        max_clients: a.max_clients,
         idle_timeout_ns,
     };
     let stop = signals::install();
@@ -390,7 +402,9 @@ fn serve(a: ServeArgs) -> Result<i32> {
         if a.tcp {
             row("connections", s.connections);
             row("connections refused", s.connections_refused);
+            row("connections peak", s.connections_peak);
             row("idle closed", s.idle_closed);
+            row("slow readers dropped", s.slow_readers_dropped);
         }
         row("socket errors", s.io_errors);
         print!(
@@ -400,6 +414,27 @@ fn serve(a: ServeArgs) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Descriptors the server keeps for itself besides its clients' (stdio, the
+/// listener, the ones the libraries open).
+const SPARE_FDS: u64 = 16;
+
+/// Refuses a --max-clients the process could not hold open.
+fn check_max_clients(n: usize, fd_limit: Option<u64>) -> Result<()> {
+    if n == 0 {
+        return Err(bad_flag("--max-clients", "must be at least 1"));
+    }
+    if let Some(limit) = fd_limit.filter(|&l| (n as u64).saturating_add(SPARE_FDS) > l) {
+        return Err(bad_flag(
+            "--max-clients",
+            format!(
+                "{n} clients need {} open files, above this process's limit of {limit}; raise it (ulimit -n, LimitNOFILE=) or give a smaller --max-clients",
+                (n as u64).saturating_add(SPARE_FDS)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Resolves HOST:PORT (or HOST with the default port).
@@ -928,6 +963,15 @@ mod tests {
         assert_eq!(resolve("::1").unwrap().port(), DEFAULT_PORT);
         assert_eq!(resolve("localhost:7").unwrap().port(), 7);
         assert!(resolve("no such host!:1").is_err());
+    }
+
+    #[test]
+    fn max_clients_must_fit_the_open_file_limit() {
+        assert!(check_max_clients(256, Some(1024)).is_ok());
+        assert!(check_max_clients(256, None).is_ok());
+        assert!(check_max_clients(0, None).is_err());
+        let e = check_max_clients(1020, Some(1024)).unwrap_err().to_string();
+        assert!(e.contains("ulimit -n"), "{e}");
     }
 
     #[test]

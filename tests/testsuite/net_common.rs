@@ -5,6 +5,7 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test.
 pub fn rtlab() -> Command {
@@ -15,13 +16,26 @@ pub fn rtlab() -> Command {
 pub struct Server {
     child: Child,
     stderr: BufReader<ChildStderr>,
+    /// The command line, for failure messages.
+    cmd: String,
     /// The address it listens on, as it printed it.
     pub addr: String,
 }
 
+/// How a server ended: its summary, exit code, output and the time it took to end.
+pub struct Ended {
+    /// The JSON summary it printed.
+    pub doc: Value,
+    /// Its exit code.
+    pub code: Option<i32>,
+    /// From the signal (or from the call when none was sent) to its exit.
+    pub took: Duration,
+}
+
 impl Server {
     /// Starts `rtlab net serve --json` with `args` (give `--bind`), prefixed by
-    /// `prefix` (e.g. `ip netns exec NS`), and waits until it listens.
+    /// `prefix` (e.g. `ip netns exec NS`), and waits until it listens. Without a
+    /// `--duration` in `args` it stops on its own after 60 s.
     pub fn start_in(prefix: &[&str], args: &[&str]) -> Server {
         let mut cmd = match prefix.split_first() {
             Some((first, rest)) => {
@@ -31,9 +45,13 @@ impl Server {
             }
             None => rtlab(),
         };
+        cmd.args(["net", "serve", "--json"]);
+        if !args.iter().any(|a| *a == "--duration" || *a == "-D") {
+            cmd.args(["--duration", "60s"]);
+        }
+        cmd.args(args);
+        let line = command_line(&cmd);
         let mut child = cmd
-            .args(["net", "serve", "--json", "--duration", "60s"])
-            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -44,13 +62,14 @@ impl Server {
         let mut server = Server {
             child,
             stderr,
+            cmd: line,
             addr: String::new(),
         };
         let mut line = String::new();
         loop {
             line.clear();
             let n = server.stderr.read_line(&mut line).unwrap();
-            assert!(n > 0, "the server exited before listening");
+            assert!(n > 0, "the server exited before listening: {}", server.cmd);
             if let Some(rest) = line.split("listening on ").nth(1) {
                 server.addr = rest.split_whitespace().next().unwrap().to_string();
                 return server;
@@ -65,23 +84,83 @@ impl Server {
         Server::start_in(&[], &all)
     }
 
-    /// Stops it with SIGTERM and returns its JSON summary and exit code.
-    pub fn stop(mut self) -> (Value, Option<i32>) {
-        // SAFETY: kill(2) with the pid of our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its resident memory (VmRSS) in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .unwrap_or_else(|e| panic!("reading the server's /proc status: {e}"));
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmRSS in the server's status:\n{status}"))
+    }
+
+    /// Sends `signal` and waits for the server to end (see [`Server::wait_end`]).
+    pub fn signal_and_wait(self, signal: i32, limit: Duration) -> Ended {
+        // SAFETY: kill(2) with the pid of our own child, which is not reaped yet.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        self.wait_end(limit)
+    }
+
+    /// Waits at most `limit` for the server to exit and returns its summary. A
+    /// server still running then is killed and the test fails, printing the command
+    /// and everything the server wrote: this is a hang check, not a speed check.
+    pub fn wait_end(mut self, limit: Duration) -> Ended {
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if t0.elapsed() > limit {
+                let _ = self.child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = t0.elapsed();
+        let (out, err) = self.output();
+        let Some(status) = status else {
+            panic!(
+                "the server did not exit within {limit:?}: {}\nstdout:\n{out}\nstderr:\n{err}",
+                self.cmd
+            );
+        };
+        let doc = serde_json::from_str(&out).unwrap_or_else(|e| {
+            panic!(
+                "server summary is not JSON ({e}): {}\nexit code: {:?}\nstdout:\n{out}\nstderr:\n{err}",
+                self.cmd,
+                status.code()
+            )
+        });
+        Ended {
+            doc,
+            code: status.code(),
+            took,
+        }
+    }
+
+    /// What the exited (or killed) server wrote to stdout and, after listening,
+    /// to stderr.
+    fn output(&mut self) -> (String, String) {
+        let _ = self.child.wait();
         let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        if let Some(mut o) = self.child.stdout.take() {
+            let _ = o.read_to_string(&mut out);
+        }
         let mut err = String::new();
         let _ = self.stderr.read_to_string(&mut err);
-        let status = self.child.wait().unwrap();
-        let doc = serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("server summary is not JSON ({e}): {out}\n{err}"));
-        (doc, status.code())
+        (out, err)
+    }
+
+    /// Stops it with SIGTERM and returns its JSON summary and exit code.
+    pub fn stop(self) -> (Value, Option<i32>) {
+        let e = self.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+        (e.doc, e.code)
     }
 }
 
@@ -92,9 +171,52 @@ impl Drop for Server {
     }
 }
 
-/// Runs `rtlab net ping --json --no-save` with `args`, prefixed by `prefix`, and
-/// returns the run document and the exit code.
-pub fn ping_in(prefix: &[&str], args: &[&str]) -> (Value, Option<i32>) {
+/// A command as it would be typed, for failure messages.
+fn command_line(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A finished `rtlab net ping`: everything needed to explain a failure.
+pub struct PingRun {
+    /// The command line.
+    pub cmd: String,
+    /// Its exit code.
+    pub code: Option<i32>,
+    /// What it printed.
+    pub stdout: String,
+    /// What it complained about.
+    pub stderr: String,
+}
+
+impl PingRun {
+    /// The command, exit code, stdout and stderr, for a failure message.
+    pub fn context(&self) -> String {
+        format!(
+            "command: {}\nexit code: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.cmd, self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Its JSON run document.
+    pub fn doc(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("ping output is not JSON ({e})\n{}", self.context()))
+    }
+
+    /// Fails the test, saying everything, unless it exited with `code`.
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, Some(code), "\n{}", self.context());
+        self
+    }
+}
+
+/// Runs `rtlab net ping --json --no-save --quiet` with `args`, prefixed by
+/// `prefix`.
+pub fn ping_run_in(prefix: &[&str], args: &[&str]) -> PingRun {
     let mut cmd = match prefix.split_first() {
         Some((first, rest)) => {
             let mut c = Command::new(first);
@@ -103,19 +225,23 @@ pub fn ping_in(prefix: &[&str], args: &[&str]) -> (Value, Option<i32>) {
         }
         None => rtlab(),
     };
-    let out = cmd
-        .args(["net", "ping", "--json", "--no-save", "--quiet"])
-        .args(args)
-        .output()
-        .expect("running rtlab net ping");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let doc = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "ping output is not JSON ({e}): {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (doc, out.status.code())
+    cmd.args(["net", "ping", "--json", "--no-save", "--quiet"])
+        .args(args);
+    let line = command_line(&cmd);
+    let out = cmd.output().expect("running rtlab net ping");
+    PingRun {
+        cmd: line,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `rtlab net ping --json --no-save` with `args`, prefixed by `prefix`, and
+/// returns the run document and the exit code.
+pub fn ping_in(prefix: &[&str], args: &[&str]) -> (Value, Option<i32>) {
+    let run = ping_run_in(prefix, args);
+    (run.doc(), run.code)
 }
 
 /// `ping_in` without a prefix.

@@ -72,10 +72,34 @@ fn bad_server_input_exits_2_naming_the_flag() {
     fails(&["net", "serve", "--delay", "soon"], 2, &["--delay"]);
     fails(&["net", "serve", "--priority", "0"], 2, &["--priority"]);
     fails(
-        &["net", "serve", "--max-connections", "0"],
+        &["net", "serve", "--max-clients", "0"],
         2,
-        &["--max-connections"],
+        &["--max-clients"],
     );
+}
+
+#[test]
+fn max_clients_beyond_the_open_file_limit_exits_2_naming_the_limit() {
+    // The limit is set for the child alone, by a shell: `ulimit -n 64`.
+    let cmd = format!(
+        "ulimit -n 64 && exec '{}' net serve --tcp --bind 127.0.0.1:0 --max-clients 100",
+        env!("CARGO_BIN_EXE_rtlab")
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let context = format!(
+        "command: sh -c {cmd:?}\nexit code: {:?}\nstdout:\n{}\nstderr:\n{err}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(out.status.code(), Some(2), "{context}");
+    assert!(out.stdout.is_empty(), "{context}");
+    for s in ["--max-clients", "limit of 64", "ulimit -n"] {
+        assert!(err.contains(s), "{s:?} missing\n{context}");
+    }
 }
 
 #[test]

@@ -52,20 +52,23 @@ fn tcp_round_trips_are_all_answered_and_counted() {
     assert_eq!(counter(&summary, "connections"), 1);
 }
 
-#[test]
-fn a_known_server_delay_shows_in_every_message() {
+fn a_known_server_delay_shows_in_every_message_over(transport: &[&str]) {
     // 2 ms inside the server per request, 3 requests per message: no message can
     // take less than 6 ms, and each leg no less than 2 ms.
-    let server = Server::start(&["--delay", "2ms"]);
-    let (run, code) = ping(&[
-        &server.addr,
+    let mut serve = vec!["--delay", "2ms"];
+    serve.extend_from_slice(transport);
+    let server = Server::start(&serve);
+    let mut args = vec![
+        server.addr.as_str(),
         "--period",
         "10ms",
         "--count",
         "6",
         "--round-trips",
         "3",
-    ]);
+    ];
+    args.extend_from_slice(transport);
+    let (run, code) = ping(&args);
     assert_eq!(code, Some(0));
     assert_sound_run(&run, 6, 3);
     for s in run["series"].as_array().unwrap() {
@@ -81,6 +84,16 @@ fn a_known_server_delay_shows_in_every_message() {
         assert!(p["max_ns"].as_u64().unwrap() >= 6_000_000, "{p}");
     }
     assert_eq!(run["params"]["server"]["delay_ns"], "2000000");
+}
+
+#[test]
+fn a_known_server_delay_shows_in_every_message() {
+    a_known_server_delay_shows_in_every_message_over(&[]);
+}
+
+#[test]
+fn a_known_server_delay_shows_in_every_tcp_message() {
+    a_known_server_delay_shows_in_every_message_over(&["--tcp"]);
 }
 
 #[test]

@@ -172,7 +172,7 @@ fn udp_server_survives_every_malformed_case_and_keeps_answering() {
 
 #[test]
 fn tcp_server_drops_bad_connections_and_keeps_serving() {
-    let server = Server::start(&["--tcp", "--max-connections", "4"]);
+    let server = Server::start(&["--tcp", "--max-clients", "4"]);
     for (name, bytes) in cases() {
         let mut c = TcpStream::connect(&server.addr).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod server;
+mod tcp;
 pub mod transport;
 
 /// CPU time consumed by the calling thread so far (`CLOCK_THREAD_CPUTIME_ID`), in ns.

@@ -2,24 +2,28 @@
 //!
 //! Hardening: every received message goes through [`proto::parse`]; anything
 //! malformed, of the wrong kind or version is counted by reason and never answered.
-//! Answers are never longer than the request (no amplification). Memory is fixed:
-//! one 64 KiB datagram buffer for UDP; for TCP one message buffer per connection and
-//! at most `max_connections` connections, each closed after `idle_timeout_ns`
-//! without a complete request, or at the first malformed header (a stream cannot be
-//! resynchronised).
+//! Answers are never longer than the request (no amplification). Memory is bounded:
+//! one 64 KiB datagram buffer for UDP; for TCP (served by `tcp.rs`) one message
+//! buffer and one [`OUTPUT_QUEUE`] per connection and at most `max_clients`
+//! connections. No client can hold the server: the TCP side never blocks on a
+//! socket, drops a client that does not read its answers, closes idle ones, and
+//! every loop looks at the stop flag and the end of `duration_ns` at least every
+//! 100 ms.
 
 use super::client::{SetupError, ThreadSetup};
-use crate::proto::{self, Kind, Reject, HEADER_LEN, MAX_MESSAGE};
+use crate::proto::{self, Header, Kind, Reject};
 use crate::rt::clock::{Clock, ClockId, SystemClock};
 use serde::{Deserialize, Serialize};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::io::ErrorKind;
+use std::net::{TcpListener, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+pub use super::tcp::OUTPUT_QUEUE;
+
 /// How often blocked loops look at the stop flag.
-const POLL: Duration = Duration::from_millis(100);
-/// The largest UDP datagram plus one: anything longer than [`MAX_MESSAGE`] is seen
+pub(super) const POLL: Duration = Duration::from_millis(100);
+/// The largest UDP datagram plus one: anything longer than [`proto::MAX_MESSAGE`] is seen
 /// as such and counted as oversized.
 const DATAGRAM_BUF: usize = 65_536;
 
@@ -30,12 +34,12 @@ pub struct ServeConfig {
     pub delay_ns: u64,
     /// Stop after this long (ns; 0: until the stop flag).
     pub duration_ns: u64,
-    /// Pinning and policy of the serving threads.
+    /// Pinning and policy of the serving thread.
     pub setup: ThreadSetup,
     /// The settings sent in answer to an info request, as `key=value` lines.
     pub info: Vec<u8>,
-    /// Most TCP connections served at once; more are accepted and closed.
-    pub max_connections: usize,
+    /// Most TCP clients served at once; more are accepted and closed at once.
+    pub max_clients: usize,
     /// A TCP connection without a complete request for this long is closed (ns).
     pub idle_timeout_ns: u64,
 }
@@ -50,12 +54,16 @@ pub struct ServerCounters {
     rejected: [AtomicU64; Reject::ALL.len()],
     connections: AtomicU64,
     connections_refused: AtomicU64,
+    connections_peak: AtomicU64,
     idle_closed: AtomicU64,
+    slow_readers_dropped: AtomicU64,
     io_errors: AtomicU64,
 }
 
-/// A copy of the counters.
+/// A copy of the counters. Counters missing from a stored summary (written by an
+/// older rtlab) read as 0.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ServerSummary {
     /// Requests answered.
     pub served: u64,
@@ -69,10 +77,15 @@ pub struct ServerSummary {
     pub rejected: Vec<(String, u64)>,
     /// TCP connections accepted and served.
     pub connections: u64,
-    /// TCP connections closed at once because `max_connections` were open.
+    /// TCP connections closed at once because `max_clients` were open.
     pub connections_refused: u64,
-    /// TCP connections closed for idling.
+    /// Most TCP connections open at the same time.
+    pub connections_peak: u64,
+    /// TCP connections closed for sending no complete request for the idle timeout.
     pub idle_closed: u64,
+    /// TCP connections dropped because their answers piled up unread beyond
+    /// [`OUTPUT_QUEUE`] bytes (the client sends but does not read).
+    pub slow_readers_dropped: u64,
     /// Socket errors while receiving or sending.
     pub io_errors: u64,
 }
@@ -85,8 +98,34 @@ impl ServerSummary {
 }
 
 impl ServerCounters {
-    fn reject(&self, r: Reject) {
+    pub(super) fn reject(&self, r: Reject) {
         self.rejected[r.index()].fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn add_bytes_in(&self, n: usize) {
+        self.bytes_in.fetch_add(n as u64, Relaxed);
+    }
+
+    pub(super) fn io_error(&self) {
+        self.io_errors.fetch_add(1, Relaxed);
+    }
+
+    /// A TCP connection was accepted; `open` are open now, this one included.
+    pub(super) fn connected(&self, open: usize) {
+        self.connections.fetch_add(1, Relaxed);
+        self.connections_peak.fetch_max(open as u64, Relaxed);
+    }
+
+    pub(super) fn refused(&self) {
+        self.connections_refused.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn idle(&self) {
+        self.idle_closed.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn slow_reader(&self) {
+        self.slow_readers_dropped.fetch_add(1, Relaxed);
     }
 
     /// Reads every counter.
@@ -102,7 +141,9 @@ impl ServerCounters {
                 .collect(),
             connections: self.connections.load(Relaxed),
             connections_refused: self.connections_refused.load(Relaxed),
+            connections_peak: self.connections_peak.load(Relaxed),
             idle_closed: self.idle_closed.load(Relaxed),
+            slow_readers_dropped: self.slow_readers_dropped.load(Relaxed),
             io_errors: self.io_errors.load(Relaxed),
         }
     }
@@ -126,8 +167,10 @@ pub enum ServeEnd {
     DurationDone,
 }
 
-/// Serves until `stop` is raised or the duration passes. The calling thread (and,
-/// for TCP, each connection's thread) takes `cfg.setup`'s pinning and policy.
+/// Serves until `stop` is raised or the duration passes, on the calling thread
+/// alone, which takes `cfg.setup`'s pinning and policy. Returns within about
+/// 100 ms of either, whatever the clients do (with `delay_ns`, UDP may first
+/// finish the current request's delay).
 pub fn serve(
     listener: &Listener,
     cfg: &ServeConfig,
@@ -146,22 +189,34 @@ pub fn serve(
     };
     Ok(match listener {
         Listener::Udp(sock) => serve_udp(&ctx, sock),
-        Listener::Tcp(l) => serve_tcp(&ctx, l),
+        Listener::Tcp(l) => super::tcp::serve(&ctx, l),
     })
 }
 
+/// The process's soft limit on open files (`ulimit -n`), if it has one: the TCP
+/// server holds one descriptor per client.
+pub fn open_file_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes one rlimit through a valid pointer.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
+    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// What every serving loop needs.
-struct Ctx<'a> {
-    clock: SystemClock,
-    cfg: &'a ServeConfig,
-    counters: &'a ServerCounters,
+pub(super) struct Ctx<'a> {
+    pub(super) clock: SystemClock,
+    pub(super) cfg: &'a ServeConfig,
+    pub(super) counters: &'a ServerCounters,
     stop: &'a AtomicBool,
-    end_at: Option<u64>,
+    pub(super) end_at: Option<u64>,
 }
 
 impl Ctx<'_> {
     /// Why to stop now, if it is time.
-    fn should_end(&self) -> Option<ServeEnd> {
+    pub(super) fn should_end(&self) -> Option<ServeEnd> {
         if self.stop.load(Relaxed) {
             Some(ServeEnd::Stopped)
         } else if self.end_at.is_some_and(|e| self.clock.now() >= e) {
@@ -171,25 +226,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// Checks the message in `buf` (received at `t_recv`) and turns it into its
-    /// answer in place; returns the answer's length, or `None` after counting why
-    /// it is refused.
+    /// Checks the message in `buf` (received at `t_recv`), waits out the
+    /// configured delay and turns it into its answer in place; returns the answer's
+    /// length, or `None` after counting why it is refused.
     fn answer(&self, buf: &mut [u8], t_recv: u64) -> Option<usize> {
-        let c = self.counters;
-        c.bytes_in.fetch_add(buf.len() as u64, Relaxed);
-        let h = match proto::parse(buf) {
-            Ok(h) if matches!(h.kind, Kind::Request | Kind::InfoRequest) => h,
-            Ok(_) => {
-                // Replies are never answered: two servers cannot be made to
-                // bounce messages between them.
-                c.reject(Reject::BadKind);
-                return None;
-            }
-            Err(r) => {
-                c.reject(r);
-                return None;
-            }
-        };
+        let h = self.check(buf)?;
         if self.cfg.delay_ns > 0 {
             // An interrupted sleep just answers early; the stop flag is checked
             // by the caller.
@@ -197,15 +238,42 @@ impl Ctx<'_> {
                 .clock
                 .sleep_until(t_recv.saturating_add(self.cfg.delay_ns));
         }
+        Some(self.reply(buf, &h, t_recv))
+    }
+
+    /// Counts the message in `buf` as received and checks it: its header if it is
+    /// a request to answer, or `None` after counting why it is refused.
+    pub(super) fn check(&self, buf: &[u8]) -> Option<Header> {
+        let c = self.counters;
+        c.add_bytes_in(buf.len());
+        match proto::parse(buf) {
+            Ok(h) if matches!(h.kind, Kind::Request | Kind::InfoRequest) => Some(h),
+            Ok(_) => {
+                // Replies are never answered: two servers cannot be made to
+                // bounce messages between them.
+                c.reject(Reject::BadKind);
+                None
+            }
+            Err(r) => {
+                c.reject(r);
+                None
+            }
+        }
+    }
+
+    /// Turns the checked request `h` in `buf` (received at `t_recv`) into its
+    /// answer in place, now, and returns the answer's length.
+    pub(super) fn reply(&self, buf: &mut [u8], h: &Header, t_recv: u64) -> usize {
+        let c = self.counters;
         let server_ns = self.clock.now().saturating_sub(t_recv);
-        let n = proto::make_answer(buf, &h, server_ns, &self.cfg.info);
+        let n = proto::make_answer(buf, h, server_ns, &self.cfg.info);
         if h.kind == Kind::InfoRequest {
             c.info.fetch_add(1, Relaxed);
         } else {
             c.served.fetch_add(1, Relaxed);
         }
         c.bytes_out.fetch_add(n as u64, Relaxed);
-        Some(n)
+        n
     }
 }
 
@@ -242,128 +310,13 @@ fn serve_udp(ctx: &Ctx, sock: &UdpSocket) -> ServeEnd {
     }
 }
 
-fn serve_tcp(ctx: &Ctx, listener: &TcpListener) -> ServeEnd {
-    let active = AtomicUsize::new(0);
-    if listener.set_nonblocking(true).is_err() {
-        ctx.counters.io_errors.fetch_add(1, Relaxed);
-    }
-    std::thread::scope(|s| loop {
-        if let Some(end) = ctx.should_end() {
-            return end;
-        }
-        match listener.accept() {
-            Ok((stream, _)) => {
-                if active.load(Relaxed) >= ctx.cfg.max_connections {
-                    ctx.counters.connections_refused.fetch_add(1, Relaxed);
-                    drop(stream);
-                    continue;
-                }
-                active.fetch_add(1, Relaxed);
-                ctx.counters.connections.fetch_add(1, Relaxed);
-                let active = &active;
-                let spawned = std::thread::Builder::new()
-                    .name("rtlab-serve".into())
-                    .stack_size(256 * 1024)
-                    .spawn_scoped(s, move || {
-                        // The policy was accepted for the listening thread; a
-                        // refusal here can only come from a changed limit, and the
-                        // connection is still served.
-                        let _ = ctx.cfg.setup.apply();
-                        serve_connection(ctx, stream);
-                        active.fetch_sub(1, Relaxed);
-                    });
-                if spawned.is_err() {
-                    active.fetch_sub(1, Relaxed);
-                    ctx.counters.io_errors.fetch_add(1, Relaxed);
-                }
-            }
-            Err(e) if is_timeout(&e) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => {
-                // Out of descriptors or similar: count, back off, keep serving.
-                ctx.counters.io_errors.fetch_add(1, Relaxed);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
-    })
-}
-
-fn serve_connection(ctx: &Ctx, mut stream: TcpStream) {
-    let c = ctx.counters;
-    if stream.set_nonblocking(false).is_err()
-        || stream.set_nodelay(true).is_err()
-        || stream.set_read_timeout(Some(POLL)).is_err()
-    {
-        c.io_errors.fetch_add(1, Relaxed);
-        return;
-    }
-    let mut buf = vec![0u8; MAX_MESSAGE];
-    let mut have = 0usize;
-    let mut t_recv = ctx.clock.now();
-    let mut last_answer = t_recv;
-    loop {
-        if ctx.should_end().is_some() {
-            return;
-        }
-        if have >= HEADER_LEN {
-            let h = match proto::parse_header(&buf[..HEADER_LEN]) {
-                Ok(h) => h,
-                Err(r) => {
-                    c.bytes_in.fetch_add(have as u64, Relaxed);
-                    c.reject(r);
-                    return;
-                }
-            };
-            let need = HEADER_LEN + h.payload_len as usize;
-            if have >= need {
-                if let Some(len) = ctx.answer(&mut buf[..need], t_recv) {
-                    if stream.write_all(&buf[..len]).is_err() {
-                        c.io_errors.fetch_add(1, Relaxed);
-                        return;
-                    }
-                } else {
-                    return;
-                }
-                buf.copy_within(need..have, 0);
-                have -= need;
-                last_answer = ctx.clock.now();
-                continue;
-            }
-        }
-        match stream.read(&mut buf[have..]) {
-            Ok(0) => {
-                if have > 0 {
-                    c.bytes_in.fetch_add(have as u64, Relaxed);
-                    c.reject(if have < HEADER_LEN {
-                        Reject::Short
-                    } else {
-                        Reject::Truncated
-                    });
-                }
-                return;
-            }
-            Ok(n) => {
-                have += n;
-                t_recv = ctx.clock.now();
-            }
-            Err(e) if is_timeout(&e) => {
-                if ctx.clock.now().saturating_sub(last_answer) > ctx.cfg.idle_timeout_ns {
-                    c.idle_closed.fetch_add(1, Relaxed);
-                    return;
-                }
-            }
-            Err(_) => {
-                c.io_errors.fetch_add(1, Relaxed);
-                return;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::{write_header, Header};
+    use crate::proto::{write_header, HEADER_LEN};
     use crate::rt::sched::Policy;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     fn cfg() -> ServeConfig {
         ServeConfig {
@@ -375,7 +328,7 @@ mod tests {
                 priority: 0,
             },
             info: b"transport=test\n".to_vec(),
-            max_connections: 2,
+            max_clients: 2,
             idle_timeout_ns: 60_000_000_000,
         }
     }
