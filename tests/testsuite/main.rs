@@ -23,6 +23,7 @@ mod net_errors;
 mod net_loopback;
 mod net_malformed;
 mod net_netns;
+mod net_stall;
 mod prio_cli;
 mod report_cli;
 mod run_cli;

@@ -6,8 +6,7 @@
 //! Every loop here is bounded in count and in time; time limits are generous hang
 //! checks, never speed assertions.
 
-mod net_common;
-use net_common::{assert_sound_run, counter, ping_run_in, PingRun, Server};
+use crate::net_common::{assert_sound_run, counter, ping_run_in, PingRun, Server};
 use rtlab_engine::proto::{write_header, Header, Kind, HEADER_LEN, MAX_PAYLOAD};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
