@@ -1,4 +1,5 @@
-//! Durations, sizes and time units on the command line and in scenario files.
+//! Durations, sizes, counts and time units on the command line, in scenario
+//! files and in imported files.
 //!
 //! Durations take a unit (`200us`, `1.5ms`, `30s`, `5m`, `2h`); a bare number uses
 //! the flag's documented default unit. Sizes take binary multiples (`64K`, `256M`,
@@ -129,6 +130,25 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
     };
     scale(num, mult).ok_or_else(|| format!("'{t}' is not a size I can read or is too large"))
+}
+
+/// A count (from a file or a flag): a whole number of things, at least 0, that fits in
+/// 64 bits. The message says which of those it is not.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    match t.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_)
+            if t.starts_with('-') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1 =>
+        {
+            Err(format!("'{t}' is negative; a count is 0 or more"))
+        }
+        Err(_) if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) => Err(format!(
+            "'{t}' is more than 64 bits can count ({}); no measurement has that many",
+            u64::MAX
+        )),
+        Err(_) => Err(format!("'{t}' is not a whole number")),
+    }
 }
 
 /// The unit times are shown in.

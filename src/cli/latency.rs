@@ -15,6 +15,7 @@ use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::dma::DmaLatencyGuard;
 use rtlab_engine::rt::sched::{self, Policy};
 use rtlab_engine::rt::{mem, signals};
+use rtlab_engine::stats::hist::MAX_US_BUCKETS;
 use rtlab_engine::sysinfo::Fingerprint;
 use serde_json::json;
 use std::path::PathBuf;
@@ -160,7 +161,7 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
     let hist_max = us_or_unit("--histogram-max", &a.histogram_max)?;
     let hist_max_us = u32::try_from(hist_max / 1000)
         .ok()
-        .filter(|&us| (1..=10_000_000).contains(&us))
+        .filter(|&us| (1..=MAX_US_BUCKETS).contains(&us))
         .ok_or_else(|| {
             bad_flag(
                 "--histogram-max",

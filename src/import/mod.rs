@@ -82,8 +82,26 @@ pub fn import_file(path: &Path, opts: &Options) -> Result<Run> {
     import_text(&text, &src, opts)
 }
 
+/// The most 1-µs buckets one imported file may make rtlab hold. cyclictest's
+/// histograms are dense (one count per µs per thread) and a short file can name
+/// a bucket far away: at 8 bytes a bucket, twice over (the threads' columns and
+/// their total), they must fit in 90% of MemAvailable; 16 Mi buckets (128 MiB)
+/// when that is unknown.
+fn bucket_budget() -> usize {
+    match crate::limits::memory_budget() {
+        Some(bytes) => usize::try_from(bytes / 16).unwrap_or(usize::MAX),
+        None => 1 << 24,
+    }
+}
+
 /// Parses a file's text.
 pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
+    parse_text(text, src, opts, bucket_budget())
+}
+
+/// Parses a file's text, holding at most `max_cells` histogram buckets. The
+/// run it returns satisfies [`Run::check_numbers`].
+fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Result<Run> {
     let at_line = |e: ParseError| -> anyhow::Error {
         crate::error::UsageError(format!(
             "{} line {}: {}; nothing was imported",
@@ -102,12 +120,12 @@ pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
         if value.get("format").is_some() {
             rtlab_json(value, src)?
         } else {
-            cyclictest::from_json(&value, text, src).map_err(at_line)?
+            cyclictest::from_json(&value, text, src, max_cells).map_err(at_line)?
         }
     } else if let Some(n) = sysbench::banner_line(text) {
         sysbench::parse(text, n, src, opts.sysbench_test.as_deref()).map_err(at_line)?
     } else if text.lines().any(|l| l.trim_end() == "# Histogram") {
-        cyclictest::from_histogram_text(text, src).map_err(at_line)?
+        cyclictest::from_histogram_text(text, src, max_cells).map_err(at_line)?
     } else {
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         bail!(crate::error::UsageError(format!(
@@ -124,6 +142,19 @@ pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
     }
     if let Some(label) = &opts.label {
         run.label = label.clone();
+    }
+    if let Err(e) = run.check_numbers() {
+        // Pretty-printed rtlab JSON names each series on a line of its own.
+        let needle = format!("\"name\": \"{}\"", e.series);
+        return Err(match text.lines().position(|l| l.contains(&needle)) {
+            Some(i) => at_line(ParseError {
+                line: i + 1,
+                message: e.to_string(),
+            }),
+            None => {
+                crate::error::UsageError(format!("{}: {e}; nothing was imported", src.name)).into()
+            }
+        });
     }
     Ok(run)
 }
