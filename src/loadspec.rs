@@ -112,9 +112,20 @@ fn parse_workers(v: &str) -> Result<u32, String> {
     parse_u32("workers", v, 1..=4096)
 }
 
-fn size_u32(what: &str, v: &str) -> Result<u32, String> {
+/// A size in bytes within `range` (a message is at most 64 KiB, a datagram
+/// 65 000 bytes).
+fn size_in(what: &str, v: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, String> {
     let b = parse_size(v).map_err(|e| format!("{what}: {e}"))?;
-    u32::try_from(b).map_err(|_| format!("{what} '{v}' is too large"))
+    u32::try_from(b)
+        .ok()
+        .filter(|b| range.contains(b))
+        .ok_or_else(|| {
+            format!(
+                "{what} '{v}' is outside {}-{} bytes",
+                range.start(),
+                range.end()
+            )
+        })
 }
 
 /// The value of `key=value`, or an error saying one is needed.
@@ -152,8 +163,12 @@ fn apply(load: &mut Load, key: &str, v: Option<&str>) -> Result<(), String> {
         (Load::Fswalk { xdev, .. }, "xdev") => *xdev = parse_bool(key, v)?,
         (Load::Fswalk { follow, .. }, "follow") => *follow = parse_bool(key, v)?,
         (Load::Msg { fds, .. }, "fds") => *fds = parse_u32("fds", need(key, v)?, 1..=1000)?,
-        (Load::Msg { size, .. } | Load::Net { size }, "size") => {
-            *size = size_u32("size", need(key, v)?)?;
+        // Checked here, before any worker starts: the buffers are this size.
+        (Load::Msg { size, .. }, "size") => {
+            *size = size_in("size", need(key, v)?, 1..=65_536)?;
+        }
+        (Load::Net { size }, "size") => {
+            *size = size_in("size", need(key, v)?, 1..=65_000)?;
         }
         (Load::Msg { pipe, .. }, "pipe") => *pipe = parse_bool(key, v)?,
         (Load::Msg { threads, .. }, "threads") => *threads = parse_bool(key, v)?,

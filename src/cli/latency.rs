@@ -3,6 +3,7 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, UsageError};
+use crate::limits;
 use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
 use crate::report::{self, histfile};
 use crate::system;
@@ -183,8 +184,15 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
         .as_deref()
         .map(|m| us_or_unit("--max-latency", m))
         .transpose()?;
-    if a.trace_points < 2 {
-        return Err(bad_flag("--trace-points", "keep at least 2 points"));
+    if !(2..=MAX_TRACE_POINTS).contains(&a.trace_points) {
+        return Err(bad_flag(
+            "--trace-points",
+            format!(
+                "{} is outside 2-{MAX_TRACE_POINTS}; beyond, points keep block maxima and no peak is lost (the store keeps at most {})",
+                a.trace_points,
+                crate::store::MAX_TRACE_POINTS
+            ),
+        ));
     }
 
     let policy = match a.policy {
@@ -261,6 +269,13 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
     if let Some(w) = smt_sharing(&threads) {
         warnings.push(w);
     }
+    let (bytes, what) = memory_need(threads.len(), hist_max_us, a.trace_points);
+    let need = limits::Need {
+        bytes,
+        what: &what,
+        fix: "give a smaller --histogram-max, fewer --trace-points or fewer threads",
+    };
+    limits::check_memory("--histogram-max", &need, limits::memory_budget())?;
 
     let dma_latency_us = match a.dma_latency.trim() {
         "off" | "none" => None,
@@ -293,6 +308,26 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
         max_latency_ns,
         warnings,
     })
+}
+
+/// The most points per thread in the latency-over-time series: 24 MB a thread.
+const MAX_TRACE_POINTS: usize = 1_000_000;
+
+/// What the probe allocates (and locks) before it starts, and how to say it:
+/// per thread a 1-µs histogram of `hist_max_us` buckets, a trace of
+/// `trace_points` points and an HdrHistogram (under 256 KiB), plus one more
+/// of each for the merged total.
+fn memory_need(threads: usize, hist_max_us: u32, trace_points: usize) -> (u64, String) {
+    const HDR_BYTES: u64 = 256 << 10;
+    let point = std::mem::size_of::<rtlab_engine::stats::trace::TracePoint>() as u64;
+    let per_thread = u64::from(hist_max_us) * 8 + trace_points as u64 * point + HDR_BYTES;
+    (
+        per_thread.saturating_mul(threads as u64 + 1),
+        format!(
+            "{} thread(s) (and their total) × ({hist_max_us} histogram buckets + {trace_points} trace points)",
+            threads
+        ),
+    )
 }
 
 /// A warning when two measuring threads sit on SMT siblings of one core.
