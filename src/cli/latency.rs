@@ -90,7 +90,7 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     max_latency: Option<String>,
     /// Write the 1-µs histogram in cyclictest's -h layout to this file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = common::output_file)]
     histfile: Option<PathBuf>,
     /// Points kept per thread in the latency-over-time series (block maxima).
     #[arg(long, default_value_t = 2048, value_name = "N")]
