@@ -418,6 +418,9 @@ mod tests {
             ("dohell:1:2", "dohell takes only"),
             ("timer period=10ns", "below 1us"),
             ("io bytes", "'bytes' needs a value"),
+            ("msg size=1M", "size '1M' is outside 1-65536 bytes"),
+            ("net:1:64K", "size '64K' is outside 1-65000 bytes"),
+            ("msg size=0", "outside"),
         ] {
             let e = parse(spec).unwrap_err();
             assert!(e.contains(part), "{spec}: {e}");
@@ -445,6 +448,83 @@ mod tests {
         #[test]
         fn never_panics(text in "\\PC{0,40}") {
             let _ = parse(&text);
+        }
+    }
+
+    /// A spec put together from the grammar's own words and hostile values.
+    fn spec() -> impl Strategy<Value = String> {
+        let kind = proptest::sample::select(vec![
+            "cpu", "vm", "memcopy", "io", "msg", "net", "timer", "fswalk", "dohell", "exec",
+        ]);
+        let value = proptest::sample::select(vec![
+            "0",
+            "1",
+            "64",
+            "4096",
+            "4097",
+            "65536",
+            "65537",
+            "1K",
+            "64K",
+            "1M",
+            "3G",
+            "99999999999999999999",
+            "-1",
+            "1.5",
+            "10ns",
+            "1us",
+            "60%",
+            "yes",
+            "",
+            "x",
+        ]);
+        let key = proptest::sample::select(vec![
+            "workers", "bytes", "size", "fds", "timers", "period", "load", "method", "keep",
+            "force", "sync",
+        ]);
+        (
+            kind,
+            proptest::option::of(value.clone()),
+            proptest::option::of(value.clone()),
+            proptest::collection::vec((key, value), 0..4),
+        )
+            .prop_map(|(kind, w, size, keys)| {
+                let mut t = kind.to_string();
+                for part in [w, size].into_iter().flatten() {
+                    t.push(':');
+                    t.push_str(part);
+                }
+                for (k, v) in keys {
+                    t.push_str(&format!(" {k}={v}"));
+                }
+                t
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn what_is_accepted_is_within_the_documented_bounds(text in spec()) {
+            if let Ok(specs) = parse(&text) {
+                for s in specs {
+                    prop_assert!((1..=4096).contains(&s.workers), "{text}");
+                    match &s.load {
+                        Load::Vm { bytes, .. } | Load::Memcopy { bytes } | Load::Io { bytes, .. } => {
+                            prop_assert!(*bytes > 0, "{text}")
+                        }
+                        Load::Msg { fds, size, .. } => {
+                            prop_assert!((1..=1000).contains(fds) && (1..=65_536).contains(size), "{text}")
+                        }
+                        Load::Net { size } => prop_assert!((1..=65_000).contains(size), "{text}"),
+                        Load::Timer { timers, period_ns } => {
+                            prop_assert!((1..=10_000).contains(timers) && *period_ns >= 1_000, "{text}")
+                        }
+                        Load::Cpu { load_pct, .. } => prop_assert!((1..=100).contains(load_pct), "{text}"),
+                        _ => {}
+                    }
+                }
+            }
         }
     }
 }

@@ -487,7 +487,13 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
         }
         entries.push((n, t, here, pairs));
     }
-    let top = |pairs: &[(usize, u64)]| pairs.iter().map(|(us, _)| us + 1).max().unwrap_or(0);
+    let top = |pairs: &[(usize, u64)]| {
+        pairs
+            .iter()
+            .map(|(us, _)| us.saturating_add(1))
+            .max()
+            .unwrap_or(0)
+    };
     let any_entries = entries.iter().any(|e| !e.3.is_empty());
     let guessed_range = range_us.is_none() && any_entries;
     let range = range_us

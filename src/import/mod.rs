@@ -16,6 +16,8 @@
 //! shown as unknown.
 
 mod cyclictest;
+#[cfg(test)]
+mod props;
 mod sysbench;
 
 pub use sysbench::TESTS as SYSBENCH_TESTS;

@@ -155,6 +155,20 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn any_text_is_refused_or_gives_a_sorted_bounded_list(text in "[0-9,\\- x]{0,24}") {
+            if let Ok(l) = CpuList::parse(&text) {
+                let cpus = l.cpus();
+                prop_assert!(cpus.windows(2).all(|w| w[0] < w[1]), "{text}");
+                prop_assert!(cpus.iter().all(|&c| c <= MAX_CPU), "{text}");
+                prop_assert_eq!(CpuList::parse(&l.to_string()).unwrap(), l);
+            }
+        }
+    }
+
+    proptest! {
         #[test]
         fn display_parses_back(cpus in proptest::collection::vec(0usize..64, 0..20)) {
             let l = CpuList::from_cpus(cpus);
