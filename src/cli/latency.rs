@@ -586,3 +586,28 @@ fn write_histfile(path: &std::path::Path, run: &Run) -> Result<()> {
         .with_context(|| format!("--histfile: cannot write {}", path.display()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_and_traces_of_every_thread_are_counted_against_memory() {
+        // 1024 threads of 10 s histograms: 80 MB each, 82 GB with the total.
+        let (bytes, what) = memory_need(1024, MAX_US_BUCKETS, 2048);
+        assert!(bytes > 1025 * 80_000_000, "{bytes}");
+        assert!(what.starts_with("1024 thread(s)"), "{what}");
+        let need = limits::Need {
+            bytes,
+            what: &what,
+            fix: "fewer",
+        };
+        let e = limits::check_memory("--histogram-max", &need, Some(8 << 30)).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--histogram-max: 1024 thread(s)"),
+            "{e}"
+        );
+        // The defaults on a few CPUs take a few MB.
+        assert!(memory_need(4, 10_000, 2048).0 < 8 << 20);
+    }
+}

@@ -681,6 +681,74 @@ mod tests {
         );
     }
 
+    fn src() -> Source {
+        Source {
+            name: "c.json".into(),
+            modified: None,
+        }
+    }
+
+    /// A cyclictest --json document with one thread per `(histogram, cycles)`.
+    fn json_doc(cmdline: &str, threads: &[(Value, Value)]) -> (Value, String) {
+        let mut th = serde_json::Map::new();
+        for (i, (h, cycles)) in threads.iter().enumerate() {
+            th.insert(
+                i.to_string(),
+                json!({"histogram": h, "cycles": cycles, "min": 1, "avg": 2.0, "max": 3}),
+            );
+        }
+        let v = json!({"cmdline:": cmdline, "num_threads": threads.len(), "thread": th});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        (v, text)
+    }
+
+    #[test]
+    fn a_histogram_size_past_the_limit_is_refused_before_allocating() {
+        let (v, text) = json_doc("cyclictest -h 999999999999", &[(json!({"1": 1}), json!(1))]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(
+            e.message.contains("histogram size 999999999999"),
+            "{}",
+            e.message
+        );
+        let (v, text) = json_doc("cyclictest", &[(json!({"999999999999": 1}), json!(1))]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(
+            e.message.contains("bucket 999999999999 µs is beyond"),
+            "{}",
+            e.message
+        );
+        let (v, text) = json_doc("cyclictest -h 5000", &vec![(json!({}), json!(1)); 4]);
+        let e = from_json(&v, &text, &src(), 10_000).unwrap_err();
+        assert!(e.message.contains("4 threads of 5000"), "{}", e.message);
+    }
+
+    #[test]
+    fn counts_that_wrap_when_summed_are_refused() {
+        let half = u64::MAX / 2 + 1;
+        let (v, text) = json_doc(
+            "cyclictest -h 4",
+            &[(json!({"1": half, "2": half}), json!(1))],
+        );
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(e.message.contains("64 bits"), "{}", e.message);
+        assert_eq!(e.line, line_of(&text, "\"0\": {"));
+        let t = (json!({"1": half}), json!(half));
+        let (v, text) = json_doc("cyclictest -h 4", &[t.clone(), t]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(e.message.contains("all threads"), "{}", e.message);
+        let (v, text) = json_doc("cyclictest -h 4", &[(json!({"1": -3}), json!(1))]);
+        assert!(from_json(&v, &text, &src(), 1 << 20).is_err());
+    }
+
+    #[test]
+    fn min_avg_max_out_of_order_are_refused() {
+        let text = "# Histogram\n000001 000002\n# Total: 000000002\n# Min Latencies: 00009\n# Avg Latencies: 00001\n# Max Latencies: 00001\n# Histogram Overflows: 00000\n";
+        let e = from_histogram_text(text, &src(), 1 << 20).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("not in order"), "{}", e.message);
+    }
+
     #[test]
     fn overflowed_values_are_lower_bounds_at_the_range_and_the_max_is_exact() {
         let c = Column {

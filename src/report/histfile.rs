@@ -339,6 +339,39 @@ mod tests {
     }
 
     #[test]
+    fn huge_bucket_is_refused_not_allocated() {
+        // Sparse output may jump: one line must not make rtlab allocate 8 TB.
+        let e = parse(
+            "# Histogram\n000000 000001\n999999999999 000001\n",
+            false,
+            CELLS,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(
+            e.message.contains("bucket 999999999999 µs is beyond"),
+            "{}",
+            e.message
+        );
+        // Within the 10 s limit, but more than this file's budget of buckets.
+        let e = parse("# Histogram\n9999999 1\t1\n", false, 1000).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message.contains("2 columns makes 20000000"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn negative_and_oversized_counts_are_refused() {
+        let e = parse("# Histogram\n000000 -5\n", false, CELLS).unwrap_err();
+        assert!(e.message.contains("negative"), "{}", e.message);
+        let e = parse("# Histogram\n000000 99999999999999999999\n", false, CELLS).unwrap_err();
+        assert!(e.message.contains("64 bits"), "{}", e.message);
+    }
+
+    #[test]
     fn malformed_input_names_the_line() {
         let e = parse("# Histogram\n000003 000001\n000002 000001\n", false, CELLS).unwrap_err();
         assert_eq!(e.line, 3);
