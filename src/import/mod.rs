@@ -120,7 +120,7 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
             })
         })?;
         if value.get("format").is_some() {
-            rtlab_json(value, src)?
+            rtlab_json(value, src, max_cells)?
         } else {
             cyclictest::from_json(&value, text, src, max_cells).map_err(at_line)?
         }
@@ -163,7 +163,7 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
 
 /// An rtlab JSON document (what `--json` and `results export --format json`
 /// print), saved again as a new run.
-fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
+fn rtlab_json(value: serde_json::Value, src: &Source, max_cells: usize) -> Result<Run> {
     let format = value["format"].as_str().unwrap_or("");
     if format != record::FORMAT {
         bail!(crate::error::UsageError(format!(
@@ -178,6 +178,19 @@ fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
             src.name
         ))
     })?;
+    // Exporting a run in cyclictest's layout makes its 1-µs histograms dense.
+    let cells = run
+        .series
+        .iter()
+        .chain(&run.total)
+        .filter_map(|s| s.us_histogram.as_ref())
+        .fold(0usize, |a, us| a.saturating_add(us.max_us as usize));
+    if cells > max_cells {
+        bail!(crate::error::UsageError(format!(
+            "{}: its 1-µs histograms have {cells} buckets in all, more than rtlab holds for one run on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported",
+            src.name
+        )));
+    }
     // Ids and campaigns belong to the database the run came from.
     run.id = None;
     run.campaign = None;
@@ -278,6 +291,38 @@ mod tests {
     fn rtlab_json_of_another_format_version_is_refused() {
         let e = import_text("{\"format\": \"rtlab/9\"}", &src(), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("'rtlab/9' is not rtlab/1"), "{e}");
+    }
+
+    #[test]
+    fn rtlab_json_with_more_dense_buckets_than_the_budget_is_refused() {
+        let mut run = Run::new(
+            "latency",
+            "x".into(),
+            Fingerprint::default(),
+            "t".into(),
+            serde_json::json!({}),
+        );
+        let series = |max_us| crate::record::Series {
+            name: "cpu0".into(),
+            thread: None,
+            cpu: None,
+            tid: None,
+            interval_ns: None,
+            counters: Default::default(),
+            summary: Default::default(),
+            max_at: None,
+            histogram: Default::default(),
+            us_histogram: Some(rtlab_engine::stats::hist::UsBucketsData {
+                max_us,
+                ..Default::default()
+            }),
+            trace: Vec::new(),
+        };
+        run.series = vec![series(6000), series(6000)];
+        let text = serde_json::to_string_pretty(&run).unwrap();
+        let e = parse_text(&text, &src(), &Options::default(), 10_000).unwrap_err();
+        assert!(e.to_string().contains("12000 buckets in all"), "{e}");
+        assert!(parse_text(&text, &src(), &Options::default(), 12_000).is_ok());
     }
 
     #[test]
