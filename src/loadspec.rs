@@ -58,9 +58,9 @@ fn keys_of(kind: &str) -> &'static [&'static str] {
             "xdev (cross file systems)",
             "follow (symlinks)",
         ],
-        "msg" => &["fds=N", "size=BYTES", "pipe", "threads"],
+        "msg" => &["fds=N", "size=BYTES (1-64K)", "pipe", "threads"],
         "timer" => &["timers=N", "period=DUR"],
-        "net" => &["size=BYTES"],
+        "net" => &["size=BYTES (1-65000)"],
         "exec" => &["exec:COMMAND"],
         _ => &[],
     }

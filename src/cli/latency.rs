@@ -92,7 +92,8 @@ pub struct LatencyArgs {
     /// Write the 1-µs histogram in cyclictest's -h layout to this file.
     #[arg(long, value_name = "PATH", value_parser = common::output_file)]
     histfile: Option<PathBuf>,
-    /// Points kept per thread in the latency-over-time series (block maxima).
+    /// Points kept per thread in the latency-over-time series (block maxima;
+    /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     trace_points: usize,
     #[command(flatten)]
