@@ -373,7 +373,8 @@ fn output_path_in_a_missing_directory_is_refused_and_not_created() {
         .args(["prio", "unit", "p.toml", "--dir", file])
         .assert()
         .code(2)
-        .stderr(contains("is not an existing directory"));
+        .stderr(contains("for '--dir"))
+        .stderr(contains("does not exist; create it first"));
     assert!(!missing.exists());
     assert!(!db.exists() || list_ids(&db).is_empty());
 }

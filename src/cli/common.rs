@@ -156,8 +156,8 @@ pub fn output_file(text: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A directory rtlab writes files into (`--plots`): it exists, or its parent
-/// does and rtlab creates just that one directory.
+/// A directory rtlab writes files into (`--plots`, `prio unit --dir`): it
+/// exists, or its parent does and rtlab creates just that one directory.
 pub fn output_dir(text: &str) -> Result<PathBuf, String> {
     if text.is_empty() {
         return Err("the path is empty; give a directory".into());
@@ -171,18 +171,6 @@ pub fn output_dir(text: &str) -> Result<PathBuf, String> {
     }
     existing_parent(&path)?;
     Ok(path)
-}
-
-/// An existing directory (`prio unit --dir`).
-pub fn existing_dir(text: &str) -> Result<PathBuf, String> {
-    let path = PathBuf::from(text);
-    if path.is_dir() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{text} is not an existing directory; create it first (rtlab does not create directories)"
-        ))
-    }
 }
 
 /// Refuses a path whose directory does not exist.
@@ -250,7 +238,5 @@ mod tests {
         assert!(output_dir(d.join("plots").to_str().unwrap()).is_ok());
         assert!(output_dir(d.join("no/plots").to_str().unwrap()).is_err());
         assert!(output_dir(d.join("f").to_str().unwrap()).is_err());
-        assert!(existing_dir(d.to_str().unwrap()).is_ok());
-        assert!(existing_dir(d.join("no").to_str().unwrap()).is_err());
     }
 }

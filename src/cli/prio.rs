@@ -233,7 +233,7 @@ struct UnitArgs {
     profile: PathBuf,
     /// Write the drop-ins below this directory (e.g. /etc/systemd/system) instead
     /// of printing them.
-    #[arg(long, value_name = "DIR", value_parser = super::common::existing_dir)]
+    #[arg(long, value_name = "DIR", value_parser = super::common::output_dir)]
     dir: Option<PathBuf>,
 }
 
