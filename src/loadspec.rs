@@ -58,9 +58,9 @@ fn keys_of(kind: &str) -> &'static [&'static str] {
             "xdev (cross file systems)",
             "follow (symlinks)",
         ],
-        "msg" => &["fds=N", "size=BYTES", "pipe", "threads"],
+        "msg" => &["fds=N", "size=BYTES (1-64K)", "pipe", "threads"],
         "timer" => &["timers=N", "period=DUR"],
-        "net" => &["size=BYTES"],
+        "net" => &["size=BYTES (1-65000)"],
         "exec" => &["exec:COMMAND"],
         _ => &[],
     }
@@ -112,9 +112,20 @@ fn parse_workers(v: &str) -> Result<u32, String> {
     parse_u32("workers", v, 1..=4096)
 }
 
-fn size_u32(what: &str, v: &str) -> Result<u32, String> {
+/// A size in bytes within `range` (a message is at most 64 KiB, a datagram
+/// 65 000 bytes).
+fn size_in(what: &str, v: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, String> {
     let b = parse_size(v).map_err(|e| format!("{what}: {e}"))?;
-    u32::try_from(b).map_err(|_| format!("{what} '{v}' is too large"))
+    u32::try_from(b)
+        .ok()
+        .filter(|b| range.contains(b))
+        .ok_or_else(|| {
+            format!(
+                "{what} '{v}' is outside {}-{} bytes",
+                range.start(),
+                range.end()
+            )
+        })
 }
 
 /// The value of `key=value`, or an error saying one is needed.
@@ -152,8 +163,12 @@ fn apply(load: &mut Load, key: &str, v: Option<&str>) -> Result<(), String> {
         (Load::Fswalk { xdev, .. }, "xdev") => *xdev = parse_bool(key, v)?,
         (Load::Fswalk { follow, .. }, "follow") => *follow = parse_bool(key, v)?,
         (Load::Msg { fds, .. }, "fds") => *fds = parse_u32("fds", need(key, v)?, 1..=1000)?,
-        (Load::Msg { size, .. } | Load::Net { size }, "size") => {
-            *size = size_u32("size", need(key, v)?)?;
+        // Checked here, before any worker starts: the buffers are this size.
+        (Load::Msg { size, .. }, "size") => {
+            *size = size_in("size", need(key, v)?, 1..=65_536)?;
+        }
+        (Load::Net { size }, "size") => {
+            *size = size_in("size", need(key, v)?, 1..=65_000)?;
         }
         (Load::Msg { pipe, .. }, "pipe") => *pipe = parse_bool(key, v)?,
         (Load::Msg { threads, .. }, "threads") => *threads = parse_bool(key, v)?,
@@ -403,6 +418,9 @@ mod tests {
             ("dohell:1:2", "dohell takes only"),
             ("timer period=10ns", "below 1us"),
             ("io bytes", "'bytes' needs a value"),
+            ("msg size=1M", "size '1M' is outside 1-65536 bytes"),
+            ("net:1:64K", "size '64K' is outside 1-65000 bytes"),
+            ("msg size=0", "outside"),
         ] {
             let e = parse(spec).unwrap_err();
             assert!(e.contains(part), "{spec}: {e}");
@@ -430,6 +448,83 @@ mod tests {
         #[test]
         fn never_panics(text in "\\PC{0,40}") {
             let _ = parse(&text);
+        }
+    }
+
+    /// A spec put together from the grammar's own words and hostile values.
+    fn spec() -> impl Strategy<Value = String> {
+        let kind = proptest::sample::select(vec![
+            "cpu", "vm", "memcopy", "io", "msg", "net", "timer", "fswalk", "dohell", "exec",
+        ]);
+        let value = proptest::sample::select(vec![
+            "0",
+            "1",
+            "64",
+            "4096",
+            "4097",
+            "65536",
+            "65537",
+            "1K",
+            "64K",
+            "1M",
+            "3G",
+            "99999999999999999999",
+            "-1",
+            "1.5",
+            "10ns",
+            "1us",
+            "60%",
+            "yes",
+            "",
+            "x",
+        ]);
+        let key = proptest::sample::select(vec![
+            "workers", "bytes", "size", "fds", "timers", "period", "load", "method", "keep",
+            "force", "sync",
+        ]);
+        (
+            kind,
+            proptest::option::of(value.clone()),
+            proptest::option::of(value.clone()),
+            proptest::collection::vec((key, value), 0..4),
+        )
+            .prop_map(|(kind, w, size, keys)| {
+                let mut t = kind.to_string();
+                for part in [w, size].into_iter().flatten() {
+                    t.push(':');
+                    t.push_str(part);
+                }
+                for (k, v) in keys {
+                    t.push_str(&format!(" {k}={v}"));
+                }
+                t
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn what_is_accepted_is_within_the_documented_bounds(text in spec()) {
+            if let Ok(specs) = parse(&text) {
+                for s in specs {
+                    prop_assert!((1..=4096).contains(&s.workers), "{text}");
+                    match &s.load {
+                        Load::Vm { bytes, .. } | Load::Memcopy { bytes } | Load::Io { bytes, .. } => {
+                            prop_assert!(*bytes > 0, "{text}")
+                        }
+                        Load::Msg { fds, size, .. } => {
+                            prop_assert!((1..=1000).contains(fds) && (1..=65_536).contains(size), "{text}")
+                        }
+                        Load::Net { size } => prop_assert!((1..=65_000).contains(size), "{text}"),
+                        Load::Timer { timers, period_ns } => {
+                            prop_assert!((1..=10_000).contains(timers) && *period_ns >= 1_000, "{text}")
+                        }
+                        Load::Cpu { load_pct, .. } => prop_assert!((1..=100).contains(load_pct), "{text}"),
+                        _ => {}
+                    }
+                }
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ mod cli;
 mod error;
 mod export;
 mod import;
+mod limits;
 mod loadset;
 mod loadspec;
 mod record;

@@ -3,7 +3,7 @@
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
 use crate::tune::audit::AuditSummary;
-use rtlab_engine::stats::hist::{HistogramData, UsBucketsData};
+use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
 use rtlab_engine::sysinfo::Fingerprint;
@@ -240,6 +240,137 @@ impl Run {
             .as_array()
             .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
             .unwrap_or_default()
+    }
+}
+
+/// A number in a run record that no measurement gives (see
+/// [`Run::check_numbers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumbersError {
+    /// The series concerned (`cpu0`, `all`).
+    pub series: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for NumbersError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "series '{}': {}", self.series, self.message)
+    }
+}
+
+impl std::error::Error for NumbersError {}
+
+impl Series {
+    /// The invariants of one series; `unreported` names summary fields that are
+    /// unknown (held as 0) and so take no part in the order.
+    fn check_numbers(&self, unreported: &[&str]) -> Result<(), String> {
+        let s = &self.summary;
+        if s.samples != self.counters.samples {
+            return Err(format!(
+                "the summary counts {} values but the counters {}",
+                s.samples, self.counters.samples
+            ));
+        }
+        fn sum(mut counts: impl Iterator<Item = u64>) -> Option<u64> {
+            counts.try_fold(0u64, |a, c| a.checked_add(c))
+        }
+        if !self.histogram.buckets.is_empty() {
+            match sum(self.histogram.buckets.iter().map(|b| b.1)) {
+                Some(n) if n == s.samples => {}
+                Some(n) => {
+                    return Err(format!(
+                        "its histogram holds {n} values but it counts {}",
+                        s.samples
+                    ))
+                }
+                None => {
+                    return Err("its histogram counts add up to more than 64 bits can count".into())
+                }
+            }
+        }
+        if let Some(us) = &self.us_histogram {
+            if us.max_us > MAX_US_BUCKETS {
+                return Err(format!(
+                    "its 1-µs histogram has {} buckets, more than the {MAX_US_BUCKETS} (10 s) rtlab keeps",
+                    us.max_us
+                ));
+            }
+            if let Some(&(b, _)) = us.buckets.iter().find(|b| b.0 >= us.max_us) {
+                return Err(format!(
+                    "its 1-µs histogram has a bucket {b} beyond its range of {} µs",
+                    us.max_us
+                ));
+            }
+            match sum(us.buckets.iter().map(|b| b.1).chain([us.overflow])) {
+                Some(n) if n == s.samples => {}
+                Some(n) => {
+                    return Err(format!(
+                        "its 1-µs histogram and overflows hold {n} values but it counts {}",
+                        s.samples
+                    ))
+                }
+                None => {
+                    return Err(
+                        "its 1-µs histogram counts add up to more than 64 bits can count".into(),
+                    )
+                }
+            }
+            if us.overflow != self.counters.overflows {
+                return Err(format!(
+                    "its 1-µs histogram has {} overflows but its counters {}",
+                    us.overflow, self.counters.overflows
+                ));
+            }
+        }
+        if s.samples == 0 {
+            return Ok(());
+        }
+        let known: Vec<(&str, u64)> = s
+            .ordered()
+            .into_iter()
+            .filter(|(name, _)| !unreported.contains(name))
+            .collect();
+        for pair in known.windows(2) {
+            let ((a, va), (b, vb)) = (pair[0], pair[1]);
+            if va > vb {
+                return Err(format!(
+                    "{a} {va} is above {b} {vb}: the order statistics are out of order"
+                ));
+            }
+        }
+        // The mean is a float of the exact sum: allow its rounding.
+        let slack = 1e-9 * s.max_ns as f64;
+        let (min, max) = (s.min_ns as f64 - slack, s.max_ns as f64 + slack);
+        if !(s.mean_ns.is_finite() && min <= s.mean_ns && s.mean_ns <= max) {
+            return Err(format!(
+                "mean_ns {} is outside min_ns {} to max_ns {}",
+                s.mean_ns, s.min_ns, s.max_ns
+            ));
+        }
+        if !(s.stddev_ns.is_finite() && s.stddev_ns >= 0.0) {
+            return Err(format!("stddev_ns {} is not a spread", s.stddev_ns));
+        }
+        Ok(())
+    }
+}
+
+impl Run {
+    /// Refuses numbers no measurement gives, before the run is stored: in every
+    /// series the counters, the summary and the histograms count the same
+    /// values, and min ≤ p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 ≤ p99.99 ≤ max (fields
+    /// listed as unreported are unknown and left out), with the mean between
+    /// min and max.
+    pub fn check_numbers(&self) -> Result<(), NumbersError> {
+        let unreported = self.unreported();
+        for s in self.series.iter().chain(&self.total) {
+            s.check_numbers(&unreported)
+                .map_err(|message| NumbersError {
+                    series: s.name.clone(),
+                    message,
+                })?;
+        }
+        Ok(())
     }
 }
 

@@ -1,4 +1,5 @@
-//! Durations, sizes and time units on the command line and in scenario files.
+//! Durations, sizes, counts and time units on the command line, in scenario
+//! files and in imported files.
 //!
 //! Durations take a unit (`200us`, `1.5ms`, `30s`, `5m`, `2h`); a bare number uses
 //! the flag's documented default unit. Sizes take binary multiples (`64K`, `256M`,
@@ -131,6 +132,25 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     scale(num, mult).ok_or_else(|| format!("'{t}' is not a size I can read or is too large"))
 }
 
+/// A count (from a file or a flag): a whole number of things, at least 0, that fits in
+/// 64 bits. The message says which of those it is not.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    match t.parse::<u64>() {
+        Ok(n) => Ok(n),
+        Err(_)
+            if t.starts_with('-') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1 =>
+        {
+            Err(format!("'{t}' is negative; a count is 0 or more"))
+        }
+        Err(_) if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) => Err(format!(
+            "'{t}' is more than 64 bits can count ({}); no measurement has that many",
+            u64::MAX
+        )),
+        Err(_) => Err(format!("'{t}' is not a whole number")),
+    }
+}
+
 /// The unit times are shown in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -258,6 +278,54 @@ mod tests {
         assert_eq!(Human(12_500).to_string(), "12.5us");
         assert_eq!(Human(1_000_000).to_string(), "1ms");
         assert_eq!(Human(30_000_000_000).to_string(), "30s");
+    }
+
+    #[test]
+    fn counts_say_what_they_are_not() {
+        assert_eq!(parse_count(" 42 "), Ok(42));
+        assert_eq!(parse_count(&u64::MAX.to_string()), Ok(u64::MAX));
+        assert!(parse_count("-5").unwrap_err().contains("negative"));
+        assert!(parse_count("18446744073709551616")
+            .unwrap_err()
+            .contains("more than 64 bits"));
+        assert!(parse_count("1e3")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_count("").is_err());
+        assert!(parse_count("-").unwrap_err().contains("not a whole number"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn parsers_never_panic(text in "\\PC{0,30}", digits in "[0-9.]{0,30}[a-zA-Zµ]{0,4}") {
+            for t in [&text, &digits] {
+                let _ = parse_duration(t, DefaultUnit::Micros);
+                let _ = parse_size(t);
+                let _ = parse_count(t);
+            }
+        }
+
+        #[test]
+        fn sizes_are_exact_or_refused(n in any::<u64>(), unit in proptest::sample::select(vec![("", 0u32), ("K", 10), ("M", 20), ("G", 30), ("T", 40)])) {
+            let got = parse_size(&format!("{n}{}", unit.0));
+            match n.checked_mul(1u64 << unit.1) {
+                Some(v) => prop_assert_eq!(got, Ok(v)),
+                None => prop_assert!(got.unwrap_err().contains("too large")),
+            }
+        }
+
+        #[test]
+        fn counts_round_trip_and_negatives_are_refused(n in any::<u64>()) {
+            prop_assert_eq!(parse_count(&n.to_string()), Ok(n));
+            if n > 0 {
+                let negative = format!("-{n}");
+                prop_assert!(parse_count(&negative).is_err());
+            }
+            let past = n as u128 + u64::MAX as u128 + 1;
+            prop_assert!(parse_count(&past.to_string()).is_err());
+        }
     }
 
     proptest! {

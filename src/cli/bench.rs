@@ -4,6 +4,7 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::limits;
 use crate::record::{self, Counters, Run, Series, Status, Warning};
 use crate::report::series::{self, Col};
 use crate::report::table::Table;
@@ -555,6 +556,35 @@ fn memory_params(a: &MemoryOpts) -> Result<MemoryParams> {
     })
 }
 
+/// Memory the blocks take: one block (global scope) or one per thread.
+fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
+    match c.scope {
+        Scope::Global => (c.block_size, format!("one {} block", bytes(c.block_size))),
+        Scope::Local => (
+            c.block_size.saturating_mul(threads as u64),
+            format!(
+                "{threads} thread(s) × one {} block (--scope local)",
+                bytes(c.block_size)
+            ),
+        ),
+    }
+}
+
+/// The most mutexes `threads --locks` and `mutex --mutexes` allocate (128 bytes
+/// each, 128 MiB in all); sysbench's default is 4096.
+const MAX_MUTEXES: usize = 1 << 20;
+
+/// Refuses a count of mutexes above [`MAX_MUTEXES`], naming the flag.
+fn check_mutexes(flag: &str, n: usize) -> Result<()> {
+    if n > MAX_MUTEXES {
+        return Err(bad_flag(
+            flag,
+            format!("{n} mutexes is more than {MAX_MUTEXES}; sysbench uses 4096"),
+        ));
+    }
+    Ok(())
+}
+
 fn run_memory(env: &Env, p: MemoryParams, lim: Lim) -> Result<Run> {
     let c = p.cfg;
     let threads = lim.limits.threads as u64;
@@ -582,7 +612,7 @@ fn run_memory(env: &Env, p: MemoryParams, lim: Lim) -> Result<Run> {
             ),
         ));
     }
-    let w = Memory::new(c, lim.limits.threads);
+    let w = Memory::new(c, lim.limits.threads).map_err(|e| bad_flag("--block-size", e))?;
     let params = with_limits(
         json!({
             "block_size": c.block_size,
@@ -787,6 +817,7 @@ fn run_fileio(env: &Env, p: &FileioParams, lim: Lim, quiet: bool) -> Result<Run>
 }
 
 fn run_threads(env: &Env, yields: u32, locks: usize, lim: Lim) -> Result<Run> {
+    check_mutexes("--locks", locks)?;
     if yields == 0 {
         return Err(bad_flag(
             "--yields",
@@ -809,6 +840,7 @@ fn run_mutex(env: &Env, mutexes: usize, locks: u64, loops: u64, lim: Lim) -> Res
     if mutexes == 0 {
         return Err(bad_flag("--mutexes", "give at least 1 mutex"));
     }
+    check_mutexes("--mutexes", mutexes)?;
     if locks == 0 {
         return Err(bad_flag(
             "--locks",
@@ -822,7 +854,7 @@ fn run_mutex(env: &Env, mutexes: usize, locks: u64, loops: u64, lim: Lim) -> Res
     );
     let mut m = measure(env, "mutex", &w, lim, params, Vec::new());
     let taken = m.total.tally.ops;
-    let planned = locks * lim.limits.threads as u64;
+    let planned = locks.saturating_mul(lim.limits.threads as u64);
     debug_assert_eq!(w.increments(), taken);
     m.run.metrics.insert("total_ops".into(), taken as f64);
     rate(&mut m.run, "ops_per_s", taken as f64);
@@ -979,10 +1011,28 @@ fn dispatch(ctx: &Context, a: BenchArgs) -> Result<i32> {
         Which::Cpu(a) => single(ctx, &a.common, |e, l| run_cpu(e, a.max_prime, l)),
         Which::Memory(a) => {
             let p = memory_params(&a.opts)?;
+            let (bytes, what) = memory_need(&p.cfg, a.common.threads);
+            let need = limits::Need {
+                bytes,
+                what: &what,
+                fix: "give a smaller --block-size (or fewer --threads with --scope local)",
+            };
+            limits::check_memory("--block-size", &need, limits::memory_budget())?;
             single(ctx, &a.common, |e, l| run_memory(e, p, l))
         }
         Which::Fileio(a) => {
             let p = fileio_params(&a.opts, "--total-size")?;
+            let threads = a.common.threads;
+            let what = format!(
+                "{threads} thread(s) × one {} buffer",
+                bytes(p.cfg.block_size)
+            );
+            let need = limits::Need {
+                bytes: p.cfg.block_size.saturating_mul(threads as u64),
+                what: &what,
+                fix: "give a smaller --block-size or fewer --threads",
+            };
+            limits::check_memory("--block-size", &need, limits::memory_budget())?;
             let quiet = a.common.out.quiet;
             single(ctx, &a.common, |e, l| run_fileio(e, &p, l, quiet))
         }

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::Args;
 use rtlab_engine::sysinfo::Fingerprint;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Options that apply to the whole invocation.
 #[derive(Debug, Clone)]
@@ -33,10 +33,10 @@ pub struct SaveArgs {
     #[arg(long)]
     pub no_save: bool,
     /// Label of the run (default: "<kernel release> <preemption model>").
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = label_value)]
     pub label: Option<String>,
     /// Tag the run (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
+    #[arg(long = "tag", value_name = "TAG", value_parser = tag_value)]
     pub tags: Vec<String>,
 }
 
@@ -116,6 +116,81 @@ pub fn finish(
     Ok(run.exit_code)
 }
 
+/// `--tag`: some text. An empty tag cannot be listed, filtered or removed.
+pub fn tag_value(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a tag cannot be empty; give some text (e.g. --tag baseline)".into());
+    }
+    if text.chars().any(char::is_control) {
+        return Err("a tag cannot hold control characters (tabs, newlines)".into());
+    }
+    Ok(text.to_string())
+}
+
+/// `--label`: some text (without it, the default label applies).
+pub fn label_value(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "a label cannot be empty; give some text or leave --label out for the default".into(),
+        );
+    }
+    Ok(text.to_string())
+}
+
+/// A file rtlab writes (`--histfile`, `--svg`, `--html`, `--output`): its
+/// directory must exist. rtlab creates no directories for files, so that a
+/// typo (`/nonexistent/dir/x.svg`) is refused before anything runs rather than
+/// after a long measurement, and never makes a tree of directories.
+pub fn output_file(text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("the path is empty; give a file name".into());
+    }
+    let path = PathBuf::from(text);
+    if text == "-" {
+        return Ok(path);
+    }
+    if path.is_dir() {
+        return Err(format!("{text} is a directory; give a file name in it"));
+    }
+    existing_parent(&path)?;
+    Ok(path)
+}
+
+/// A directory rtlab writes files into (`--plots`, `prio unit --dir`): it
+/// exists, or its parent does and rtlab creates just that one directory.
+pub fn output_dir(text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("the path is empty; give a directory".into());
+    }
+    let path = PathBuf::from(text);
+    if path.is_dir() {
+        return Ok(path);
+    }
+    if path.exists() {
+        return Err(format!("{text} exists and is not a directory"));
+    }
+    existing_parent(&path)?;
+    Ok(path)
+}
+
+/// Refuses a path whose directory does not exist.
+fn existing_parent(path: &Path) -> Result<(), String> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => return Ok(()),
+    };
+    if parent.is_dir() {
+        Ok(())
+    } else if parent.exists() {
+        Err(format!("{} is not a directory", parent.display()))
+    } else {
+        Err(format!(
+            "the directory {} does not exist; create it first (rtlab does not create directories)",
+            parent.display()
+        ))
+    }
+}
+
 /// The exit code of a run: interrupted by a signal → 130, a threshold failed → 1.
 pub fn exit_code_for(status: Status, by_signal: bool, threshold_failed: bool) -> i32 {
     if status == Status::Interrupted && by_signal {
@@ -124,5 +199,44 @@ pub fn exit_code_for(status: Status, by_signal: bool, threshold_failed: bool) ->
         EXIT_FAILED
     } else {
         EXIT_OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_tags_and_labels_are_refused() {
+        assert!(tag_value("").unwrap_err().contains("cannot be empty"));
+        assert!(tag_value("  ").is_err());
+        assert!(tag_value("a\tb").unwrap_err().contains("control"));
+        assert_eq!(tag_value("rt kernel").unwrap(), "rt kernel");
+        assert!(label_value(" ").unwrap_err().contains("cannot be empty"));
+        assert_eq!(label_value("x").unwrap(), "x");
+    }
+
+    #[test]
+    fn output_paths_need_an_existing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ok = d.join("a.svg");
+        assert_eq!(output_file(ok.to_str().unwrap()).unwrap(), ok);
+        assert_eq!(output_file("-").unwrap(), PathBuf::from("-"));
+        assert!(output_file("relative-in-cwd.svg").is_ok());
+        let missing = d.join("no/such/a.svg");
+        let e = output_file(missing.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("does not exist; create it first"), "{e}");
+        assert!(!d.join("no").exists());
+        let e = output_file(d.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        std::fs::write(d.join("f"), "x").unwrap();
+        let e = output_file(d.join("f/a.svg").to_str().unwrap()).unwrap_err();
+        assert!(e.contains("is not a directory"), "{e}");
+        assert!(output_file("").is_err());
+
+        assert!(output_dir(d.join("plots").to_str().unwrap()).is_ok());
+        assert!(output_dir(d.join("no/plots").to_str().unwrap()).is_err());
+        assert!(output_dir(d.join("f").to_str().unwrap()).is_err());
     }
 }

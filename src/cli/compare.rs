@@ -1,7 +1,7 @@
 //! `rtlab compare`: runs side by side, verdicts against deadlines, what differs
 //! between them, plots and an HTML report.
 
-use super::common::Context;
+use super::common::{self, Context};
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
 use crate::record::{Run, Status};
 use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
@@ -53,7 +53,7 @@ pub struct CompareArgs {
     #[arg(long)]
     csv: bool,
     /// Write the overlaid histograms of all runs to this SVG file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = common::output_file)]
     svg: Option<PathBuf>,
     #[command(flatten)]
     files: ReportFiles,
@@ -87,14 +87,14 @@ impl RequireArgs {
 #[derive(Debug, Args)]
 pub struct ReportFiles {
     /// Write a self-contained HTML report (inline SVG plots) to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = common::output_file)]
     html: Option<PathBuf>,
     /// Title of the HTML report.
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
     /// Write every plot as an SVG file into this directory (histograms.svg,
     /// percentiles.svg, run-ID-threads.svg, run-ID-time.svg).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = common::output_dir)]
     plots: Option<PathBuf>,
 }
 
@@ -156,8 +156,13 @@ fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
 /// a reader never sees half a file.
 fn write_files(files: &[(PathBuf, &'static str, String)]) -> Result<()> {
     for (path, flag, content) in files {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+        // Only --plots' own directory is ever made, below one that exists:
+        // the flags' parsers checked that.
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+        {
+            std::fs::create_dir(dir)
                 .map_err(|e| bad_flag(flag, format!("cannot create {}: {e}", dir.display())))?;
         }
         let tmp = path.with_extension("rtlab-tmp");

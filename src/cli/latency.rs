@@ -3,6 +3,7 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, UsageError};
+use crate::limits;
 use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
 use crate::report::{self, histfile};
 use crate::system;
@@ -15,6 +16,7 @@ use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::dma::DmaLatencyGuard;
 use rtlab_engine::rt::sched::{self, Policy};
 use rtlab_engine::rt::{mem, signals};
+use rtlab_engine::stats::hist::MAX_US_BUCKETS;
 use rtlab_engine::sysinfo::Fingerprint;
 use serde_json::json;
 use std::path::PathBuf;
@@ -88,9 +90,10 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     max_latency: Option<String>,
     /// Write the 1-µs histogram in cyclictest's -h layout to this file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = common::output_file)]
     histfile: Option<PathBuf>,
-    /// Points kept per thread in the latency-over-time series (block maxima).
+    /// Points kept per thread in the latency-over-time series (block maxima;
+    /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     trace_points: usize,
     #[command(flatten)]
@@ -160,7 +163,7 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
     let hist_max = us_or_unit("--histogram-max", &a.histogram_max)?;
     let hist_max_us = u32::try_from(hist_max / 1000)
         .ok()
-        .filter(|&us| (1..=10_000_000).contains(&us))
+        .filter(|&us| (1..=MAX_US_BUCKETS).contains(&us))
         .ok_or_else(|| {
             bad_flag(
                 "--histogram-max",
@@ -182,8 +185,15 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
         .as_deref()
         .map(|m| us_or_unit("--max-latency", m))
         .transpose()?;
-    if a.trace_points < 2 {
-        return Err(bad_flag("--trace-points", "keep at least 2 points"));
+    if !(2..=MAX_TRACE_POINTS).contains(&a.trace_points) {
+        return Err(bad_flag(
+            "--trace-points",
+            format!(
+                "{} is outside 2-{MAX_TRACE_POINTS}; beyond, points keep block maxima and no peak is lost (the store keeps at most {})",
+                a.trace_points,
+                crate::store::MAX_TRACE_POINTS
+            ),
+        ));
     }
 
     let policy = match a.policy {
@@ -260,6 +270,13 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
     if let Some(w) = smt_sharing(&threads) {
         warnings.push(w);
     }
+    let (bytes, what) = memory_need(threads.len(), hist_max_us, a.trace_points);
+    let need = limits::Need {
+        bytes,
+        what: &what,
+        fix: "give a smaller --histogram-max, fewer --trace-points or fewer threads",
+    };
+    limits::check_memory("--histogram-max", &need, limits::memory_budget())?;
 
     let dma_latency_us = match a.dma_latency.trim() {
         "off" | "none" => None,
@@ -292,6 +309,26 @@ fn plan(a: &LatencyArgs, fp: &Fingerprint) -> Result<Plan> {
         max_latency_ns,
         warnings,
     })
+}
+
+/// The most points per thread in the latency-over-time series: 24 MB a thread.
+const MAX_TRACE_POINTS: usize = 1_000_000;
+
+/// What the probe allocates (and locks) before it starts, and how to say it:
+/// per thread a 1-µs histogram of `hist_max_us` buckets, a trace of
+/// `trace_points` points and an HdrHistogram (under 256 KiB), plus one more
+/// of each for the merged total.
+fn memory_need(threads: usize, hist_max_us: u32, trace_points: usize) -> (u64, String) {
+    const HDR_BYTES: u64 = 256 << 10;
+    let point = std::mem::size_of::<rtlab_engine::stats::trace::TracePoint>() as u64;
+    let per_thread = u64::from(hist_max_us) * 8 + trace_points as u64 * point + HDR_BYTES;
+    (
+        per_thread.saturating_mul(threads as u64 + 1),
+        format!(
+            "{} thread(s) (and their total) × ({hist_max_us} histogram buckets + {trace_points} trace points)",
+            threads
+        ),
+    )
 }
 
 /// A warning when two measuring threads sit on SMT siblings of one core.
@@ -549,4 +586,29 @@ fn write_histfile(path: &std::path::Path, run: &Run) -> Result<()> {
     std::fs::rename(&tmp, path)
         .with_context(|| format!("--histfile: cannot write {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_and_traces_of_every_thread_are_counted_against_memory() {
+        // 1024 threads of 10 s histograms: 80 MB each, 82 GB with the total.
+        let (bytes, what) = memory_need(1024, MAX_US_BUCKETS, 2048);
+        assert!(bytes > 1025 * 80_000_000, "{bytes}");
+        assert!(what.starts_with("1024 thread(s)"), "{what}");
+        let need = limits::Need {
+            bytes,
+            what: &what,
+            fix: "fewer",
+        };
+        let e = limits::check_memory("--histogram-max", &need, Some(8 << 30)).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--histogram-max: 1024 thread(s)"),
+            "{e}"
+        );
+        // The defaults on a few CPUs take a few MB.
+        assert!(memory_need(4, 10_000, 2048).0 < 8 << 20);
+    }
 }

@@ -231,6 +231,7 @@ struct ApplyArgs {
 #[derive(Debug, Args)]
 struct SaveArgs {
     /// Where to write the profile.
+    #[arg(value_parser = super::common::output_file)]
     profile: PathBuf,
     /// Regular expression on the process name (default: every process with a
     /// real-time thread).
@@ -248,7 +249,7 @@ struct UnitArgs {
     profile: PathBuf,
     /// Write the drop-ins below this directory (e.g. /etc/systemd/system) instead
     /// of printing them.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = super::common::output_dir)]
     dir: Option<PathBuf>,
 }
 

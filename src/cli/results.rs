@@ -1,7 +1,7 @@
 //! `rtlab results`: list, show, delete, tag, label, export and import stored runs,
 //! and list the campaigns they belong to.
 
-use super::common::Context;
+use super::common::{self, Context};
 use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::export::{self, Format};
 use crate::import;
@@ -40,7 +40,7 @@ enum ResultsCommand {
         /// Run id.
         id: i64,
         /// Tags.
-        #[arg(required = true, value_name = "TAG")]
+        #[arg(required = true, value_name = "TAG", value_parser = common::tag_value)]
         tags: Vec<String>,
         /// Remove these tags instead of adding them.
         #[arg(long)]
@@ -77,7 +77,7 @@ struct ListArgs {
     #[arg(long, value_name = "AGE|DATE")]
     since: Option<String>,
     /// Only runs with this tag.
-    #[arg(long, value_name = "TAG")]
+    #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
     tag: Option<String>,
     /// Only runs of this campaign.
     #[arg(long, value_name = "ID")]
@@ -114,7 +114,7 @@ struct ExportArgs {
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
     /// Write to this file instead of stdout ("-": stdout).
-    #[arg(short, long, value_name = "PATH")]
+    #[arg(short, long, value_name = "PATH", value_parser = common::output_file)]
     output: Option<PathBuf>,
 }
 
@@ -125,10 +125,10 @@ struct ImportArgs {
     files: Vec<PathBuf>,
     /// Label of the imported runs (default: the kernel named in the file, else
     /// the file's name).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = common::label_value)]
     label: Option<String>,
     /// Tag the imported runs (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
+    #[arg(long = "tag", value_name = "TAG", value_parser = common::tag_value)]
     tags: Vec<String>,
     /// The sysbench test the files come from; needed for threads and mutex, whose
     /// reports look the same.

@@ -53,7 +53,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "-1")]
     resume: Option<i64>,
     /// Write the HTML report here (default: next to the store).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = super::common::output_file)]
     html: Option<PathBuf>,
     /// Print one JSON document (format rtlab/1) instead of the tables.
     #[arg(long)]
@@ -65,10 +65,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     unit: TimeUnit,
     /// Label of the campaign's runs (default: "<kernel release> <preemption model>").
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = super::common::label_value)]
     label: Option<String>,
     /// Tag every run (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
+    #[arg(long = "tag", value_name = "TAG", value_parser = super::common::tag_value)]
     tags: Vec<String>,
 }
 

@@ -12,8 +12,8 @@
 use super::{file_label, fingerprint_from_uname, unknown_system, Skeleton, Source};
 use crate::record::{self, Counters, Run, Series, Warning};
 use crate::report::histfile::{self, ParseError};
-use rtlab_engine::stats::hist::{LatencyHistogram, UsBucketsData};
-use rtlab_engine::stats::{Moments, Summary};
+use rtlab_engine::stats::hist::{LatencyHistogram, UsBucketsData, MAX_US_BUCKETS};
+use rtlab_engine::stats::{Moments, MomentsOverflow, Summary};
 use rtlab_engine::sysinfo::{PreemptModel, Uname};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -36,11 +36,20 @@ struct Column {
 }
 
 impl Column {
-    fn samples(&self) -> u64 {
+    /// Values in the column; `None` when the counts add up to more than 64
+    /// bits hold (they cannot come from a measurement).
+    fn checked_samples(&self) -> Option<u64> {
         match &self.buckets {
-            Some(b) => b.iter().sum::<u64>() + self.overflows,
-            None => self.cycles,
+            Some(b) => b
+                .iter()
+                .try_fold(self.overflows, |acc, &n| acc.checked_add(n)),
+            None => Some(self.cycles),
         }
+    }
+
+    /// Values in the column; [`check`] made sure they add up.
+    fn samples(&self) -> u64 {
+        self.checked_samples().unwrap_or(u64::MAX)
     }
 
     /// All threads together.
@@ -74,13 +83,18 @@ impl Column {
     }
 
     /// The series, noting in `unreported` the summary fields it cannot give.
-    fn series(&self, name: String, unreported: &mut BTreeSet<&'static str>) -> Series {
+    /// The column passed [`check`]; its values in ns fit in 64 bits.
+    fn series(
+        &self,
+        name: String,
+        unreported: &mut BTreeSet<&'static str>,
+    ) -> Result<Series, MomentsOverflow> {
         let mut m = Moments::default();
         let mut h = LatencyHistogram::new();
         let summary = match &self.buckets {
             Some(buckets) => {
                 for (us, &n) in buckets.iter().enumerate() {
-                    m.record_n(us as u64 * 1000, n);
+                    m.record_n(us as u64 * 1000, n)?;
                     h.record_n(us as u64 * 1000, n);
                 }
                 if self.overflows > 0 {
@@ -88,9 +102,9 @@ impl Column {
                     // the reported minimum (which matters when all overflowed).
                     let floor = (buckets.len() as u64 * 1000).max(self.min_us * 1000);
                     let max = (self.max_us * 1000).max(floor);
-                    m.record_n(floor, self.overflows - 1);
+                    m.record_n(floor, self.overflows - 1)?;
                     h.record_n(floor, self.overflows - 1);
-                    m.record(max);
+                    m.record_n(max, 1)?;
                     h.record(max);
                 }
                 let mut s = Summary::new(&m, &h);
@@ -128,7 +142,7 @@ impl Column {
                 }
             }
         };
-        Series {
+        Ok(Series {
             name,
             thread: self.thread,
             cpu: self.cpu,
@@ -155,12 +169,51 @@ impl Column {
                 overflow_cycles: self.overflow_cycles.clone(),
             }),
             trace: Vec::new(),
-        }
+        })
     }
 }
 
-/// Per-thread series, the total, and the warnings the columns justify.
-fn fill(skel: Skeleton<'_>, cols: &[Column]) -> Run {
+/// Refuses columns whose numbers no measurement gives: counts that add up to
+/// more than 64 bits hold (per thread or over all threads), latencies whose
+/// nanoseconds do not fit in 64 bits, min/avg/max out of order. `line` says
+/// where a thread's numbers are, by thread index.
+fn check(cols: &[Column], line: impl Fn(usize) -> usize) -> Result<(), ParseError> {
+    let mut all: u64 = 0;
+    for (i, c) in cols.iter().enumerate() {
+        let err = |message: String| ParseError {
+            line: line(i),
+            message: format!("thread {i}: {message}"),
+        };
+        let n = c.checked_samples().ok_or_else(|| {
+            err("its histogram counts and overflows add up to more than 64 bits can count: they cannot come from a measurement".into())
+        })?;
+        all = all.checked_add(n).ok_or_else(|| {
+            err("the counts of all threads add up to more than 64 bits can count: they cannot come from a measurement".into())
+        })?;
+        const MAX_US: u64 = u64::MAX / 1000;
+        if c.min_us > MAX_US || c.max_us > MAX_US || !(c.avg_us.is_finite() && c.avg_us >= 0.0) {
+            return Err(err(format!(
+                "min {} µs, avg {} µs or max {} µs is not a latency (negative, or more than 64 bits of ns)",
+                c.min_us, c.avg_us, c.max_us
+            )));
+        }
+        if n > 0 && !(c.min_us as f64 <= c.avg_us && c.avg_us <= c.max_us as f64) {
+            return Err(err(format!(
+                "min {} µs, avg {} µs and max {} µs are not in order",
+                c.min_us, c.avg_us, c.max_us
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Per-thread series, the total, and the warnings the columns justify. The
+/// columns passed [`check`]; `line` is where a failure is reported.
+fn fill(skel: Skeleton<'_>, cols: &[Column], line: usize) -> Result<Run, ParseError> {
+    let too_large = |e: MomentsOverflow| ParseError {
+        line,
+        message: e.to_string(),
+    };
     let mut unreported = BTreeSet::new();
     let mut warnings = skel.warnings.clone();
     let mut params = skel.params.clone();
@@ -174,8 +227,11 @@ fn fill(skel: Skeleton<'_>, cols: &[Column]) -> Run {
             };
             c.series(name, &mut unreported)
         })
-        .collect();
-    let total = Column::total(cols).series("all".into(), &mut unreported);
+        .collect::<Result<_, _>>()
+        .map_err(too_large)?;
+    let total = Column::total(cols)
+        .series("all".into(), &mut unreported)
+        .map_err(too_large)?;
     warnings.push(Warning::new(
         "imported_cyclictest",
         "imported from cyclictest: values are whole microseconds, and cyclictest counts no missed periods (overruns) or deadline misses, so those counters are 0 here, not measured",
@@ -215,7 +271,7 @@ fn fill(skel: Skeleton<'_>, cols: &[Column]) -> Run {
     .into_run();
     run.series = series;
     run.total = Some(total);
-    run
+    Ok(run)
 }
 
 /// The first line (1-based) whose text contains `needle`, else the last line.
@@ -246,10 +302,11 @@ fn is_histofall(text: &str) -> bool {
     matches!((counts, threads), (Some(c), Some(t)) if c == t + 1)
 }
 
-/// Parses `cyclictest -h N` / `-H N` output (or an rtlab `--histfile`).
-pub fn from_histogram_text(text: &str, src: &Source) -> Result<Run, ParseError> {
+/// Parses `cyclictest -h N` / `-H N` output (or an rtlab `--histfile`), whose
+/// dense columns may hold at most `max_cells` buckets in all.
+pub fn from_histogram_text(text: &str, src: &Source, max_cells: usize) -> Result<Run, ParseError> {
     let histofall = is_histofall(text);
-    let parsed = histfile::parse(text, histofall)?;
+    let parsed = histfile::parse(text, histofall, max_cells)?;
     let last = text.lines().count().max(1);
     if !text
         .lines()
@@ -265,7 +322,12 @@ pub fn from_histogram_text(text: &str, src: &Source) -> Result<Run, ParseError> 
             .split_whitespace()
             .map(|w| w.parse::<u64>().ok());
         for (t, (total, col)) in totals.zip(&parsed).enumerate() {
-            let sum: u64 = col.buckets.iter().sum();
+            let Some(sum) = col.buckets.iter().try_fold(0u64, |a, &b| a.checked_add(b)) else {
+                return Err(ParseError {
+                    line: n + 1,
+                    message: format!("thread {t}: its histogram lines add up to more than 64 bits can count: they cannot come from a measurement"),
+                });
+            };
             if total != Some(sum) {
                 return Err(ParseError {
                     line: n + 1,
@@ -293,6 +355,8 @@ pub fn from_histogram_text(text: &str, src: &Source) -> Result<Run, ParseError> 
         })
         .collect();
     let range = cols[0].buckets.as_ref().map_or(0, Vec::len);
+    let summary_line = line_of(text, "# Min Latencies");
+    check(&cols, |_| summary_line)?;
     let skel = Skeleton {
         kind: "latency".into(),
         label: file_label(src),
@@ -315,7 +379,7 @@ pub fn from_histogram_text(text: &str, src: &Source) -> Result<Run, ParseError> 
             ),
         ],
     };
-    Ok(fill(skel, &cols))
+    fill(skel, &cols, line_of(text, "# Histogram"))
 }
 
 /// The value of a cyclictest option in a command line: `-h 8`, `-h8`, `-h=8`,
@@ -344,8 +408,9 @@ fn option_value(cmdline: &str, short: char, long: &str) -> Option<String> {
     None
 }
 
-/// Parses cyclictest's `--json` file.
-pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError> {
+/// Parses cyclictest's `--json` file, whose histograms may hold at most
+/// `max_cells` 1-µs buckets in all.
+pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Result<Run, ParseError> {
     let err = |needle: &str, message: String| ParseError {
         line: line_of(text, needle),
         message,
@@ -362,12 +427,19 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
     let range_us = option_value(cmdline, 'h', "histogram")
         .or_else(|| option_value(cmdline, 'H', "histofall"))
         .map(|r| {
-            r.parse::<usize>().map_err(|_| {
+            let n = r.parse::<usize>().map_err(|_| {
                 err(
                     "cmdline",
                     format!("the histogram size '{r}' in the command line is not a number"),
                 )
-            })
+            })?;
+            if n > MAX_US_BUCKETS as usize {
+                return Err(err(
+                    "cmdline",
+                    format!("the histogram size {n} in the command line is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported"),
+                ));
+            }
+            Ok(n)
         })
         .transpose()?;
     if let Some(n) = v.get("num_threads") {
@@ -415,11 +487,34 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
         }
         entries.push((n, t, here, pairs));
     }
-    let top = |pairs: &[(usize, u64)]| pairs.iter().map(|(us, _)| us + 1).max().unwrap_or(0);
+    let top = |pairs: &[(usize, u64)]| {
+        pairs
+            .iter()
+            .map(|(us, _)| us.saturating_add(1))
+            .max()
+            .unwrap_or(0)
+    };
     let any_entries = entries.iter().any(|e| !e.3.is_empty());
     let guessed_range = range_us.is_none() && any_entries;
     let range = range_us
         .or_else(|| any_entries.then(|| entries.iter().map(|e| top(&e.3)).max().unwrap_or(0)));
+    if let Some(range) = range {
+        // Checked before any column is allocated: the bucket keys and the -h
+        // in the command line are text, the columns are dense.
+        if range > MAX_US_BUCKETS as usize {
+            return Err(err(
+                "\"histogram\"",
+                format!("histogram bucket {} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported", range - 1),
+            ));
+        }
+        let cells = range.saturating_mul(entries.len());
+        if cells > max_cells {
+            return Err(err(
+                "\"histogram\"",
+                format!("{} threads of {range} 1-µs buckets make {cells} buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported", entries.len()),
+            ));
+        }
+    }
     let mut cols = Vec::new();
     for (n, t, here, pairs) in entries {
         let num = |name: &str| -> Result<u64, ParseError> {
@@ -447,13 +542,22 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
                 }
                 let mut b = vec![0u64; range];
                 for (us, c) in pairs {
-                    b[us] += c;
+                    // Two keys may name one bucket ("7" and "07").
+                    b[us] = b[us].checked_add(c).ok_or_else(|| {
+                        err(&here, format!("thread {n}: histogram bucket {us} holds more than 64 bits can count"))
+                    })?;
                 }
                 Some(b)
             }
             None => None,
         };
-        let in_hist: u64 = buckets.iter().flatten().sum();
+        let in_hist = buckets
+            .iter()
+            .flatten()
+            .try_fold(0u64, |a, &c| a.checked_add(c))
+            .ok_or_else(|| {
+                err(&here, format!("thread {n}: the histogram's counts add up to more than 64 bits can count: they cannot come from a measurement"))
+            })?;
         if in_hist > cycles {
             return Err(err(
                 &here,
@@ -479,6 +583,11 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
     if cols.is_empty() {
         return Err(err("\"thread\"", "the \"thread\" object is empty".into()));
     }
+    let thread_lines: Vec<usize> = cols
+        .iter()
+        .map(|c| line_of(text, &format!("\"{}\": {{", c.thread.unwrap_or(0))))
+        .collect();
+    check(&cols, |i| thread_lines[i])?;
     let sys = v.get("sysinfo").cloned().unwrap_or(Value::Null);
     let s = |k: &str| sys.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let mut fp = fingerprint_from_uname(Uname {
@@ -521,7 +630,7 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
     ));
     let interval_ns = option_value(cmdline, 'i', "interval")
         .and_then(|i| i.parse::<u64>().ok())
-        .map(|us| us * 1000);
+        .and_then(|us| us.checked_mul(1000));
     let priority = option_value(cmdline, 'p', "priority").and_then(|p| p.parse::<i64>().ok());
     let skel = Skeleton {
         kind: "latency".into(),
@@ -548,7 +657,7 @@ pub fn from_json(v: &Value, text: &str, src: &Source) -> Result<Run, ParseError>
         }),
         warnings,
     };
-    Ok(fill(skel, &cols))
+    fill(skel, &cols, line_of(text, "\"thread\""))
 }
 
 #[cfg(test)]
@@ -572,6 +681,74 @@ mod tests {
         );
     }
 
+    fn src() -> Source {
+        Source {
+            name: "c.json".into(),
+            modified: None,
+        }
+    }
+
+    /// A cyclictest --json document with one thread per `(histogram, cycles)`.
+    fn json_doc(cmdline: &str, threads: &[(Value, Value)]) -> (Value, String) {
+        let mut th = serde_json::Map::new();
+        for (i, (h, cycles)) in threads.iter().enumerate() {
+            th.insert(
+                i.to_string(),
+                json!({"histogram": h, "cycles": cycles, "min": 1, "avg": 2.0, "max": 3}),
+            );
+        }
+        let v = json!({"cmdline:": cmdline, "num_threads": threads.len(), "thread": th});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        (v, text)
+    }
+
+    #[test]
+    fn a_histogram_size_past_the_limit_is_refused_before_allocating() {
+        let (v, text) = json_doc("cyclictest -h 999999999999", &[(json!({"1": 1}), json!(1))]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(
+            e.message.contains("histogram size 999999999999"),
+            "{}",
+            e.message
+        );
+        let (v, text) = json_doc("cyclictest", &[(json!({"999999999999": 1}), json!(1))]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(
+            e.message.contains("bucket 999999999999 µs is beyond"),
+            "{}",
+            e.message
+        );
+        let (v, text) = json_doc("cyclictest -h 5000", &vec![(json!({}), json!(1)); 4]);
+        let e = from_json(&v, &text, &src(), 10_000).unwrap_err();
+        assert!(e.message.contains("4 threads of 5000"), "{}", e.message);
+    }
+
+    #[test]
+    fn counts_that_wrap_when_summed_are_refused() {
+        let half = u64::MAX / 2 + 1;
+        let (v, text) = json_doc(
+            "cyclictest -h 4",
+            &[(json!({"1": half, "2": half}), json!(1))],
+        );
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(e.message.contains("64 bits"), "{}", e.message);
+        assert_eq!(e.line, line_of(&text, "\"0\": {"));
+        let t = (json!({"1": half}), json!(half));
+        let (v, text) = json_doc("cyclictest -h 4", &[t.clone(), t]);
+        let e = from_json(&v, &text, &src(), 1 << 20).unwrap_err();
+        assert!(e.message.contains("all threads"), "{}", e.message);
+        let (v, text) = json_doc("cyclictest -h 4", &[(json!({"1": -3}), json!(1))]);
+        assert!(from_json(&v, &text, &src(), 1 << 20).is_err());
+    }
+
+    #[test]
+    fn min_avg_max_out_of_order_are_refused() {
+        let text = "# Histogram\n000001 000002\n# Total: 000000002\n# Min Latencies: 00009\n# Avg Latencies: 00001\n# Max Latencies: 00001\n# Histogram Overflows: 00000\n";
+        let e = from_histogram_text(text, &src(), 1 << 20).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("not in order"), "{}", e.message);
+    }
+
     #[test]
     fn overflowed_values_are_lower_bounds_at_the_range_and_the_max_is_exact() {
         let c = Column {
@@ -584,7 +761,7 @@ mod tests {
             ..Column::default()
         };
         let mut unreported = BTreeSet::new();
-        let s = c.series("t".into(), &mut unreported);
+        let s = c.series("t".into(), &mut unreported).unwrap();
         assert_eq!(s.counters.samples, 6);
         assert_eq!(s.summary.min_ns, 1000);
         assert_eq!(s.summary.max_ns, 50_000);
@@ -608,7 +785,7 @@ mod tests {
             max_us: 30,
             ..Column::default()
         };
-        let s = c.series("t".into(), &mut BTreeSet::new()).summary;
+        let s = c.series("t".into(), &mut BTreeSet::new()).unwrap().summary;
         assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (10_000, 10_000, 30_000));
     }
 
@@ -622,7 +799,7 @@ mod tests {
             ..Column::default()
         };
         let mut unreported = BTreeSet::new();
-        let s = c.series("t".into(), &mut unreported);
+        let s = c.series("t".into(), &mut unreported).unwrap();
         assert_eq!(s.summary.mean_ns, 3000.0);
         assert_eq!(s.summary.stddev_ns, 1000.0);
         assert!(unreported.is_empty());

@@ -16,6 +16,8 @@
 //! shown as unknown.
 
 mod cyclictest;
+#[cfg(test)]
+mod props;
 mod sysbench;
 
 pub use sysbench::TESTS as SYSBENCH_TESTS;
@@ -82,8 +84,26 @@ pub fn import_file(path: &Path, opts: &Options) -> Result<Run> {
     import_text(&text, &src, opts)
 }
 
+/// The most 1-µs buckets one imported file may make rtlab hold. cyclictest's
+/// histograms are dense (one count per µs per thread) and a short file can name
+/// a bucket far away: at 8 bytes a bucket, twice over (the threads' columns and
+/// their total), they must fit in 90% of MemAvailable; 16 Mi buckets (128 MiB)
+/// when that is unknown.
+fn bucket_budget() -> usize {
+    match crate::limits::memory_budget() {
+        Some(bytes) => usize::try_from(bytes / 16).unwrap_or(usize::MAX),
+        None => 1 << 24,
+    }
+}
+
 /// Parses a file's text.
 pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
+    parse_text(text, src, opts, bucket_budget())
+}
+
+/// Parses a file's text, holding at most `max_cells` histogram buckets. The
+/// run it returns satisfies [`Run::check_numbers`].
+fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Result<Run> {
     let at_line = |e: ParseError| -> anyhow::Error {
         crate::error::UsageError(format!(
             "{} line {}: {}; nothing was imported",
@@ -100,14 +120,14 @@ pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
             })
         })?;
         if value.get("format").is_some() {
-            rtlab_json(value, src)?
+            rtlab_json(value, src, max_cells)?
         } else {
-            cyclictest::from_json(&value, text, src).map_err(at_line)?
+            cyclictest::from_json(&value, text, src, max_cells).map_err(at_line)?
         }
     } else if let Some(n) = sysbench::banner_line(text) {
         sysbench::parse(text, n, src, opts.sysbench_test.as_deref()).map_err(at_line)?
     } else if text.lines().any(|l| l.trim_end() == "# Histogram") {
-        cyclictest::from_histogram_text(text, src).map_err(at_line)?
+        cyclictest::from_histogram_text(text, src, max_cells).map_err(at_line)?
     } else {
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         bail!(crate::error::UsageError(format!(
@@ -125,12 +145,25 @@ pub fn import_text(text: &str, src: &Source, opts: &Options) -> Result<Run> {
     if let Some(label) = &opts.label {
         run.label = label.clone();
     }
+    if let Err(e) = run.check_numbers() {
+        // Pretty-printed rtlab JSON names each series on a line of its own.
+        let needle = format!("\"name\": \"{}\"", e.series);
+        return Err(match text.lines().position(|l| l.contains(&needle)) {
+            Some(i) => at_line(ParseError {
+                line: i + 1,
+                message: e.to_string(),
+            }),
+            None => {
+                crate::error::UsageError(format!("{}: {e}; nothing was imported", src.name)).into()
+            }
+        });
+    }
     Ok(run)
 }
 
 /// An rtlab JSON document (what `--json` and `results export --format json`
 /// print), saved again as a new run.
-fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
+fn rtlab_json(value: serde_json::Value, src: &Source, max_cells: usize) -> Result<Run> {
     let format = value["format"].as_str().unwrap_or("");
     if format != record::FORMAT {
         bail!(crate::error::UsageError(format!(
@@ -145,6 +178,19 @@ fn rtlab_json(value: serde_json::Value, src: &Source) -> Result<Run> {
             src.name
         ))
     })?;
+    // Exporting a run in cyclictest's layout makes its 1-µs histograms dense.
+    let cells = run
+        .series
+        .iter()
+        .chain(&run.total)
+        .filter_map(|s| s.us_histogram.as_ref())
+        .fold(0usize, |a, us| a.saturating_add(us.max_us as usize));
+    if cells > max_cells {
+        bail!(crate::error::UsageError(format!(
+            "{}: its 1-µs histograms have {cells} buckets in all, more than rtlab holds for one run on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported",
+            src.name
+        )));
+    }
     // Ids and campaigns belong to the database the run came from.
     run.id = None;
     run.campaign = None;
@@ -245,6 +291,38 @@ mod tests {
     fn rtlab_json_of_another_format_version_is_refused() {
         let e = import_text("{\"format\": \"rtlab/9\"}", &src(), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("'rtlab/9' is not rtlab/1"), "{e}");
+    }
+
+    #[test]
+    fn rtlab_json_with_more_dense_buckets_than_the_budget_is_refused() {
+        let mut run = Run::new(
+            "latency",
+            "x".into(),
+            Fingerprint::default(),
+            "t".into(),
+            serde_json::json!({}),
+        );
+        let series = |max_us| crate::record::Series {
+            name: "cpu0".into(),
+            thread: None,
+            cpu: None,
+            tid: None,
+            interval_ns: None,
+            counters: Default::default(),
+            summary: Default::default(),
+            max_at: None,
+            histogram: Default::default(),
+            us_histogram: Some(rtlab_engine::stats::hist::UsBucketsData {
+                max_us,
+                ..Default::default()
+            }),
+            trace: Vec::new(),
+        };
+        run.series = vec![series(6000), series(6000)];
+        let text = serde_json::to_string_pretty(&run).unwrap();
+        let e = parse_text(&text, &src(), &Options::default(), 10_000).unwrap_err();
+        assert!(e.to_string().contains("12000 buckets in all"), "{e}");
+        assert!(parse_text(&text, &src(), &Options::default(), 12_000).is_ok());
     }
 
     #[test]

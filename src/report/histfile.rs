@@ -22,7 +22,8 @@
 //! thread separated by tabs, `Total` counts only values inside the histogram, and
 //! latencies are whole microseconds (averages truncated).
 
-use rtlab_engine::stats::hist::UsBucketsData;
+use crate::units::parse_count;
+use rtlab_engine::stats::hist::{UsBucketsData, MAX_US_BUCKETS};
 
 /// One thread's column.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -123,7 +124,12 @@ impl std::error::Error for ParseError {}
 /// column is cyclictest's total over all threads and `histofall` must be true so
 /// that it is dropped. Lines that are neither histogram lines nor known `#`
 /// summaries (cyclictest's own status lines, `T: 0 (...)`) are ignored.
-pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError> {
+///
+/// The columns are dense, one count per µs, and the sparse form can name a
+/// bucket far beyond the last line: a bucket at or above [`MAX_US_BUCKETS`], or
+/// one that would make the columns hold more than `max_cells` counts in all, is
+/// refused before anything is allocated for it.
+pub fn parse(text: &str, histofall: bool, max_cells: usize) -> Result<Vec<HistColumn>, ParseError> {
     let mut cols: Vec<HistColumn> = Vec::new();
     let mut rows = 0usize;
     let mut in_cycles = false;
@@ -136,10 +142,7 @@ pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError>
         let line = raw.trim_end_matches('\r');
         let nums = |s: &str| -> Result<Vec<u64>, ParseError> {
             s.split_whitespace()
-                .map(|w| {
-                    w.parse::<u64>()
-                        .map_err(|_| err(format!("'{w}' is not a number")))
-                })
+                .map(|w| parse_count(w).map_err(&err))
                 .collect()
         };
         if let Some(rest) = line.strip_prefix('#') {
@@ -200,9 +203,15 @@ pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError>
             // cyclictest's status lines ("T: 0 ( 123) P:90 ...") and others.
             continue;
         }
-        let bucket: usize = first
-            .parse()
-            .map_err(|_| err(format!("'{first}' is not a bucket")))?;
+        let bucket = first
+            .parse::<usize>()
+            .ok()
+            .filter(|&b| b < MAX_US_BUCKETS as usize)
+            .ok_or_else(|| {
+                err(format!(
+                    "bucket {first} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported"
+                ))
+            })?;
         let mut counts = nums(&words.collect::<Vec<_>>().join(" "))?;
         if histofall {
             counts.pop();
@@ -223,6 +232,14 @@ pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError>
             return Err(err(format!(
                 "{} counts where earlier lines had {}",
                 counts.len(),
+                cols.len()
+            )));
+        }
+        // Below MAX_US_BUCKETS and a line's length of columns: no overflow.
+        let cells = (bucket + 1) * cols.len();
+        if cells > max_cells {
+            return Err(err(format!(
+                "bucket {bucket} in {} columns makes {cells} 1-µs buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported",
                 cols.len()
             )));
         }
@@ -250,6 +267,9 @@ pub fn parse(text: &str, histofall: bool) -> Result<Vec<HistColumn>, ParseError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A budget no test reaches.
+    const CELLS: usize = 1 << 24;
 
     /// Output of `cyclictest -l2000 -m -a0 -t1 -p90 -i200 -h20 -q` (rt-tests 2.40).
     const CYCLICTEST_H20: &str = "# /dev/cpu_dma_latency set to 0us
@@ -285,7 +305,7 @@ mod tests {
 
     #[test]
     fn parses_real_cyclictest_output_and_writes_it_back_identically() {
-        let cols = parse(CYCLICTEST_H20, false).unwrap();
+        let cols = parse(CYCLICTEST_H20, false, CELLS).unwrap();
         assert_eq!(cols.len(), 1);
         let c = &cols[0];
         assert_eq!(c.buckets.len(), 20);
@@ -300,7 +320,7 @@ mod tests {
     #[test]
     fn histofall_drops_the_total_column() {
         let text = "# Histogram\n000000 000001\t000002\t000003\n000001 000000\t000001\t000001\n# Total: 000000001 000000003 000000004\n# Min Latencies: 00000 00000\n# Avg Latencies: 00000 00000\n# Max Latencies: 00000 00001 00001\n# Histogram Overflows: 00000 00000 00000\n";
-        let cols = parse(text, true).unwrap();
+        let cols = parse(text, true, CELLS).unwrap();
         assert_eq!(cols.len(), 2);
         assert_eq!(cols[1].buckets, vec![2, 1]);
         assert_eq!(cols[1].max_us, 1);
@@ -311,6 +331,7 @@ mod tests {
         let cols = parse(
             "# Histogram\n000000 000001\n000005 000007\n# Max Latencies: 00005\n",
             false,
+            CELLS,
         )
         .unwrap();
         assert_eq!(cols[0].buckets, vec![1, 0, 0, 0, 0, 7]);
@@ -318,11 +339,44 @@ mod tests {
     }
 
     #[test]
+    fn huge_bucket_is_refused_not_allocated() {
+        // Sparse output may jump: one line must not make rtlab allocate 8 TB.
+        let e = parse(
+            "# Histogram\n000000 000001\n999999999999 000001\n",
+            false,
+            CELLS,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(
+            e.message.contains("bucket 999999999999 µs is beyond"),
+            "{}",
+            e.message
+        );
+        // Within the 10 s limit, but more than this file's budget of buckets.
+        let e = parse("# Histogram\n9999999 1\t1\n", false, 1000).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message.contains("2 columns makes 20000000"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn negative_and_oversized_counts_are_refused() {
+        let e = parse("# Histogram\n000000 -5\n", false, CELLS).unwrap_err();
+        assert!(e.message.contains("negative"), "{}", e.message);
+        let e = parse("# Histogram\n000000 99999999999999999999\n", false, CELLS).unwrap_err();
+        assert!(e.message.contains("64 bits"), "{}", e.message);
+    }
+
+    #[test]
     fn malformed_input_names_the_line() {
-        let e = parse("# Histogram\n000003 000001\n000002 000001\n", false).unwrap_err();
+        let e = parse("# Histogram\n000003 000001\n000002 000001\n", false, CELLS).unwrap_err();
         assert_eq!(e.line, 3);
-        let e = parse("# Histogram\n000000 000001\n000001 00x001\n", false).unwrap_err();
+        let e = parse("# Histogram\n000000 000001\n000001 00x001\n", false, CELLS).unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(parse("hello\n", false).is_err());
+        assert!(parse("hello\n", false, CELLS).is_err());
     }
 }

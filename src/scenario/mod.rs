@@ -17,6 +17,8 @@
 
 pub mod attribution;
 pub mod parse;
+#[cfg(test)]
+mod parse_props;
 pub mod plan;
 pub mod presets;
 pub mod probes;

@@ -368,6 +368,15 @@ mod tests {
         }
 
         #[test]
+        fn info_pairs_never_panic_and_hold_no_line_breaks(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let pairs = parse_info(&bytes);
+            prop_assert!(pairs.len() <= bytes.iter().filter(|&&b| b == b'=').count());
+            for (k, v) in pairs {
+                prop_assert!(!k.is_empty() && !k.contains('\n') && !v.contains('\n'));
+            }
+        }
+
+        #[test]
         fn encoded_headers_parse_back(
             kind in 1u8..=4, legs in 1u8..=MAX_LEGS, leg_seed in any::<u8>(), session in any::<u32>(),
             payload_len in 0u16..=300, seq in any::<u64>(), client_ns in any::<u64>(), server_ns in any::<u64>(),

@@ -12,6 +12,7 @@
 use super::{EventCtl, EventError, Rng, Tally, Workload};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Bytes per word moved.
 pub const WORD: u64 = std::mem::size_of::<usize>() as u64;
@@ -58,12 +59,35 @@ pub struct MemoryConfig {
     pub scope: Scope,
 }
 
-/// The memory workload, with its global block allocated and touched.
+/// The memory workload, with every block allocated and touched.
 pub struct Memory {
     cfg: MemoryConfig,
     threads: u64,
     global: Option<Box<[AtomicUsize]>>,
+    /// Local scope: each thread's block, taken by [`Workload::thread`].
+    local: Mutex<Vec<Option<Box<[AtomicUsize]>>>>,
 }
+
+/// The blocks could not be allocated: the system refused `bytes` bytes. The
+/// caller should have checked the size against the memory available first;
+/// this catches sizes no address space holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockAllocError {
+    /// Bytes asked for, over all blocks.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for BlockAllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot allocate {} bytes of memory blocks; give a smaller --block-size or fewer threads",
+            self.bytes
+        )
+    }
+}
+
+impl std::error::Error for BlockAllocError {}
 
 /// A thread's state: its own block (local scope), random generator, and the
 /// blocks it may still move.
@@ -73,20 +97,47 @@ pub struct MemoryThread {
     left: u64,
 }
 
-fn block(bytes: u64) -> Box<[AtomicUsize]> {
+/// One block of `bytes` (a multiple of [`WORD`]), or `None` when the system
+/// refuses the memory: asked for fallibly, so that a size from the command line
+/// cannot abort the process.
+fn block(bytes: u64) -> Option<Box<[AtomicUsize]>> {
+    let words = usize::try_from(bytes / WORD).ok()?;
+    let mut v: Vec<AtomicUsize> = Vec::new();
+    v.try_reserve_exact(words).ok()?;
     // Zeroed and written once, so every page is mapped before the start.
-    (0..bytes / WORD).map(|_| AtomicUsize::new(0)).collect()
+    v.extend((0..words).map(|_| AtomicUsize::new(0)));
+    Some(v.into_boxed_slice())
 }
 
 impl Memory {
-    /// Allocates the shared block when the scope is global. `threads` share
-    /// `total_size` in equal parts, as in sysbench.
-    pub fn new(cfg: MemoryConfig, threads: usize) -> Self {
-        Memory {
-            global: (cfg.scope == Scope::Global).then(|| block(cfg.block_size)),
-            threads: threads.max(1) as u64,
-            cfg,
+    /// Allocates and touches every block before the run: the shared one (global
+    /// scope) or one per thread (local scope). `threads` share `total_size` in
+    /// equal parts, as in sysbench.
+    pub fn new(cfg: MemoryConfig, threads: usize) -> Result<Self, BlockAllocError> {
+        let threads = threads.max(1);
+        let blocks = if cfg.scope == Scope::Global {
+            1
+        } else {
+            threads
+        };
+        let refused = BlockAllocError {
+            bytes: cfg.block_size.saturating_mul(blocks as u64),
+        };
+        let mut all = Vec::new();
+        all.try_reserve_exact(blocks).map_err(|_| refused)?;
+        for _ in 0..blocks {
+            all.push(Some(block(cfg.block_size).ok_or(refused)?));
         }
+        let (global, local) = match cfg.scope {
+            Scope::Global => (all.pop().flatten(), Vec::new()),
+            Scope::Local => (None, all),
+        };
+        Ok(Memory {
+            global,
+            local: Mutex::new(local),
+            threads: threads as u64,
+            cfg,
+        })
     }
 }
 
@@ -94,8 +145,14 @@ impl Workload for Memory {
     type Thread = MemoryThread;
 
     fn thread(&self, index: usize) -> MemoryThread {
+        // Called once per index before the start barrier: taking the block
+        // out of the lock is not on the measured path.
+        let local = match self.local.lock() {
+            Ok(mut blocks) => blocks.get_mut(index).and_then(Option::take),
+            Err(poisoned) => poisoned.into_inner().get_mut(index).and_then(Option::take),
+        };
         MemoryThread {
-            local: (self.cfg.scope == Scope::Local).then(|| block(self.cfg.block_size)),
+            local,
             rng: Rng::from_clock(index as u64),
             left: match self.cfg.total_size {
                 0 => u64::MAX,
@@ -248,7 +305,7 @@ mod tests {
         for oper in [Oper::Read, Oper::Write] {
             for access in [Access::Seq, Access::Rnd] {
                 for scope in [Scope::Global, Scope::Local] {
-                    let w = Memory::new(cfg(oper, access, scope), 2);
+                    let w = Memory::new(cfg(oper, access, scope), 2).unwrap();
                     let out = test_run(&w, 2, 0, 0);
                     let all = super::super::ThreadStats::total(&out.threads);
                     assert_eq!(all.events(), 1024, "{oper:?} {access:?} {scope:?}");
@@ -257,6 +314,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_block_no_address_space_holds_is_an_error_not_an_abort() {
+        let huge = MemoryConfig {
+            block_size: u64::MAX / WORD * WORD,
+            ..cfg(Oper::Write, Access::Seq, Scope::Global)
+        };
+        let e = Memory::new(huge, 1).err().unwrap();
+        assert_eq!(e.bytes, huge.block_size);
+        let local = MemoryConfig {
+            block_size: 1 << 62,
+            ..cfg(Oper::Write, Access::Seq, Scope::Local)
+        };
+        assert_eq!(Memory::new(local, 4).err().unwrap().bytes, u64::MAX);
     }
 
     #[test]

@@ -34,12 +34,20 @@ pub const MAX_CPU: usize = 8191;
 
 impl CpuList {
     /// Parses `0,2-3`, `1`, `0-7:2` is not supported. Whitespace and an empty
-    /// string give an empty list (the kernel writes an empty line for "none").
+    /// string give an empty list (the kernel writes an empty line for "none");
+    /// an empty entry in a list (`0,,1`, `0,`) is a typo and refused.
     pub fn parse(text: &str) -> Result<CpuList, CpuListError> {
         let mut cpus = Vec::new();
-        for part in text.trim().split(',').map(str::trim) {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(CpuList(cpus));
+        }
+        for part in text.split(',').map(str::trim) {
             if part.is_empty() {
-                continue;
+                return Err(CpuListError {
+                    part: text.to_string(),
+                    reason: "has an empty entry (two commas in a row, or one at an end)",
+                });
             }
             let err = |reason| CpuListError {
                 part: part.to_string(),
@@ -137,9 +145,27 @@ mod tests {
     fn refuses_nonsense_naming_the_part() {
         let e = CpuList::parse("0,x").unwrap_err();
         assert_eq!(e.part, "x");
+        for typo in ["0,,1", "0,", ",1", " , "] {
+            let e = CpuList::parse(typo).unwrap_err();
+            assert!(e.to_string().contains("has an empty entry"), "{typo}: {e}");
+        }
         assert!(CpuList::parse("3-1").is_err());
         assert!(CpuList::parse("0-99999999").is_err());
         assert!(CpuList::parse("-1").is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn any_text_is_refused_or_gives_a_sorted_bounded_list(text in "[0-9,\\- x]{0,24}") {
+            if let Ok(l) = CpuList::parse(&text) {
+                let cpus = l.cpus();
+                prop_assert!(cpus.windows(2).all(|w| w[0] < w[1]), "{text}");
+                prop_assert!(cpus.iter().all(|&c| c <= MAX_CPU), "{text}");
+                prop_assert_eq!(CpuList::parse(&l.to_string()).unwrap(), l);
+            }
+        }
     }
 
     proptest! {

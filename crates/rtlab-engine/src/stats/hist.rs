@@ -117,6 +117,11 @@ impl LatencyHistogram {
     }
 }
 
+/// The most 1-µs buckets a [`UsBuckets`] may have: 10 s of range, 80 MB per
+/// thread. `--histogram-max` and the importers of cyclictest's histograms hold
+/// to it, so a number in a file or on the command line cannot ask for terabytes.
+pub const MAX_US_BUCKETS: u32 = 10_000_000;
+
 /// Cyclictest's histogram: one bucket per microsecond from 0 to `max_us - 1`, and an
 /// overflow count for everything at or above `max_us`. Allocated up front.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -50,16 +50,29 @@ impl Moments {
         self.sum_sq += (v as u128) * (v as u128);
     }
 
-    /// Adds `n` copies of one value (used when rebuilding from histogram buckets).
-    pub fn record_n(&mut self, v: u64, n: u64) {
+    /// Adds `n` copies of one value (used when rebuilding from histogram buckets,
+    /// whose counts come from files). Checked: counts whose total passes 2^64, or
+    /// values whose sums pass 2^128, cannot describe a real measurement and leave
+    /// the moments unchanged.
+    pub fn record_n(&mut self, v: u64, n: u64) -> Result<(), MomentsOverflow> {
         if n == 0 {
-            return;
+            return Ok(());
         }
-        self.count += n;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-        self.sum += v as u128 * n as u128;
-        self.sum_sq += (v as u128) * (v as u128) * n as u128;
+        let (v, n) = (v as u128, n as u128);
+        let count = self.count.checked_add(n as u64).ok_or(MomentsOverflow)?;
+        // v·n and v² are below 2^128 (both factors are below 2^64); the products
+        // with a third factor and the sums are what can overflow.
+        let sum = self.sum.checked_add(v * n).ok_or(MomentsOverflow)?;
+        let sum_sq = (v * v)
+            .checked_mul(n)
+            .and_then(|sq| self.sum_sq.checked_add(sq))
+            .ok_or(MomentsOverflow)?;
+        self.count = count;
+        self.min = self.min.min(v as u64);
+        self.max = self.max.max(v as u64);
+        self.sum = sum;
+        self.sum_sq = sum_sq;
+        Ok(())
     }
 
     /// Folds another set of moments into this one.
@@ -91,6 +104,20 @@ impl Moments {
         var.max(0.0).sqrt()
     }
 }
+
+/// [`Moments::record_n`] was asked to count more than fits: more than 2^64
+/// values, or values whose sum of squares passes 2^128. No measurement produces
+/// that; the counts come from a damaged or forged file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MomentsOverflow;
+
+impl std::fmt::Display for MomentsOverflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the counts add up to more values than 64 bits can count (or their sum of squares passes 128 bits): they cannot come from a measurement")
+    }
+}
+
+impl std::error::Error for MomentsOverflow {}
 
 /// The order statistics and moments every series reports. All values in ns.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -143,6 +170,21 @@ impl Summary {
         }
     }
 
+    /// The order statistics by name, smallest first: min, the percentiles, max.
+    /// In a consistent summary each is at most the next.
+    pub fn ordered(&self) -> [(&'static str, u64); 8] {
+        [
+            ("min_ns", self.min_ns),
+            ("p50_ns", self.p50_ns),
+            ("p90_ns", self.p90_ns),
+            ("p95_ns", self.p95_ns),
+            ("p99_ns", self.p99_ns),
+            ("p999_ns", self.p999_ns),
+            ("p9999_ns", self.p9999_ns),
+            ("max_ns", self.max_ns),
+        ]
+    }
+
     /// Stability spread max − min, as in the satellite report.
     pub fn spread_max_min(&self) -> u64 {
         self.max_ns.saturating_sub(self.min_ns)
@@ -176,6 +218,51 @@ mod tests {
         let s = Summary::new(&Moments::default(), &LatencyHistogram::new());
         assert_eq!(s.samples, 0);
         assert_eq!(s.max_ns, 0);
+    }
+
+    #[test]
+    fn counts_past_64_bits_are_refused_and_change_nothing() {
+        let mut m = Moments::default();
+        m.record_n(5, u64::MAX - 1).unwrap();
+        let before = m;
+        assert_eq!(m.record_n(5, 2), Err(MomentsOverflow));
+        assert_eq!(m, before);
+        // A sum of squares past 2^128: huge values, many times.
+        let mut m = Moments::default();
+        assert_eq!(m.record_n(u64::MAX, u64::MAX), Err(MomentsOverflow));
+        assert_eq!(m, Moments::default());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn record_n_equals_recording_each_value(pairs in proptest::collection::vec((0u64..1u64<<40, 0u64..50), 0..40)) {
+            let (mut by_n, mut each) = (Moments::default(), Moments::default());
+            for &(v, n) in &pairs {
+                by_n.record_n(v, n).unwrap();
+                for _ in 0..n { each.record(v); }
+            }
+            prop_assert_eq!(by_n, each);
+        }
+
+        #[test]
+        fn record_n_never_panics_and_fails_only_past_the_limits(pairs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..8)) {
+            let mut m = Moments::default();
+            let (mut count, mut sq) = (Some(0u64), Some(0u128));
+            for &(v, n) in &pairs {
+                let r = m.record_n(v, n);
+                if n > 0 {
+                    count = count.and_then(|c| c.checked_add(n));
+                    sq = sq.and_then(|s| (v as u128 * v as u128).checked_mul(n as u128).and_then(|x| s.checked_add(x)));
+                }
+                if r.is_err() {
+                    prop_assert!(count.is_none() || sq.is_none());
+                    return Ok(());
+                }
+            }
+            prop_assert_eq!(Some(m.count), count);
+        }
     }
 
     proptest! {
