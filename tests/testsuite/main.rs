@@ -16,6 +16,7 @@ mod bench_cli;
 mod compare_cli;
 mod import_cyclictest;
 mod import_sysbench;
+mod input_limits;
 mod kconfig_cli;
 mod latency_cli;
 mod load_cli;

@@ -6,13 +6,11 @@
 //! Every test has its own temporary directory and database. A failing
 //! assertion prints the command, its exit code, stdout and stderr (assert_cmd).
 
-mod store_common;
-
+use crate::store_common::{export_json, import, list_ids, rtlab};
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
-use store_common::{export_json, import, list_ids, rtlab};
 
 /// MemAvailable of this machine, in bytes.
 fn mem_available() -> u64 {
