@@ -29,12 +29,12 @@
 //! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
 
 use crate::error::{SystemError, UsageError};
+use crate::limits::Bytes;
 use crate::loadspec::LoadSpec;
 use crate::record::{LoadRecord, LoadWorker, Warning};
 use anyhow::Result;
 use rtlab_engine::load::{io, sys, Load, SharedCounters};
 use rtlab_engine::rt::sched::{self, Policy};
-use rtlab_engine::sysinfo::meminfo_kib;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -201,22 +201,16 @@ fn on_tmpfs(dir: &str) -> bool {
     (unsafe { libc::statfs(c.as_ptr(), &mut st) }) == 0 && st.f_type as i64 == TMPFS_MAGIC
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
 /// Refuses loads the machine cannot carry (unless their spec says `force`):
 /// memory beyond 90% of MemAvailable, io without the free space it needs.
 pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
     let mut warnings = Vec::new();
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let available = meminfo_kib(&meminfo, "MemAvailable") * 1024;
     let guarded: Vec<&LoadSpec> = specs.iter().filter(|s| !s.force).collect();
-    let need: u64 = guarded
-        .iter()
-        .map(|s| s.load.memory_per_worker().saturating_mul(s.workers as u64))
-        .sum();
-    if available > 0 && need > available / 10 * 9 {
+    let need = guarded.iter().fold(0u64, |sum, s| {
+        sum.saturating_add(s.load.memory_per_worker().saturating_mul(s.workers as u64))
+    });
+    let over_budget = crate::limits::memory_budget().is_some_and(|budget| need > budget);
+    if let (true, Some(available)) = (over_budget, crate::limits::available_memory()) {
         let what: Vec<String> = guarded
             .iter()
             .filter(|s| s.load.memory_per_worker() > 0)
@@ -225,7 +219,7 @@ pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
                     "'{}' = {} × {}",
                     s.text,
                     s.workers,
-                    gib(s.load.memory_per_worker())
+                    Bytes(s.load.memory_per_worker())
                 )
             })
             .collect();
@@ -233,8 +227,8 @@ pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
             "load {} needs {} of memory, more than 90% of MemAvailable ({}): the OOM killer would step in. \
              Use fewer workers or a smaller size, or add 'force' to the spec (rtlab load: --force) to run it anyway",
             what.join(" + "),
-            gib(need),
-            gib(available)
+            Bytes(need),
+            Bytes(available)
         ))
         .into());
     }
@@ -252,8 +246,8 @@ pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
                         "load '{}': {dir} has {} free, the io load needs {} (bytes per file × workers + 16 MiB); \
                          choose another dir= or a smaller bytes=, or add 'force' to write until the disk is full",
                         s.text,
-                        gib(free),
-                        gib(need)
+                        Bytes(free),
+                        Bytes(need)
                     ))
                     .into())
                 }
