@@ -223,6 +223,10 @@ impl Store {
     /// Saves a run in one transaction and returns its id.
     pub fn save(&mut self, run: &Run) -> Result<i64> {
         let path = self.path.display().to_string();
+        // Numbers no measurement gives (percentiles out of order, counts that
+        // disagree with their histogram) never reach the store.
+        run.check_numbers()
+            .with_context(|| format!("{path}: the run was not saved"))?;
         let tx = self.write_tx()?;
         if let Some(c) = run.campaign {
             campaign::require(&tx, c, &path)?;
