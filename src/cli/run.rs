@@ -9,7 +9,7 @@ use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};
 use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
 use crate::scenario::summary::{risks, risks_text, step_table, Risk};
-use crate::scenario::{expand, parse, presets, Scenario};
+use crate::scenario::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
 use crate::store::{self, Store};
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// final table and report.
     #[arg(long, value_name = "LABEL")]
     compare_with: Vec<String>,
+    /// Refuse a scenario whose matrix expands to more steps than this.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: u64,
     /// Continue an interrupted campaign (default: the latest) from its first
     /// unfinished step.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "-1")]
@@ -81,6 +85,9 @@ struct Stored {
     label: String,
     tags: Vec<String>,
     requires: Vec<String>,
+    /// The --max-steps it was started with (resuming plans the same steps).
+    #[serde(default)]
+    max_steps: Option<u64>,
 }
 
 /// The JSON document of `rtlab run --json`.
@@ -170,7 +177,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
     let mut store = Store::open(&db)?;
     let fp = system::fingerprint();
 
-    let (campaign, stored, from) = match a.resume {
+    let (campaign, stored, plan, from) = match a.resume {
         Some(id) => {
             let id = if id < 0 {
                 latest_interrupted(&store)?
@@ -184,9 +191,14 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 ))
             })?;
             let scn = parse(&stored.file, &stored.scenario)?;
-            let from =
-                first_unfinished(&store, id, expand(&scn, stored.duration.as_deref()).len())?;
-            (id, stored, from)
+            let max_steps = if a.max_steps != DEFAULT_MAX_STEPS {
+                a.max_steps
+            } else {
+                stored.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
+            };
+            let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+            let from = first_unfinished(&store, id, plan.len())?;
+            (id, stored, plan, from)
         }
         None => {
             let (file, text) = load_scenario(&a)?;
@@ -202,15 +214,16 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 duration: a.duration.clone(),
                 tags: a.tags.clone(),
                 requires: a.requires.clone(),
+                max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
             };
             requirements(&stored.requires, &scn)?;
+            let plan = planned(&scn, stored.duration.as_deref(), a.max_steps)?;
             let id = store.create_campaign(&scn.name, &serde_json::to_string(&stored)?, &fp)?;
-            (id, stored, 0)
+            (id, stored, plan, 0)
         }
     };
     let scn = parse(&stored.file, &stored.scenario)?;
     let reqs = requirements(&stored.requires, &scn)?;
-    let plan = expand(&scn, stored.duration.as_deref());
 
     let talk = !a.quiet && !a.json;
     if talk {
@@ -357,6 +370,11 @@ fn earlier_runs(store: &Store, name: &str, label: &str, except: i64) -> Result<V
         "--compare-with",
         format!("no earlier '{name}' campaign with label '{label}' in the store (see 'rtlab results list --label {label}')")
     ))
+}
+
+/// The plan, counted before it is expanded and refused above `max_steps`.
+fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec<PlannedStep>> {
+    expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
 }
 
 fn latest_interrupted(store: &Store) -> Result<i64> {

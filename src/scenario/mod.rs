@@ -24,7 +24,7 @@ pub mod runner;
 pub mod summary;
 
 pub use parse::parse;
-pub use plan::{expand, PlannedStep};
+pub use plan::{expand, PlannedStep, DEFAULT_MAX_STEPS};
 
 use std::collections::BTreeMap;
 
