@@ -16,6 +16,7 @@
 //! ```
 
 pub mod attribution;
+pub mod check;
 pub mod parse;
 pub mod plan;
 pub mod presets;

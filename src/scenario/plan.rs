@@ -357,10 +357,13 @@ pub fn argv(probe: &ProbeDef, values: &[(String, Val)]) -> Vec<String> {
                     a.push(s);
                 }
             }
-            (Flag::Priority, Val::Int(0)) => {
+            // Priority 0 is SCHED_OTHER, unless the step names its policy itself
+            // (one --policy flag only; the check refuses fifo/rr at priority 0).
+            (Flag::Priority, Val::Int(0)) if !values.iter().any(|(k, _)| k == "policy") => {
                 a.push("--policy".into());
                 a.push("other".into());
             }
+            (Flag::Priority, Val::Int(0)) => {}
             (Flag::RtPriority, Val::Int(0)) => {}
             (Flag::Priority | Flag::RtPriority, v) => {
                 a.push("--priority".into());
@@ -526,6 +529,17 @@ repeat = 3
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1 000");
         assert_eq!(grouped(10_000_000), "10 000 000");
+    }
+
+    #[test]
+    fn priority_zero_with_a_policy_passes_one_policy_flag() {
+        let s = parse(
+            "s.toml",
+            "name = \"m\"\n[[step]]\nprobe = \"latency\"\npolicy = \"other\"\npriority = 0\n",
+        )
+        .unwrap();
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
+        assert_eq!(plan[0].argv, ["latency", "--policy", "other"]);
     }
 
     #[test]
