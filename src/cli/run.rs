@@ -190,7 +190,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
 
     let (mut store, campaign, stored, scn, reqs, plan, from, earlier) = match a.resume {
         Some(id) => {
-            let store = Store::open(&db)?;
+            let mut store = Store::open(&db)?;
             let id = if id < 0 {
                 latest_interrupted(&store)?
             } else {
@@ -217,6 +217,8 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 eprintln!("interrupted before campaign {id} was resumed; nothing changed");
                 return Ok(EXIT_INTERRUPTED);
             }
+            // Refused while another live process runs it.
+            store.claim_campaign(id)?;
             (store, id, stored, scn, reqs, plan, from, earlier)
         }
         None => {
