@@ -2,14 +2,15 @@
 //! (with no arguments) the quick check of this machine.
 
 use super::common::Context;
-use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::record::{self, Run};
 use crate::report::html;
 use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};
+use crate::scenario::check::{self, Machine};
 use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
 use crate::scenario::summary::{risks, risks_text, step_table, Risk};
-use crate::scenario::{expand, parse, presets, Scenario};
+use crate::scenario::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
 use crate::store::{self, Store};
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
@@ -17,8 +18,10 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use rtlab_engine::rt::signals;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 /// Run a campaign: the same probe under several loads and settings, stored,
 /// compared and judged in one command.
@@ -44,10 +47,15 @@ pub struct RunArgs {
     /// Requirement name=budget or preset (repeatable; replaces the scenario's).
     #[arg(long = "require", value_name = "NAME=DUR|PRESET")]
     requires: Vec<String>,
-    /// Add the runs of an earlier campaign with this label (another kernel) to the
-    /// final table and report.
-    #[arg(long, value_name = "LABEL")]
+    /// Add the runs of an earlier campaign of the same scenario whose runs carry
+    /// this label (another kernel) or tag to the final table and report. Checked
+    /// before anything runs.
+    #[arg(long, value_name = "LABEL|TAG")]
     compare_with: Vec<String>,
+    /// Refuse a scenario whose matrix expands to more steps than this.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: u64,
     /// Continue an interrupted campaign (default: the latest) from its first
     /// unfinished step.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "-1")]
@@ -81,6 +89,9 @@ struct Stored {
     label: String,
     tags: Vec<String>,
     requires: Vec<String>,
+    /// The --max-steps it was started with (resuming plans the same steps).
+    #[serde(default)]
+    max_steps: Option<u64>,
 }
 
 /// The JSON document of `rtlab run --json`.
@@ -162,16 +173,24 @@ fn load_scenario(a: &RunArgs) -> Result<(String, String)> {
 }
 
 /// Runs `rtlab run`.
+///
+/// Everything is checked before the campaign is recorded: the scenario, the size
+/// of its plan, every value of every step on this machine, the requirements,
+/// --compare-with. A problem is exit 2 (3 when the system refuses RT scheduling)
+/// with nothing stored.
 pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
-    if let Some(d) = &a.duration {
-        parse_positive_duration(d, DefaultUnit::Seconds).map_err(|e| bad_flag("--duration", e))?;
-    }
+    // From here on a signal raises the flag instead of killing the process: one
+    // before the campaign exists ends with nothing stored, one after leaves the
+    // campaign interrupted.
+    let stop = signals::install();
+    check_flags(&a)?;
     let db = store::default_path(ctx.db.as_deref())?;
-    let mut store = Store::open(&db)?;
     let fp = system::fingerprint();
+    let machine = Machine::this();
 
-    let (campaign, stored, from) = match a.resume {
+    let (mut store, campaign, stored, scn, reqs, plan, from, earlier) = match a.resume {
         Some(id) => {
+            let mut store = Store::open(&db)?;
             let id = if id < 0 {
                 latest_interrupted(&store)?
             } else {
@@ -184,9 +203,23 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 ))
             })?;
             let scn = parse(&stored.file, &stored.scenario)?;
-            let from =
-                first_unfinished(&store, id, expand(&scn, stored.duration.as_deref()).len())?;
-            (id, stored, from)
+            let reqs = requirements(&stored.requires, &scn)?;
+            let max_steps = if a.max_steps != DEFAULT_MAX_STEPS {
+                a.max_steps
+            } else {
+                stored.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
+            };
+            let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+            let from = first_unfinished(&store, id, plan.len())?;
+            check_plan(&scn, &plan, from, &machine, &db, &stored)?;
+            let earlier = compare_with(Some(&store), &scn.name, &a.compare_with, Some(id))?;
+            if stop.load(Ordering::Relaxed) {
+                eprintln!("interrupted before campaign {id} was resumed; nothing changed");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            // Refused while another live process runs it.
+            store.claim_campaign(id)?;
+            (store, id, stored, scn, reqs, plan, from, earlier)
         }
         None => {
             let (file, text) = load_scenario(&a)?;
@@ -202,15 +235,31 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 duration: a.duration.clone(),
                 tags: a.tags.clone(),
                 requires: a.requires.clone(),
+                max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
             };
-            requirements(&stored.requires, &scn)?;
+            let reqs = requirements(&stored.requires, &scn)?;
+            let plan = planned(&scn, stored.duration.as_deref(), a.max_steps)?;
+            check_plan(&scn, &plan, 0, &machine, &db, &stored)?;
+            // An earlier campaign can only be in a store that exists: do not
+            // create one just to find it missing.
+            let existing = if db.exists() {
+                Some(Store::open(&db)?)
+            } else {
+                None
+            };
+            let earlier = compare_with(existing.as_ref(), &scn.name, &a.compare_with, None)?;
+            if stop.load(Ordering::Relaxed) {
+                eprintln!("interrupted before the campaign started; nothing stored");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            let mut store = match existing {
+                Some(s) => s,
+                None => Store::open(&db)?,
+            };
             let id = store.create_campaign(&scn.name, &serde_json::to_string(&stored)?, &fp)?;
-            (id, stored, 0)
+            (store, id, stored, scn, reqs, plan, 0, earlier)
         }
     };
-    let scn = parse(&stored.file, &stored.scenario)?;
-    let reqs = requirements(&stored.requires, &scn)?;
-    let plan = expand(&scn, stored.duration.as_deref());
 
     let talk = !a.quiet && !a.json;
     if talk {
@@ -229,7 +278,6 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             eprintln!("  ! {}: {}", w.code, w.message);
         }
     }
-    let stop = signals::install();
     let runner = Runner {
         db: &db,
         campaign,
@@ -245,8 +293,8 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
     // latest run it has.
     let steps = campaign_steps(&store, campaign)?;
     let mut shown: Vec<StepRun> = steps.clone();
-    for label in &a.compare_with {
-        shown.extend(earlier_runs(&store, &scn.name, label, campaign)?);
+    for id in earlier {
+        shown.extend(campaign_steps(&store, id)?);
     }
     let found = risks(&steps, &reqs);
     let ranked = attribution::rank(&plan, &steps);
@@ -341,22 +389,143 @@ fn write_html(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The steps of the newest other campaign of the same scenario whose runs carry
-/// `label`.
-fn earlier_runs(store: &Store, name: &str, label: &str, except: i64) -> Result<Vec<StepRun>> {
-    for row in store.list_campaigns()? {
-        if row.id == except || row.name != name {
-            continue;
-        }
-        let steps = campaign_steps(store, row.id)?;
-        if steps.first().is_some_and(|s| s.run.label == label) {
-            return Ok(steps);
+/// Refuses flags that no step could use, before anything else.
+fn check_flags(a: &RunArgs) -> Result<()> {
+    if let Some(d) = &a.duration {
+        parse_positive_duration(d, DefaultUnit::Seconds).map_err(|e| bad_flag("--duration", e))?;
+    }
+    if let Some(t) = a.tags.iter().find(|t| t.trim().is_empty()) {
+        return Err(bad_flag("--tag", format!("'{t}' is empty; give a word")));
+    }
+    if a.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
+        return Err(bad_flag(
+            "--label",
+            "is empty; give a word such as the kernel's name",
+        ));
+    }
+    if let Some(c) = a.compare_with.iter().find(|c| c.trim().is_empty()) {
+        return Err(bad_flag(
+            "--compare-with",
+            format!("'{c}' is empty; give a label or tag"),
+        ));
+    }
+    if let Some(dir) = a
+        .html
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        if !dir.is_dir() {
+            return Err(bad_flag(
+                "--html",
+                format!(
+                    "{} is not a directory; create it first or write the report elsewhere",
+                    dir.display()
+                ),
+            ));
         }
     }
-    bail!(bad_flag(
-        "--compare-with",
-        format!("no earlier '{name}' campaign with label '{label}' in the store (see 'rtlab results list --label {label}')")
-    ))
+    Ok(())
+}
+
+/// The plan, counted before it is expanded and refused above `max_steps`.
+fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec<PlannedStep>> {
+    expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
+}
+
+/// Checks `plan[from..]` before it runs: every value on this machine, every
+/// step's command line against rtlab's own flags, and RT scheduling when a step
+/// needs it.
+fn check_plan(
+    scn: &Scenario,
+    plan: &[PlannedStep],
+    from: usize,
+    machine: &Machine,
+    db: &Path,
+    stored: &Stored,
+) -> Result<()> {
+    let todo = &plan[from.min(plan.len())..];
+    check::check(scn, todo, machine)?;
+    // Each distinct command line once: a step that rtlab's own parser would
+    // refuse is refused now, not when it is reached.
+    let mut seen = HashSet::new();
+    for step in todo {
+        if !seen.insert(&step.argv) {
+            continue;
+        }
+        let mut argv: Vec<std::ffi::OsString> = vec!["rtlab".into()];
+        argv.extend(step.argv.iter().map(Into::into));
+        argv.extend(["--json", "--quiet", "--label", &stored.label, "--db"].map(Into::into));
+        argv.push(db.as_os_str().to_owned());
+        for t in &stored.tags {
+            argv.extend(["--tag", t].map(Into::into));
+        }
+        if let Err(e) = <super::Cli as clap::Parser>::try_parse_from(argv) {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let why = first.strip_prefix("error: ").unwrap_or(first);
+            let msg = format!("rtlab {} would be refused: {why}", step.argv.join(" "));
+            return Err(check::locate(scn, step, plan.len(), "", &msg).into());
+        }
+    }
+    // The highest RT priority any step needs, tried once on a throwaway thread.
+    let need = todo
+        .iter()
+        .filter_map(|s| check::rt_need(s).map(|n| (s, n)))
+        .max_by_key(|(_, (_, prio, _))| *prio);
+    if let Some((step, (policy, prio, key))) = need {
+        if let Err(e) = check::try_rt(policy, prio) {
+            let msg = format!(
+                "SCHED_{} priority {prio} is refused to this process ({e}). Run as root, or give rtlab \
+                 CAP_SYS_NICE (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlab)), or raise the RT \
+                 limit (ulimit -r 99, LimitRTPRIO=99); or measure without RT priority: priority = 0",
+                policy.name().to_uppercase()
+            );
+            let located = check::locate(scn, step, plan.len(), key, &msg);
+            return Err(SystemError(located.to_string()).into());
+        }
+    }
+    Ok(())
+}
+
+/// For each --compare-with value, the newest other campaign of the scenario
+/// `name` whose runs carry that label or tag; refused when there is none.
+fn compare_with(
+    store: Option<&Store>,
+    name: &str,
+    wanted: &[String],
+    except: Option<i64>,
+) -> Result<Vec<i64>> {
+    let mut found = Vec::new();
+    if wanted.is_empty() {
+        return Ok(found);
+    }
+    let rows = match store {
+        Some(s) => s.list_campaigns()?,
+        None => Vec::new(),
+    };
+    'wanted: for want in wanted {
+        if let Some(s) = store {
+            for row in rows
+                .iter()
+                .filter(|r| Some(r.id) != except && r.name == name)
+            {
+                let steps = campaign_steps(s, row.id)?;
+                if steps
+                    .first()
+                    .is_some_and(|st| st.run.label == *want || st.run.tags.contains(want))
+                {
+                    found.push(row.id);
+                    continue 'wanted;
+                }
+            }
+        }
+        bail!(bad_flag(
+            "--compare-with",
+            format!("no earlier '{name}' campaign whose runs carry the label or tag '{want}' in the store (see 'rtlab results campaigns' and 'rtlab results list --label {want}'); nothing was run")
+        ));
+    }
+    Ok(found)
 }
 
 fn latest_interrupted(store: &Store) -> Result<i64> {

@@ -167,7 +167,7 @@ pub fn render(rankings: &[Ranking]) -> String {
 mod tests {
     use super::*;
     use crate::report::fixture::run_from_samples;
-    use crate::scenario::{expand, parse};
+    use crate::scenario::{expand, parse, DEFAULT_MAX_STEPS};
 
     /// Runs with a known p99.9 and max: 1000 samples of `base`, the top two set.
     fn step(index: usize, base: u64, p999: u64, max: u64) -> StepRun {
@@ -188,7 +188,7 @@ mod tests {
             "name = \"a\"\n[[step]]\nprobe = \"latency\"\nload = \"dohell\"\nattribute = true\n",
         )
         .unwrap();
-        let plan = expand(&s, None);
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
         let parts = crate::loadspec::MIXES[0].parts;
         assert_eq!(plan.len(), parts.len() + 2);
         // Baseline p99.9 12 µs, max 40 µs; fswalk ×25.8 on p99.9, memcopy ×3 on max
@@ -260,7 +260,7 @@ mod tests {
             "name = \"a\"\n[[step]]\nprobe = \"latency\"\nload = \"dohell\"\nattribute = true\n",
         )
         .unwrap();
-        let plan = expand(&s, None);
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
         assert!(rank(&plan, &[step(1, 1, 2, 3)]).is_empty());
     }
 }

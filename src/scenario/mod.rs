@@ -16,6 +16,7 @@
 //! ```
 
 pub mod attribution;
+pub mod check;
 pub mod parse;
 #[cfg(test)]
 mod parse_props;
@@ -26,7 +27,7 @@ pub mod runner;
 pub mod summary;
 
 pub use parse::parse;
-pub use plan::{expand, PlannedStep};
+pub use plan::{expand, PlannedStep, DEFAULT_MAX_STEPS};
 
 use std::collections::BTreeMap;
 
@@ -54,9 +55,24 @@ impl std::fmt::Display for Val {
     }
 }
 
+/// Where a step's parameter was given, for errors found after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The parameter.
+    pub key: String,
+    /// How the file spells it: `defaults.interval`, `step[2].matrix.cpus`.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
 /// One `[[step]]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepDef {
+    /// 1-based line of its `[[step]]`.
+    pub line: usize,
+    /// Where each of its parameters was given.
+    pub sources: Vec<Source>,
     /// Given name, if any.
     pub name: Option<String>,
     /// The probe it runs.
@@ -84,6 +100,8 @@ pub struct Scenario {
     pub steps: Vec<StepDef>,
     /// Requirement name → budget (ns).
     pub requirements: BTreeMap<String, u64>,
+    /// The file it came from (or `preset NAME`), for errors.
+    pub file: String,
     /// The TOML it came from.
     pub text: String,
 }

@@ -2,8 +2,8 @@
 //! unknown keys are errors, never ignored.
 
 use super::probes::{self, Kind, ProbeDef};
-use super::{Scenario, StepDef, Val};
-use crate::units::{parse_duration, parse_size, DefaultUnit};
+use super::{Scenario, Source, StepDef, Val};
+use crate::units::{parse_duration, parse_positive_duration, parse_size, DefaultUnit};
 use rtlab_engine::rt::cpuset::CpuList;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -185,6 +185,7 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         description,
         steps,
         requirements,
+        file: file.to_string(),
         text: text.to_string(),
     })
 }
@@ -235,6 +236,15 @@ fn parse_step(
     })?;
 
     let mut params: Vec<(String, Val)> = Vec::new();
+    let mut sources: Vec<Source> = Vec::new();
+    let mut source = |key: &str, path: String, span: Option<Range<usize>>| {
+        sources.retain(|s| s.key != key);
+        sources.push(Source {
+            key: key.to_string(),
+            path,
+            line: cx.line(span),
+        });
+    };
     for (k, item, span) in defaults {
         if let Some(param) = probe.param(k) {
             let v = item.as_value().ok_or_else(|| {
@@ -248,6 +258,7 @@ fn parse_step(
                 k.clone(),
                 value(cx, v, param.kind, &format!("defaults.{k}"))?,
             ));
+            source(k, format!("defaults.{k}"), span.clone());
         }
     }
     let mut name = None;
@@ -317,6 +328,7 @@ fn parse_step(
                         .collect::<Result<Vec<_>, _>>()?;
                     params.retain(|(pk, _)| pk != mk);
                     matrix.push((mk.to_string(), vals));
+                    source(mk, mkey, mspan);
                 }
             }
             _ => {
@@ -349,6 +361,7 @@ fn parse_step(
                     ));
                 }
                 params.push((k.to_string(), v));
+                source(k, at(k), key_span);
             }
         }
     }
@@ -397,6 +410,8 @@ fn parse_step(
         }
     }
     Ok(StepDef {
+        line: cx.line(t.span()),
+        sources,
         name,
         probe,
         params,
@@ -410,14 +425,19 @@ fn parse_step(
 fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioError> {
     let bad = |m: String| cx.err(v.span(), Some(key.to_string()), m);
     match kind {
-        Kind::Duration(unit) => {
+        Kind::Duration(unit) | Kind::DurationOrZero(unit) => {
             let s = v.as_str().ok_or_else(|| {
                 bad(format!(
                     "write a duration as a string with a unit, e.g. \"200us\" (got {})",
                     v.type_name()
                 ))
             })?;
-            parse_duration(s, unit).map_err(bad)?;
+            if kind == Kind::Duration(unit) {
+                parse_positive_duration(s, unit)
+                    .map_err(|e| bad(format!("{e}, e.g. \"200us\"")))?;
+            } else {
+                parse_duration(s, unit).map_err(bad)?;
+            }
             Ok(Val::Str(s.to_string()))
         }
         Kind::Int(lo, hi) => {
@@ -429,11 +449,25 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
             }
             Ok(Val::Int(i))
         }
-        Kind::Size => match (v.as_str(), v.as_integer()) {
-            (Some(s), _) => parse_size(s).map(|_| Val::Str(s.to_string())).map_err(bad),
-            (_, Some(i)) if i > 0 => Ok(Val::Str(i.to_string())),
-            _ => Err(bad("must be a size such as \"256M\"".into())),
-        },
+        Kind::Size | Kind::SizeOrZero => {
+            let zero_ok = kind == Kind::SizeOrZero;
+            let bytes = match (v.as_str(), v.as_integer()) {
+                (Some(s), _) => parse_size(s).map_err(bad)?,
+                (_, Some(i)) => u64::try_from(i)
+                    .map_err(|_| bad(format!("{i} is not a size; give bytes ≥ 0")))?,
+                _ => return Err(bad("must be a size such as \"256M\"".into())),
+            };
+            if bytes == 0 && !zero_ok {
+                return Err(bad(format!(
+                    "'{}' is zero; give a size above zero, e.g. \"64K\"",
+                    v.as_str().map_or("0".to_string(), str::to_string)
+                )));
+            }
+            Ok(Val::Str(match v.as_str() {
+                Some(s) => s.to_string(),
+                None => bytes.to_string(),
+            }))
+        }
         Kind::Word(words) => {
             let s = match (v.as_str(), v.as_integer()) {
                 (Some(s), _) => s.to_string(),
@@ -450,11 +484,28 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
             .map(Val::Bool)
             .ok_or_else(|| bad("must be true or false".into())),
         Kind::Cpus => {
-            let s = v
-                .as_str()
-                .ok_or_else(|| bad("write CPUs as a string, e.g. \"0,2-3\"".into()))?;
-            CpuList::parse(s).map_err(|e| bad(e.to_string()))?;
-            Ok(Val::Str(s.to_string()))
+            let how = "write CPUs as a list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
+            let text = match (v.as_str(), v.as_integer(), v.as_array()) {
+                (Some(s), _, _) => s.to_string(),
+                (_, Some(i), _) => i.to_string(),
+                (_, _, Some(a)) => a
+                    .iter()
+                    .map(|x| x.as_integer().map(|i| i.to_string()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad(how.into()))?
+                    .join(","),
+                _ => return Err(bad(how.into())),
+            };
+            if text.split(',').any(|part| part.trim().is_empty()) && !text.trim().is_empty() {
+                return Err(bad(format!(
+                    "'{text}' has an empty part between commas; {how}"
+                )));
+            }
+            let list = CpuList::parse(&text).map_err(|e| bad(format!("'{text}': {e}")))?;
+            if list.is_empty() {
+                return Err(bad(format!("'{text}' names no CPU; {how}")));
+            }
+            Ok(Val::Str(text))
         }
         Kind::Loads => {
             let specs: Vec<String> = match (v.as_str(), v.as_array()) {
@@ -553,6 +604,77 @@ alarm = "5ms"
         assert_eq!(e.key.as_deref(), Some("step[1].matrix.priority"));
         let e = err("name = 3\n[[step]]\nprobe = \"latency\"\n");
         assert_eq!((e.line, e.key.as_deref()), (1, Some("name")));
+    }
+
+    #[test]
+    fn zero_durations_and_sizes_are_refused_where_they_mean_nothing() {
+        let step = |kv: &str| format!("name = \"x\"\n[[step]]\nprobe = \"latency\"\n{kv}\n");
+        let e = err(&step("interval = \"0us\""));
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].interval")));
+        assert!(e.message.contains("'0us' is zero"), "{e}");
+        let e = err(&step("matrix.duration = [\"1s\", \"0s\"]"));
+        assert_eq!(e.key.as_deref(), Some("step[1].matrix.duration"));
+        let e = err("name = \"x\"\n[defaults]\ninterval = \"0\"\n[[step]]\nprobe = \"latency\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (3, Some("defaults.interval")));
+        // A distance of zero means equal periods; a payload of zero is a header alone.
+        assert!(parse("s.toml", &step("distance = \"0us\"")).is_ok());
+        let net = "name = \"x\"\n[[step]]\nprobe = \"net\"\ntarget = \"127.0.0.1:7700\"\n";
+        assert!(parse("s.toml", &format!("{net}payload = 0\n")).is_ok());
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = \"0K\"\n");
+        assert_eq!(e.key.as_deref(), Some("step[1].block_size"));
+        let e = err("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = -4\n");
+        assert_eq!(e.key.as_deref(), Some("step[1].block_size"));
+    }
+
+    #[test]
+    fn cpus_are_a_list_a_number_or_an_array_of_numbers() {
+        let cpus = |v: &str| {
+            parse(
+                "s.toml",
+                &format!("name = \"x\"\n[[step]]\nprobe = \"latency\"\ncpus = {v}\n"),
+            )
+            .map(|s| s.steps[0].params[0].1.clone())
+        };
+        assert_eq!(cpus("\"0,2-3\""), Ok(Val::Str("0,2-3".into())));
+        assert_eq!(cpus("3"), Ok(Val::Str("3".into())));
+        assert_eq!(cpus("[0, 2]"), Ok(Val::Str("0,2".into())));
+        for bad in ["\"\"", "[]", "\"0,,1\"", "[\"0\"]", "\"x\"", "-1", "true"] {
+            let e = cpus(bad).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some("step[1].cpus"), "{bad}: {e}");
+        }
+        // In a matrix each element is one step's list.
+        let s = parse(
+            "s.toml",
+            "name = \"x\"\n[[step]]\nprobe = \"latency\"\nmatrix.cpus = [0, \"1\", [0, 1]]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.steps[0].matrix[0].1,
+            [
+                Val::Str("0".into()),
+                Val::Str("1".into()),
+                Val::Str("0,1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn every_key_remembers_where_it_was_given() {
+        let s = parse(
+            "s.toml",
+            "name = \"x\"\n[defaults]\ninterval = \"1ms\"\ncpus = \"0\"\n[[step]]\nprobe = \"latency\"\ncpus = \"1\"\nmatrix.priority = [0, 1]\n",
+        )
+        .unwrap();
+        let st = &s.steps[0];
+        assert_eq!(st.line, 5);
+        let at = |k: &str| {
+            let src = st.sources.iter().find(|s| s.key == k).unwrap();
+            (src.path.as_str(), src.line)
+        };
+        assert_eq!(at("interval"), ("defaults.interval", 3));
+        assert_eq!(at("cpus"), ("step[1].cpus", 7));
+        assert_eq!(at("priority"), ("step[1].matrix.priority", 8));
+        assert_eq!(s.file, "s.toml");
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Expanding a scenario into the ordered list of steps to run: every combination of
 //! a step's matrix axes (the first axis outermost), each repeated `repeat` times.
+//!
+//! The plan is counted (with checked arithmetic) before anything is expanded, and
+//! a plan above the limit is refused: a few hundred bytes of matrix can ask for
+//! millions of steps, and those must never be built in memory.
 
-use super::probes::{Flag, ProbeDef};
+use super::probes::{Flag, Kind, ProbeDef};
 use super::{Scenario, Val};
 use crate::units::parse_duration;
 
@@ -103,9 +107,163 @@ fn variants(values: Vec<(String, Val)>, attribute: bool, groups: &mut usize) -> 
     out
 }
 
-/// Expands the scenario. `duration` overrides every step's duration.
-pub fn expand(s: &Scenario, duration: Option<&str>) -> Vec<PlannedStep> {
-    let mut out = Vec::new();
+/// The largest plan `rtlab run` accepts unless `--max-steps` raises it.
+pub const DEFAULT_MAX_STEPS: u64 = 10_000;
+
+/// How many runs one `[[step]]` makes, factor by factor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCount {
+    /// Which `[[step]]` (0-based).
+    pub step: usize,
+    /// Its factors in file order: each matrix axis with its size (a load axis
+    /// counted with its attribution parts), an attributed fixed load, `repeat`.
+    pub factors: Vec<(String, u64)>,
+    /// Their product; `None` when it does not fit in a u64.
+    pub total: Option<u64>,
+}
+
+/// A plan above the limit, refused before it is expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooBig {
+    /// The number of steps; `None` when it does not fit in a u64.
+    pub total: Option<u64>,
+    /// Each `[[step]]`'s share.
+    pub steps: Vec<StepCount>,
+    /// The limit it is above.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for TooBig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let factors = |c: &StepCount| {
+            if c.factors.is_empty() {
+                return "1".to_string();
+            }
+            c.factors
+                .iter()
+                .map(|(k, n)| format!("{k}: {}", grouped(*n)))
+                .collect::<Vec<_>>()
+                .join(" × ")
+        };
+        match self.total {
+            Some(n) => write!(f, "scenario expands to {} steps (", grouped(n))?,
+            None => write!(
+                f,
+                "scenario expands to more than {} steps (",
+                grouped(u64::MAX)
+            )?,
+        }
+        if let [only] = self.steps.as_slice() {
+            f.write_str(&factors(only))?;
+        } else {
+            // The largest shares, in file order; the rest are summed up.
+            const SHOWN: usize = 4;
+            let mut big: Vec<&StepCount> = self.steps.iter().collect();
+            big.sort_by_key(|c| std::cmp::Reverse(c.total.unwrap_or(u64::MAX)));
+            big.truncate(SHOWN);
+            big.sort_by_key(|c| c.step);
+            let parts: Vec<String> = big
+                .iter()
+                .map(|c| {
+                    let total = c.total.map_or_else(|| "overflow".into(), grouped);
+                    format!("step[{}]: {} = {total}", c.step + 1, factors(c))
+                })
+                .collect();
+            f.write_str(&parts.join("; "))?;
+            if self.steps.len() > SHOWN {
+                write!(f, "; and {} smaller steps", self.steps.len() - SHOWN)?;
+            }
+        }
+        write!(
+            f,
+            "); the limit is {}, raise it with --max-steps (or shrink the matrix)",
+            grouped(self.limit)
+        )
+    }
+}
+
+impl std::error::Error for TooBig {}
+
+/// `10000000` as `10 000 000`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How many runs one load value makes: 1, or with `attribute` and a mix, the
+/// baseline, each part and the whole.
+fn load_variants(v: &Val, attribute: bool) -> u64 {
+    match mix_of(v).filter(|_| attribute) {
+        Some(m) => m.parts.len() as u64 + 2,
+        None => 1,
+    }
+}
+
+/// Counts the plan without building it: the total (`None` if it overflows a
+/// u64) and each `[[step]]`'s factors.
+pub fn count(s: &Scenario) -> (Option<u64>, Vec<StepCount>) {
+    let mut total = Some(0u64);
+    let mut steps = Vec::with_capacity(s.steps.len());
+    for (si, step) in s.steps.iter().enumerate() {
+        let mut factors: Vec<(String, u64)> = Vec::new();
+        for (key, vals) in &step.matrix {
+            let n = if key == "load" {
+                // At most `vals.len() × (parts + 2)`: a small sum, no overflow.
+                vals.iter().map(|v| load_variants(v, step.attribute)).sum()
+            } else {
+                vals.len() as u64
+            };
+            factors.push((key.clone(), n));
+        }
+        if let Some((_, v)) = step.params.iter().find(|(k, _)| k == "load") {
+            let n = load_variants(v, step.attribute);
+            if n > 1 {
+                factors.push(("load (attributed)".into(), n));
+            }
+        }
+        if step.repeat > 1 {
+            factors.push(("repeat".into(), u64::from(step.repeat)));
+        }
+        let product = factors
+            .iter()
+            .try_fold(1u64, |acc, (_, n)| acc.checked_mul(*n));
+        total = total.zip(product).and_then(|(t, p)| t.checked_add(p));
+        steps.push(StepCount {
+            step: si,
+            factors,
+            total: product,
+        });
+    }
+    (total, steps)
+}
+
+/// Expands the scenario, or refuses (before building anything) a plan of more
+/// than `max_steps` steps. `duration` overrides every step's duration.
+pub fn expand(
+    s: &Scenario,
+    duration: Option<&str>,
+    max_steps: u64,
+) -> Result<Vec<PlannedStep>, TooBig> {
+    let (total, steps) = count(s);
+    let len = match total {
+        Some(n) if n <= max_steps => n,
+        _ => {
+            return Err(TooBig {
+                total,
+                steps,
+                limit: max_steps,
+            })
+        }
+    };
+    // `len` ≤ `max_steps`, which the caller chose to allow in memory.
+    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     let mut groups = 0;
     for (si, step) in s.steps.iter().enumerate() {
         let mut combos: Vec<Vec<(String, Val)>> = vec![Vec::new()];
@@ -158,14 +316,15 @@ pub fn expand(s: &Scenario, duration: Option<&str>) -> Vec<PlannedStep> {
             }
         }
     }
-    out
+    debug_assert_eq!(out.len() as u64, len, "count() and expand() agree");
+    Ok(out)
 }
 
 /// How long a step is planned to run, from its duration value.
 fn planned_ns(probe: &ProbeDef, values: &[(String, Val)]) -> Option<u64> {
     let (_, v) = values.iter().find(|(k, _)| k == probe.duration_key)?;
     match (probe.param(probe.duration_key)?.kind, v) {
-        (super::probes::Kind::Duration(u), Val::Str(s)) => parse_duration(s, u).ok(),
+        (Kind::Duration(u), Val::Str(s)) => parse_duration(s, u).ok(),
         _ => None,
     }
 }
@@ -198,10 +357,13 @@ pub fn argv(probe: &ProbeDef, values: &[(String, Val)]) -> Vec<String> {
                     a.push(s);
                 }
             }
-            (Flag::Priority, Val::Int(0)) => {
+            // Priority 0 is SCHED_OTHER, unless the step names its policy itself
+            // (one --policy flag only; the check refuses fifo/rr at priority 0).
+            (Flag::Priority, Val::Int(0)) if !values.iter().any(|(k, _)| k == "policy") => {
                 a.push("--policy".into());
                 a.push("other".into());
             }
+            (Flag::Priority, Val::Int(0)) => {}
             (Flag::RtPriority, Val::Int(0)) => {}
             (Flag::Priority | Flag::RtPriority, v) => {
                 a.push("--priority".into());
@@ -239,7 +401,7 @@ repeat = 3
 "#,
         )
         .unwrap();
-        let plan = expand(&s, None);
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
         assert_eq!(plan.len(), 2 * 3 + 3);
         assert_eq!(plan[0].name, "latency priority=0 interval=1ms");
         assert_eq!(plan[5].name, "latency priority=90 interval=200us");
@@ -285,7 +447,7 @@ repeat = 3
             "name = \"a\"\n[[step]]\nprobe = \"latency\"\nmatrix.load = [\"none\", \"dohell\"]\nattribute = true\n",
         )
         .unwrap();
-        let plan = expand(&s, None);
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
         let parts = crate::loadspec::MIXES[0].parts;
         // load=none runs once as is; dohell runs as baseline + parts + whole.
         assert_eq!(plan.len(), 1 + 1 + parts.len() + 1);
@@ -306,13 +468,88 @@ repeat = 3
     }
 
     #[test]
+    fn a_plan_is_counted_before_it_is_built_and_refused_above_the_limit() {
+        let s = parse(
+            "s.toml",
+            "name = \"m\"\n[[step]]\nprobe = \"latency\"\nrepeat = 3\nmatrix.priority = [1, 2]\nmatrix.load = [\"none\", \"dohell\"]\nattribute = true\n[[step]]\nprobe = \"latency\"\n",
+        )
+        .unwrap();
+        let parts = crate::loadspec::MIXES[0].parts.len() as u64;
+        let (total, steps) = count(&s);
+        // priority × (none + baseline, parts, whole) × repeat, then one step.
+        let first = 2 * (1 + parts + 2) * 3;
+        assert_eq!(total, Some(first + 1));
+        assert_eq!(
+            steps[0].factors,
+            [
+                ("priority".to_string(), 2),
+                ("load".to_string(), 1 + parts + 2),
+                ("repeat".to_string(), 3)
+            ]
+        );
+        assert_eq!(
+            expand(&s, None, first + 1).unwrap().len() as u64,
+            first + 1,
+            "count and expansion agree"
+        );
+        let e = expand(&s, None, first).unwrap_err();
+        assert_eq!(e.total, Some(first + 1));
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("scenario expands to {} steps (step[1]: priority: 2 × load: {} × repeat: 3 = {first}; step[2]: 1 = 1); the limit is {first}", first + 1, parts + 3)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_product_beyond_64_bits_is_refused_not_wrapped() {
+        let axis = |k: &str, v: &str| format!("matrix.{k} = [{}]\n", vec![v; 1000].join(","));
+        let text = format!(
+            "name = \"m\"\n[[step]]\nprobe = \"latency\"\nrepeat = 1000\n{}{}{}{}{}{}",
+            axis("priority", "1"),
+            axis("interval", "\"1ms\""),
+            axis("loops", "5"),
+            axis("threads", "1"),
+            axis("clock", "\"monotonic\""),
+            axis("mlock", "true"),
+        );
+        let s = parse("s.toml", &text).unwrap();
+        assert_eq!(count(&s).0, None);
+        let e = expand(&s, None, u64::MAX).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than 18 446 744 073 709 551 615 steps"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1 000");
+        assert_eq!(grouped(10_000_000), "10 000 000");
+    }
+
+    #[test]
+    fn priority_zero_with_a_policy_passes_one_policy_flag() {
+        let s = parse(
+            "s.toml",
+            "name = \"m\"\n[[step]]\nprobe = \"latency\"\npolicy = \"other\"\npriority = 0\n",
+        )
+        .unwrap();
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
+        assert_eq!(plan[0].argv, ["latency", "--policy", "other"]);
+    }
+
+    #[test]
     fn duration_override_scales_every_step() {
         let s = parse(
             "s.toml",
             "name = \"m\"\n[[step]]\nprobe = \"latency\"\nduration = \"1m\"\n",
         )
         .unwrap();
-        let plan = expand(&s, Some("5s"));
+        let plan = expand(&s, Some("5s"), DEFAULT_MAX_STEPS).unwrap();
         assert_eq!(plan[0].planned_ns, Some(5_000_000_000));
         assert_eq!(plan[0].argv, ["latency", "--duration", "5s"]);
     }

@@ -56,13 +56,13 @@ pub fn names() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{expand, parse};
+    use crate::scenario::{expand, parse, DEFAULT_MAX_STEPS};
 
     #[test]
     fn every_preset_parses_validates_and_expands() {
         for p in PRESETS {
             let s = parse(&format!("preset {}", p.name), p.text).unwrap_or_else(|e| panic!("{e}"));
-            let plan = expand(&s, Some("1s"));
+            let plan = expand(&s, Some("1s"), DEFAULT_MAX_STEPS).unwrap();
             assert!(!plan.is_empty(), "{}", p.name);
             assert!(
                 s.description.is_some(),

@@ -6,17 +6,23 @@ use crate::units::DefaultUnit;
 /// The type of a parameter's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// A duration string with a unit (`"200us"`).
+    /// A duration string with a unit (`"200us"`), above zero.
     Duration(DefaultUnit),
+    /// A duration string with a unit that may be zero (an offset such as
+    /// `distance`).
+    DurationOrZero(DefaultUnit),
     /// A whole number in a range.
     Int(i64, i64),
-    /// A size string (`"256M"`) or a whole number of bytes.
+    /// A size string (`"256M"`) or a whole number of bytes, above zero.
     Size,
+    /// A size that may be zero (a message payload).
+    SizeOrZero,
     /// One of some words, or any string when the list is empty.
     Word(&'static [&'static str]),
     /// true/false.
     Bool,
-    /// A CPU list string (`"0,2-3"`).
+    /// A CPU list: a string (`"0,2-3"`), one CPU number, or an array of CPU
+    /// numbers (`[0, 2]`).
     Cpus,
     /// Load specs: a string or an array of strings; `"none"` for no load.
     Loads,
@@ -98,7 +104,11 @@ pub const PROBES: &[ProbeDef] = &[
                 Kind::Word(&["fifo", "rr", "other"]),
                 Flag::Value("--policy"),
             ),
-            p("distance", US, Flag::Value("--distance")),
+            p(
+                "distance",
+                Kind::DurationOrZero(DefaultUnit::Micros),
+                Flag::Value("--distance"),
+            ),
             p(
                 "clock",
                 Kind::Word(&["monotonic", "realtime"]),
@@ -130,7 +140,7 @@ pub const PROBES: &[ProbeDef] = &[
                 Kind::Int(1, 32),
                 Flag::Value("--round-trips"),
             ),
-            p("payload", Kind::Size, Flag::Value("--payload")),
+            p("payload", Kind::SizeOrZero, Flag::Value("--payload")),
             p("timeout", MS, Flag::Value("--timeout")),
             p("deadline", MS, Flag::Value("--deadline")),
             p("max_latency", MS, Flag::Value("--max-latency")),

@@ -6,7 +6,11 @@
 //! the campaign with it; every step saves its own run, and the runner maps it to
 //! the campaign. Ctrl-C stops the current step (it saves what it gathered as
 //! `interrupted`), keeps the completed ones, and marks the campaign interrupted so
-//! that `rtlab run --resume` continues from the first unfinished step.
+//! that `rtlab run --resume` continues from the first unfinished step. A step
+//! stopped before it had gathered anything (in its first milliseconds) saves no
+//! run; the campaign is interrupted all the same. A step that fails marks the
+//! campaign failed. Children get SIGINT when the runner dies, so a killed runner
+//! leaves no step or echo server behind.
 
 use super::{PlannedStep, Val};
 use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
@@ -58,8 +62,25 @@ pub struct Outcome {
 }
 
 impl Runner<'_> {
-    /// Runs `plan[from..]` and records every run in the campaign.
+    /// Runs `plan[from..]` and records every run in the campaign. The campaign
+    /// ends `complete`, `interrupted` (a signal), or `failed` (an error), never
+    /// `running`.
     pub fn run(&self, store: &mut Store, plan: &[PlannedStep], from: usize) -> Result<Outcome> {
+        let result = self.run_steps(store, plan, from);
+        let status = match &result {
+            Ok(true) => CampaignStatus::Interrupted,
+            Ok(false) => CampaignStatus::Complete,
+            Err(_) if self.stop.load(Ordering::Relaxed) => CampaignStatus::Interrupted,
+            Err(_) => CampaignStatus::Failed,
+        };
+        let marked = store.set_campaign_status(self.campaign, status);
+        let interrupted = result?;
+        marked?;
+        Ok(Outcome { interrupted })
+    }
+
+    /// Runs the steps; true when a signal stopped them.
+    fn run_steps(&self, store: &mut Store, plan: &[PlannedStep], from: usize) -> Result<bool> {
         let todo = &plan[from.min(plan.len())..];
         let bar = self.bar(plan.len() as u64, from as u64);
         let mut interrupted = false;
@@ -73,6 +94,12 @@ impl Runner<'_> {
             }
             let (code, run, stderr) = self.run_step(step, bar.as_ref())?;
             let Some(run) = run else {
+                if self.stop.load(Ordering::Relaxed) {
+                    // Stopped before it printed a run (in its first moments, before
+                    // it could catch the signal): nothing gathered, nothing lost.
+                    interrupted = true;
+                    break;
+                }
                 return Err(step_failure(step, code, &stderr));
             };
             let id = run.id.context("a step's run was not saved")?;
@@ -95,13 +122,7 @@ impl Runner<'_> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let status = if interrupted {
-            CampaignStatus::Interrupted
-        } else {
-            CampaignStatus::Complete
-        };
-        store.set_campaign_status(self.campaign, status)?;
-        Ok(Outcome { interrupted })
+        Ok(interrupted)
     }
 
     fn bar(&self, len: u64, pos: u64) -> Option<ProgressBar> {
@@ -141,6 +162,7 @@ impl Runner<'_> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        end_with_parent(&mut cmd);
         let mut child = cmd.spawn().context("cannot start a step")?;
         // Read both pipes on threads so that a chatty child cannot block on a full
         // pipe while the runner waits for it.
@@ -203,13 +225,12 @@ impl LocalServer {
         if let Some(Val::Int(p)) = value("server_priority").filter(|v| **v != Val::Int(0)) {
             cmd.args(["--priority", &p.to_string()]);
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .context("cannot start the local echo server")?;
+            .process_group(0);
+        end_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("cannot start the local echo server")?;
         // The server says "listening on ..." once it is bound, or fails.
         let mut err = std::io::BufReader::new(child.stderr.take().expect("piped"));
         let mut first = String::new();
@@ -237,6 +258,26 @@ impl Drop for LocalServer {
         // SAFETY: kill(2) on our own child's pid.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
         let _ = self.child.wait();
+    }
+}
+
+/// Makes the child get SIGINT (it then saves what it gathered and ends) when the
+/// runner dies, even by SIGKILL: a step or echo server never outlives its runner.
+fn end_with_parent(cmd: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe calls (prctl(2), getppid(2)); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The runner may have died before prctl took effect.
+            if libc::getppid() as u32 != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
     }
 }
 

@@ -1,5 +1,10 @@
 //! Campaigns: one invocation of a scenario (`rtlab run`), its steps and the runs
 //! each step saved. See the API list in the module doc of `store`.
+//!
+//! A campaign records the process that runs it (its pid, that process's start
+//! time and the boot id). A `running` campaign whose process is gone (killed,
+//! crashed, the machine rebooted, or the pid now belongs to another process) is
+//! read as `interrupted`: it can be resumed, and it is never shown as running.
 
 use super::Store;
 use crate::error::UsageError;
@@ -13,7 +18,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CampaignStatus {
-    /// Steps are still running (or the runner died: `ended_at` stays empty).
+    /// Steps are running in a live process (a campaign whose process is gone is
+    /// read as [`CampaignStatus::Interrupted`]).
     Running,
     /// Every step ran.
     Complete,
@@ -36,6 +42,66 @@ impl CampaignStatus {
 
     fn parse(name: &str) -> Option<Self> {
         serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
+}
+
+/// The process that runs a campaign: a pid is reused, a pid with its start time
+/// (and the boot) is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// Process id.
+    pub pid: u32,
+    /// Its start time in clock ticks after boot (`/proc/PID/stat` field 22).
+    pub start: u64,
+    /// `/proc/sys/kernel/random/boot_id` (empty when unreadable).
+    pub boot: String,
+}
+
+impl Owner {
+    /// This process.
+    pub fn current() -> Option<Owner> {
+        Owner::of(std::process::id())
+    }
+
+    /// Process `pid`, if it exists and has not ended (a zombie has ended).
+    pub fn of(pid: u32) -> Option<Owner> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name (field 2) is in parentheses and may hold spaces and
+        // parentheses itself: fields are counted after the last ')'.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
+        if matches!(fields.first(), Some(&"Z") | Some(&"X") | None) {
+            return None;
+        }
+        let start = fields.get(19)?.parse().ok()?;
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|b| b.trim().to_string())
+            .unwrap_or_default();
+        Some(Owner { pid, start, boot })
+    }
+
+    /// Whether this very process still runs.
+    pub fn alive(&self) -> bool {
+        Owner::of(self.pid).as_ref() == Some(self)
+    }
+}
+
+/// The owner stored in a campaign's row, if all of it was stored.
+fn owner_from(pid: Option<i64>, start: Option<i64>, boot: Option<String>) -> Option<Owner> {
+    Some(Owner {
+        pid: u32::try_from(pid?).ok()?,
+        start: u64::try_from(start?).ok()?,
+        boot: boot?,
+    })
+}
+
+/// The status to show and act on: a `running` campaign whose process is gone
+/// (or was never recorded, by an older rtlab) was interrupted.
+fn effective(status: CampaignStatus, owner: Option<&Owner>) -> CampaignStatus {
+    match status {
+        CampaignStatus::Running if !owner.is_some_and(Owner::alive) => CampaignStatus::Interrupted,
+        s => s,
     }
 }
 
@@ -100,28 +166,73 @@ pub(super) fn require(conn: &rusqlite::Connection, id: i64, path: &str) -> Resul
 }
 
 impl Store {
-    /// Starts a campaign (status `running`) and returns its id.
+    /// Starts a campaign (status `running`, owned by this process) and returns
+    /// its id.
     pub fn create_campaign(
         &mut self,
         name: &str,
         scenario: &str,
         fingerprint: &Fingerprint,
     ) -> Result<i64> {
+        let me = Owner::current();
         let tx = self.write_tx()?;
         tx.execute(
-            "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at,
+                owner_pid, owner_start, owner_boot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 name,
                 scenario,
                 serde_json::to_string(fingerprint)?,
                 CampaignStatus::Running.name(),
-                now_rfc3339()
+                now_rfc3339(),
+                me.as_ref().map(|o| o.pid),
+                me.as_ref().map(|o| o.start as i64),
+                me.as_ref().map(|o| o.boot.clone()),
             ],
         )?;
         let id = tx.last_insert_rowid();
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Takes over a campaign to continue it: it becomes `running`, owned by this
+    /// process. Refused while another live process runs it.
+    pub fn claim_campaign(&mut self, campaign: i64) -> Result<()> {
+        let path = self.path.display().to_string();
+        let me = Owner::current();
+        let tx = self.write_tx()?;
+        require(&tx, campaign, &path)?;
+        let (status, pid, start, boot): (String, Option<i64>, Option<i64>, Option<String>) = tx
+            .query_row(
+                "SELECT status, owner_pid, owner_start, owner_boot FROM campaigns WHERE id = ?1",
+                [campaign],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )?;
+        let owner = owner_from(pid, start, boot);
+        if CampaignStatus::parse(&status) == Some(CampaignStatus::Running)
+            && owner.as_ref().is_some_and(Owner::alive)
+            && owner != me
+        {
+            let pid = owner.map(|o| o.pid).unwrap_or_default();
+            bail!(UsageError(format!(
+                "campaign {campaign} is still running in process {pid}; wait for it, or stop it with 'kill -INT {pid}' and resume then"
+            )));
+        }
+        tx.execute(
+            "UPDATE campaigns SET status = ?2, ended_at = NULL,
+                owner_pid = ?3, owner_start = ?4, owner_boot = ?5
+             WHERE id = ?1",
+            params![
+                campaign,
+                CampaignStatus::Running.name(),
+                me.as_ref().map(|o| o.pid),
+                me.as_ref().map(|o| o.start as i64),
+                me.as_ref().map(|o| o.boot.clone()),
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Records that step `step_index` (`step_name`) of `campaign` saved run
@@ -170,28 +281,27 @@ impl Store {
     pub fn load_campaign(&self, id: i64) -> Result<Campaign> {
         let path = self.path.display().to_string();
         require(&self.conn, id, &path)?;
-        let (name, scenario, fp, status, created_at, ended_at): (
-            String,
-            String,
-            String,
-            String,
-            String,
-            Option<String>,
-        ) = self.conn.query_row(
-            "SELECT name, scenario, fingerprint, status, created_at, ended_at
-             FROM campaigns WHERE id = ?1",
-            [id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
-        )?;
+        type Head = (String, String, String, String, String, Option<String>);
+        let ((name, scenario, fp, status, created_at, ended_at), owner): (Head, Option<Owner>) =
+            self.conn.query_row(
+                "SELECT name, scenario, fingerprint, status, created_at, ended_at,
+                    owner_pid, owner_start, owner_boot
+                 FROM campaigns WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        (
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                        ),
+                        owner_from(r.get(6)?, r.get(7)?, r.get(8)?),
+                    ))
+                },
+            )?;
         let mut stmt = self.conn.prepare(
             "SELECT step_index, step_name, run_id FROM campaign_runs
              WHERE campaign_id = ?1 ORDER BY step_index, run_id",
@@ -211,8 +321,11 @@ impl Store {
             scenario,
             fingerprint: serde_json::from_str(&fp)
                 .with_context(|| format!("campaign {id} is damaged in {path}"))?,
-            status: CampaignStatus::parse(&status)
-                .with_context(|| format!("campaign {id} has an unknown status '{status}'"))?,
+            status: effective(
+                CampaignStatus::parse(&status)
+                    .with_context(|| format!("campaign {id} has an unknown status '{status}'"))?,
+                owner.as_ref(),
+            ),
             created_at,
             ended_at,
             steps,
@@ -223,16 +336,21 @@ impl Store {
     pub fn list_campaigns(&self) -> Result<Vec<CampaignRow>> {
         let mut stmt = self.conn.prepare(
             "SELECT c.id, c.name, c.status, c.created_at, c.ended_at,
-                (SELECT count(*) FROM campaign_runs m WHERE m.campaign_id = c.id)
+                (SELECT count(*) FROM campaign_runs m WHERE m.campaign_id = c.id),
+                c.owner_pid, c.owner_start, c.owner_boot
              FROM campaigns c ORDER BY c.id DESC",
         )?;
         let rows = stmt
             .query_map([], |r| {
                 let status: String = r.get(2)?;
+                let owner = owner_from(r.get(6)?, r.get(7)?, r.get(8)?);
                 Ok(CampaignRow {
                     id: r.get(0)?,
                     name: r.get(1)?,
-                    status: CampaignStatus::parse(&status).unwrap_or(CampaignStatus::Failed),
+                    status: effective(
+                        CampaignStatus::parse(&status).unwrap_or(CampaignStatus::Failed),
+                        owner.as_ref(),
+                    ),
                     created_at: r.get(3)?,
                     ended_at: r.get(4)?,
                     runs: r.get(5)?,
@@ -240,5 +358,103 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("x.db")).unwrap();
+        (dir, store)
+    }
+
+    fn set_owner(store: &Store, id: i64, pid: Option<i64>, start: Option<i64>) {
+        store
+            .conn
+            .execute(
+                "UPDATE campaigns SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
+                params![id, pid, start],
+            )
+            .unwrap();
+    }
+
+    fn shown(store: &Store, id: i64) -> (CampaignStatus, CampaignStatus) {
+        let listed = store.list_campaigns().unwrap();
+        let row = listed.iter().find(|r| r.id == id).unwrap();
+        (row.status, store.load_campaign(id).unwrap().status)
+    }
+
+    #[test]
+    fn this_process_is_its_own_live_owner() {
+        let me = Owner::current().unwrap();
+        assert_eq!(me.pid, std::process::id());
+        assert!(me.alive());
+        assert_eq!(Owner::of(me.pid), Some(me.clone()));
+        // The same pid with another start time is another process.
+        let reused = Owner {
+            start: me.start + 1,
+            ..me.clone()
+        };
+        assert!(!reused.alive());
+        let rebooted = Owner {
+            boot: "another boot".into(),
+            ..me
+        };
+        assert!(!rebooted.alive());
+    }
+
+    #[test]
+    fn a_running_campaign_whose_process_is_gone_reads_as_interrupted() {
+        let (_dir, mut store) = temp_store();
+        let fp = Fingerprint::default();
+        let id = store.create_campaign("c", "", &fp).unwrap();
+        let running = CampaignStatus::Running;
+        assert_eq!(
+            shown(&store, id),
+            (running, running),
+            "this process runs it"
+        );
+
+        let me = Owner::current().unwrap();
+        // The pid reused by another process: the start time differs.
+        set_owner(&store, id, Some(me.pid.into()), Some(me.start as i64 + 1));
+        let interrupted = CampaignStatus::Interrupted;
+        assert_eq!(shown(&store, id), (interrupted, interrupted));
+        // A pid that does not exist (above the kernel's pid_max limit).
+        set_owner(&store, id, Some(1 << 23), Some(1));
+        assert_eq!(shown(&store, id), (interrupted, interrupted));
+        // Made by an rtlab that recorded no owner.
+        set_owner(&store, id, None, None);
+        assert_eq!(shown(&store, id), (interrupted, interrupted));
+
+        // Final statuses are never reinterpreted.
+        store
+            .set_campaign_status(id, CampaignStatus::Complete)
+            .unwrap();
+        assert_eq!(
+            shown(&store, id),
+            (CampaignStatus::Complete, CampaignStatus::Complete)
+        );
+    }
+
+    #[test]
+    fn claiming_takes_over_a_dead_campaign_but_not_a_live_one() {
+        let (_dir, mut store) = temp_store();
+        let id = store
+            .create_campaign("c", "", &Fingerprint::default())
+            .unwrap();
+        set_owner(&store, id, Some(1 << 23), Some(1));
+        store.claim_campaign(id).unwrap();
+        let running = CampaignStatus::Running;
+        assert_eq!(shown(&store, id), (running, running));
+        // Now run by a live process that is not this one (PID 1 exists).
+        let init = Owner::of(1).expect("pid 1 exists");
+        set_owner(&store, id, Some(1), Some(init.start as i64));
+        let e = store.claim_campaign(id).unwrap_err().to_string();
+        assert!(e.contains("still running in process 1"), "{e}");
+        assert!(store.claim_campaign(id + 1).is_err(), "no such campaign");
     }
 }

@@ -82,8 +82,15 @@ const V2: &str = "ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}'
         PRIMARY KEY (campaign_id, step_index, run_id)
     );";
 
+/// Version 3: the process that runs a campaign (pid, its start time in clock ticks
+/// after boot, the boot id), so that a campaign whose process is gone is shown as
+/// interrupted, never as running.
+const V3: &str = "ALTER TABLE campaigns ADD COLUMN owner_pid INTEGER;
+    ALTER TABLE campaigns ADD COLUMN owner_start INTEGER;
+    ALTER TABLE campaigns ADD COLUMN owner_boot TEXT;";
+
 /// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
