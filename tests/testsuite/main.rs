@@ -13,6 +13,7 @@ mod support;
 
 mod audit_cli;
 mod bench_cli;
+mod campaign_cli;
 mod compare_cli;
 mod import_cyclictest;
 mod import_sysbench;
