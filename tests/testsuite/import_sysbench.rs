@@ -1,7 +1,7 @@
 //! `rtlab results import` of real sysbench 1.0 output of the built-in tests,
 //! generated here by running sysbench, and of malformed variants.
 
-use crate::store_common::{export_json, have, import, list_ids, rtlab, run_tool};
+use crate::store_common::{export_json, import, list_ids, need, rtlab, run_tool};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -82,10 +82,9 @@ fn check_common(text: &str, run: &Value, kind: &str) {
 }
 
 #[test]
+#[ignore = "needs sysbench: apt-get install sysbench"]
 fn cpu_memory_threads_and_mutex() {
-    if !have("sysbench") {
-        return;
-    }
+    need("sysbench");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let d = dir.path();
@@ -201,10 +200,9 @@ fn cpu_memory_threads_and_mutex() {
 }
 
 #[test]
+#[ignore = "needs sysbench: apt-get install sysbench"]
 fn fileio_on_a_small_file_set() {
-    if !have("sysbench") {
-        return;
-    }
+    need("sysbench");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let d = dir.path();
@@ -228,10 +226,9 @@ fn fileio_on_a_small_file_set() {
 }
 
 #[test]
+#[ignore = "needs sysbench: apt-get install sysbench"]
 fn histogram_on_gives_the_other_percentiles() {
-    if !have("sysbench") {
-        return;
-    }
+    need("sysbench");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let (text, run) = bench(

@@ -12,17 +12,17 @@ pub fn rtlab(db: &Path) -> Command {
     c
 }
 
-/// Whether an anchor tool is installed; prints why a test skips when not.
-pub fn have(tool: &str) -> bool {
+/// Fails the test when an anchor tool is not installed. Tests that run one are
+/// `#[ignore = "needs TOOL: …"]`; CI installs the tools and runs them.
+pub fn need(tool: &str) {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
         .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        eprintln!("skipped: {tool} is not installed (apt-get install rt-tests sysbench)");
-    }
-    found
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "{tool} is not installed (apt-get install rt-tests sysbench)"
+    );
 }
 
 /// Runs a tool and returns its stdout; panics with its stderr when it fails.
