@@ -436,7 +436,7 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
             if n > MAX_US_BUCKETS as usize {
                 return Err(err(
                     "cmdline",
-                    format!("the histogram size {n} in the command line is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported"),
+                    format!("the histogram size {n} in the command line is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max)"),
                 ));
             }
             Ok(n)
@@ -504,14 +504,14 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
         if range > MAX_US_BUCKETS as usize {
             return Err(err(
                 "\"histogram\"",
-                format!("histogram bucket {} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported", range - 1),
+                format!("histogram bucket {} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max)", range - 1),
             ));
         }
         let cells = range.saturating_mul(entries.len());
         if cells > max_cells {
             return Err(err(
                 "\"histogram\"",
-                format!("{} threads of {range} 1-µs buckets make {cells} buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported", entries.len()),
+                format!("{} threads of {range} 1-µs buckets make {cells} buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable)", entries.len()),
             ));
         }
     }

@@ -209,7 +209,7 @@ pub fn parse(text: &str, histofall: bool, max_cells: usize) -> Result<Vec<HistCo
             .filter(|&b| b < MAX_US_BUCKETS as usize)
             .ok_or_else(|| {
                 err(format!(
-                    "bucket {first} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max); nothing was imported"
+                    "bucket {first} µs is beyond the largest histogram rtlab reads ({MAX_US_BUCKETS} buckets of 1 µs, 10 s, as --histogram-max)"
                 ))
             })?;
         let mut counts = nums(&words.collect::<Vec<_>>().join(" "))?;
@@ -239,7 +239,7 @@ pub fn parse(text: &str, histofall: bool, max_cells: usize) -> Result<Vec<HistCo
         let cells = (bucket + 1) * cols.len();
         if cells > max_cells {
             return Err(err(format!(
-                "bucket {bucket} in {} columns makes {cells} 1-µs buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable); nothing was imported",
+                "bucket {bucket} in {} columns makes {cells} 1-µs buckets, more than rtlab holds for one file on this machine ({max_cells}, from 90% of MemAvailable)",
                 cols.len()
             )));
         }
