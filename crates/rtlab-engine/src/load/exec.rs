@@ -35,6 +35,14 @@ fn not_started(status: std::process::ExitStatus) -> bool {
     matches!(status.code(), Some(126 | 127))
 }
 
+/// The error of a command the shell could not start.
+fn start_error(command: &str, status: std::process::ExitStatus) -> LoadError {
+    LoadError::Input(format!(
+        "command '{command}' failed to start (shell exit {}: not found or not executable)",
+        status.code().unwrap_or(-1)
+    ))
+}
+
 /// Ends the command's whole process group: SIGTERM, then SIGKILL after 300 ms.
 fn end(child: &mut Child) {
     let pgid = child.id() as i32;
@@ -64,20 +72,24 @@ pub fn run(command: &str, ctx: &Ctx, ready: &mut dyn FnMut()) -> Result<(), Load
     while t0.elapsed() < START_CHECK {
         if let Ok(Some(status)) = child.try_wait() {
             if not_started(status) {
-                return Err(LoadError::Input(format!(
-                    "command '{command}' failed to start (shell exit {}: not found or not executable)",
-                    status.code().unwrap_or(-1)
-                )));
+                return Err(start_error(command, status));
             }
             break;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
     ready();
+    // A busy machine may take longer than START_CHECK to tell: the first run's
+    // "cannot start" is a start error whenever it comes, never a restart loop.
+    let mut first = true;
     while !ctx.stopped() {
         match child.try_wait() {
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(Some(status)) if first && not_started(status) => {
+                return Err(start_error(command, status));
+            }
             Ok(Some(status)) => {
+                first = false;
                 ctx.counters.rounds.fetch_add(1, Relaxed);
                 if not_started(status) || status.signal().is_some() {
                     ctx.counters.errors.fetch_add(1, Relaxed);
@@ -140,5 +152,30 @@ mod tests {
         let e = run("/nonexistent/rtlab-cmd --x", &ctx, &mut || {}).unwrap_err();
         assert!(matches!(e, LoadError::Input(_)));
         assert!(e.to_string().contains("/nonexistent/rtlab-cmd"));
+    }
+
+    /// On a busy machine the shell may report "not found" only after the start
+    /// check: that is still a start error, never an endless restart loop.
+    #[test]
+    fn a_late_cannot_start_is_an_error_not_a_restart_loop() {
+        let counters = Counters::default();
+        let stop = AtomicBool::new(false);
+        let ctx = Ctx {
+            counters: &counters,
+            stop: &stop,
+        };
+        let result = std::thread::scope(|s| {
+            let h = s.spawn(|| run("sleep 0.2; exit 127", &ctx, &mut || {}));
+            // A regression fails here instead of hanging the suite.
+            let t0 = std::time::Instant::now();
+            while !h.is_finished() && t0.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            stop.store(true, Relaxed);
+            h.join().unwrap()
+        });
+        let e = result.unwrap_err();
+        assert!(matches!(e, LoadError::Input(_)), "{e}");
+        assert_eq!(counters.snapshot().restarts, 0);
     }
 }
