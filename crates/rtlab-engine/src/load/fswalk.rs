@@ -85,10 +85,11 @@ mod tests {
 
     #[test]
     fn walks_a_tree_repeatedly_without_following_a_link_loop() {
-        let dir = std::env::temp_dir().join(format!("rtlab-fswalk-test-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("a/b")).unwrap();
         std::fs::write(dir.join("a/b/f"), "x").unwrap();
-        std::os::unix::fs::symlink(&dir, dir.join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(dir, dir.join("a/loop")).unwrap();
         for follow in [false, true] {
             let c = run_for(
                 &Load::Fswalk {
@@ -103,6 +104,5 @@ mod tests {
             assert!(c.rounds > 0, "follow={follow}: {c:?}");
             assert!(c.ops >= 4 * c.rounds);
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
