@@ -9,6 +9,11 @@ fn max_of(run: &Value) -> u64 {
     run["total"]["summary"]["max_ns"].as_u64().unwrap()
 }
 
+/// Equal up to the last bits a JSON round trip of an f64 may change.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
 fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["comparison"]["rows"]
         .as_array()
@@ -46,7 +51,11 @@ fn table_and_verdicts_match_the_runs() {
     let max = row(&doc, "max");
     assert_eq!(max["values"][0].as_f64(), Some(max_a as f64));
     assert_eq!(max["values"][1].as_f64(), Some(max_b as f64));
-    assert_eq!(max["ratios"][1].as_f64(), Some(max_b as f64 / max_a as f64));
+    let ratio = max["ratios"][1].as_f64().unwrap();
+    assert!(
+        close(ratio, max_b as f64 / max_a as f64),
+        "ratio {ratio} != {max_b}/{max_a}"
+    );
     let best: Vec<u64> = max["best"]
         .as_array()
         .unwrap()
@@ -93,6 +102,96 @@ fn table_and_verdicts_match_the_runs() {
         .stdout(predicate::str::contains("B #2 (baseline)"))
         .stdout(predicate::str::contains("what differs:"))
         .stdout(predicate::str::contains("gps"));
+}
+
+/// A cyclictest `-h 10` histogram of one thread: 100 values in 0-9 µs and two
+/// overflows, the larger `max_us`.
+fn cyclictest_histogram(max_us: u64) -> String {
+    let mut t = String::from("# Histogram\n");
+    for us in 0..10 {
+        t += &format!("{us:06} {:06}\n", 10);
+    }
+    t += "# Total: 000000100\n# Min Latencies: 00001\n# Avg Latencies: 00010\n";
+    t += &format!("# Max Latencies: {max_us:05}\n# Histogram Overflows: 00002\n");
+    t += "# Histogram Overflow at cycle number:\n# Thread 0: 00050 00090\n";
+    t
+}
+
+/// The gate judged on imported numbers, so the outcome does not depend on the
+/// machine running the test: a maximum within every budget (even exactly on it)
+/// passes with exit 0, one above the 1 ms budgets fails those with exit 1.
+#[test]
+fn drone_gate_on_imported_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    for (label, max_us) in [("calm", 800), ("edge", 1000), ("spiky", 1500)] {
+        let file = dir.path().join(format!("{label}.txt"));
+        std::fs::write(&file, cyclictest_histogram(max_us)).unwrap();
+        let out = rtlab(&db)
+            .args(["results", "import", "--label", label])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let judge = |runs: &[&str], code: i32| -> Vec<(String, String, String, i64)> {
+        let out = rtlab(&db)
+            .arg("compare")
+            .args(runs)
+            .args(["--require", "drone", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "compare {runs:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["label"].as_str().unwrap().to_string(),
+                    v["requirement"].as_str().unwrap().to_string(),
+                    v["result"].as_str().unwrap().to_string(),
+                    v["margin_ns"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let v = judge(&["calm", "edge"], 0);
+    assert_eq!(v.len(), 2 * 7, "seven drone requirements per run");
+    assert!(v.iter().all(|v| v.2 == "PASS"), "{v:?}");
+    let gyro = |v: &[(String, String, String, i64)], label: &str| {
+        v.iter()
+            .find(|v| v.0 == label && v.1 == "gyro")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(gyro(&v, "calm").3, 200_000);
+    assert_eq!(gyro(&v, "edge").3, 0, "a maximum on the budget passes");
+    let v = judge(&["calm", "spiky"], 1);
+    let failed: Vec<(&str, &str)> = v
+        .iter()
+        .filter(|v| v.2 == "FAIL")
+        .map(|v| (v.0.as_str(), v.1.as_str()))
+        .collect();
+    assert_eq!(failed, [("spiky", "gyro"), ("spiky", "accel")], "{v:?}");
+    assert_eq!(gyro(&v, "spiky").3, -500_000);
+    // report gates the same way.
+    for (label, code) in [("calm", 0), ("spiky", 1)] {
+        rtlab(&db)
+            .args(["report", label, "--require", "gyro=1ms"])
+            .assert()
+            .code(code);
+    }
 }
 
 #[test]

@@ -1,70 +1,39 @@
 //! `rtlab kconfig` on real Debian kernel configurations and handwritten edge cases.
 //!
-//! The real configurations come from `tests/fixtures/fetch-kconfig.sh` (apt-get
-//! download of a linux-image package, config extracted with dpkg-deb) into
-//! `target/kconfig-fixture/` (or `$RTLAB_KCONFIG_FIXTURE`). When they cannot be
-//! fetched the tests that need them say so and skip, unless
-//! `RTLAB_REQUIRE_KCONFIG=1` (set by CI), where that is a failure.
+//! The real configurations are fixtures in the repository,
+//! `tests/fixtures/kconfig/config-*.gz`, extracted once from pinned Debian packages
+//! (tests/fixtures/README.md says which): the tests never depend on what a package
+//! archive serves today. `tests/fixtures/check-newest-kconfig.sh` reports, outside
+//! the test suite, how the newest packages differ from them.
 
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 fn rtlab() -> Command {
     Command::cargo_bin("rtlab").unwrap()
 }
 
-/// (stock config, PREEMPT_RT config if the distribution has one).
-fn real_configs() -> Option<&'static (PathBuf, Option<PathBuf>)> {
-    static FIXTURE: OnceLock<Option<(PathBuf, Option<PathBuf>)>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let dir = std::env::var_os("RTLAB_KCONFIG_FIXTURE")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| root.join("target/kconfig-fixture"));
-            let status = std::process::Command::new(root.join("tests/fixtures/fetch-kconfig.sh"))
-                .arg(&dir)
-                .status();
-            let configs: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .starts_with("config-")
-                })
-                .collect();
-            let stock = configs
-                .iter()
-                .find(|p| !p.to_string_lossy().contains("-rt-"))
-                .cloned();
-            let rt = configs
-                .iter()
-                .find(|p| p.to_string_lossy().contains("-rt-"))
-                .cloned();
-            match stock {
-                Some(s) => Some((s, rt)),
-                None => {
-                    let why = format!(
-                        "no Debian kernel configuration in {} (fetch-kconfig.sh: {status:?})",
-                        dir.display()
-                    );
-                    if std::env::var_os("RTLAB_REQUIRE_KCONFIG").is_some() {
-                        panic!("{why}");
-                    }
-                    println!("skipped: {why}");
-                    None
-                }
-            }
-        })
-        .as_ref()
+/// The pinned Debian 12 kernel configurations: stock and PREEMPT_RT.
+const STOCK: &str = "config-6.1.0-56-amd64";
+const RT: &str = "config-6.1.0-56-rt-amd64";
+
+/// Decompresses the fixture `name` (tests/fixtures/kconfig/NAME.gz) into `dir` and
+/// returns its path.
+fn real_config(dir: &Path, name: &str) -> PathBuf {
+    let gz = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/kconfig")
+        .join(format!("{name}.gz"));
+    let file = std::fs::File::open(&gz).unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 /// An independent reading of a configuration: symbol → value for set symbols.
@@ -162,7 +131,7 @@ fn check_counts(d: &Value, old: &str, new: &str) {
 
 /// A trimmed copy of a real configuration, as in the field reports: sound,
 /// bluetooth, NFC and amateur radio removed, HZ 250 → 300, governor → performance,
-/// ext4 built in, FUSE as a module.
+/// ext4 and FUSE built in, native language support (NLS) as a module.
 fn trim(text: &str) -> String {
     let drop = |k: &str| {
         k.starts_with("SND")
@@ -190,7 +159,8 @@ fn trim(text: &str) -> String {
                     "CONFIG_CPU_FREQ_DEFAULT_GOV_PERFORMANCE=y".into()
                 }
                 "EXT4_FS" if v == "m" => "CONFIG_EXT4_FS=y".into(),
-                "FUSE_FS" if v == "y" => "CONFIG_FUSE_FS=m".into(),
+                "FUSE_FS" if v == "m" => "CONFIG_FUSE_FS=y".into(),
+                "NLS" if v == "y" => "CONFIG_NLS=m".into(),
                 _ => l.to_string(),
             }
         })
@@ -200,10 +170,8 @@ fn trim(text: &str) -> String {
 
 #[test]
 fn stock_against_a_trimmed_copy() {
-    let Some((stock, _)) = real_configs() else {
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
+    let stock = &real_config(dir.path(), STOCK);
     let text = std::fs::read_to_string(stock).unwrap();
     let trimmed_text = trim(&text);
     let trimmed = dir.path().join("config-trimmed");
@@ -240,7 +208,8 @@ fn stock_against_a_trimmed_copy() {
             .map(|s| s["change"].as_str().unwrap().to_string())
     };
     assert_eq!(change("EXT4_FS").as_deref(), Some("module_to_yes"));
-    assert_eq!(change("FUSE_FS").as_deref(), Some("yes_to_module"));
+    assert_eq!(change("FUSE_FS").as_deref(), Some("module_to_yes"));
+    assert_eq!(change("NLS").as_deref(), Some("yes_to_module"));
 
     // The text report: headline first, the subsystem table, the symbol lists.
     let out = rtlab()
@@ -308,13 +277,11 @@ fn stock_against_a_trimmed_copy() {
 
 #[test]
 fn stock_against_preempt_rt() {
-    let Some((stock, rt)) = real_configs() else {
-        return;
-    };
-    let Some(rt) = rt else {
-        println!("skipped: the distribution has no -rt kernel package");
-        return;
-    };
+    let dir = tempfile::tempdir().unwrap();
+    let (stock, rt) = (
+        &real_config(dir.path(), STOCK),
+        &real_config(dir.path(), RT),
+    );
     let d = diff_json(stock, rt);
     check_counts(
         &d,

@@ -320,16 +320,18 @@ fn presets_list_and_show() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             text.contains("gyro 1ms") && text.contains("[complete]"),
-            "{text}"
+            "{text}{err}"
         );
+        // Whether this machine meets the drone's 1 ms budgets is not the test's
+        // business (a VM often does not); the exit code must agree with the
+        // verdicts shown.
+        let failed = text
+            .lines()
+            .any(|l| l.split_whitespace().any(|w| w == "FAIL"));
+        assert_eq!(out.status.code(), Some(i32::from(failed)), "{text}{err}");
     }
 }
 

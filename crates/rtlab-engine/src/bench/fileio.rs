@@ -395,10 +395,11 @@ mod tests {
         }
     }
 
-    fn run_mode(mode: Mode, events: u64) -> (ThreadStats, PathBuf) {
-        let tmp = tempfile_dir();
+    /// Runs `mode` with its files in a private directory in `parent` (each test
+    /// its own `parent`), and returns the totals and that private directory.
+    fn run_mode(parent: &Path, mode: Mode, events: u64) -> (ThreadStats, PathBuf) {
         let never = AtomicBool::new(false);
-        let set = prepare(&cfg(mode), &tmp, &never).unwrap();
+        let set = prepare(&cfg(mode), parent, &never).unwrap();
         let dir = set.dir().to_path_buf();
         let w = Fileio::open(cfg(mode), &set).unwrap();
         let out = test_run(&w, 2, 0, events);
@@ -408,15 +409,10 @@ mod tests {
         (ThreadStats::total(&out.threads), dir)
     }
 
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("rtlab-engine-test-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
     #[test]
     fn rndrw_keeps_the_ratio_and_fsyncs_and_cleans_up() {
-        let (all, dir) = run_mode(Mode::RndRw, 500);
+        let tmp = tempfile::tempdir().unwrap();
+        let (all, dir) = run_mode(tmp.path(), Mode::RndRw, 500);
         assert_eq!(all.events(), 500);
         let t = all.tally;
         // Each thread keeps (reads+1)/(writes+1) near 1.5.
@@ -432,33 +428,37 @@ mod tests {
         assert!(t.fsyncs > 2 * 4);
         assert_eq!(t.bytes_read, t.reads * (16 << 10));
         assert!(!dir.exists(), "{} left behind", dir.display());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     #[test]
     fn seqrd_walks_the_files_without_fsync() {
-        let (all, dir) = run_mode(Mode::SeqRd, 40);
+        let tmp = tempfile::tempdir().unwrap();
+        let (all, dir) = run_mode(tmp.path(), Mode::SeqRd, 40);
         assert_eq!(all.tally.reads, 40);
         assert_eq!(all.tally.fsyncs, 0);
         assert!(!dir.exists());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     #[test]
     fn seqwr_fills_empty_files() {
-        let (all, _) = run_mode(Mode::SeqWr, 16);
+        let tmp = tempfile::tempdir().unwrap();
+        let (all, dir) = run_mode(tmp.path(), Mode::SeqWr, 16);
+        assert!(!dir.exists());
         // 16 blocks = the whole set once; the fsync turns come in between.
         assert_eq!(all.tally.writes + all.tally.fsyncs, 16 + 2 * 4);
     }
 
     #[test]
     fn interrupted_prepare_removes_everything() {
-        let tmp = tempfile_dir().join("interrupted");
-        std::fs::create_dir_all(&tmp).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(true);
         assert_eq!(
-            prepare(&cfg(Mode::RndRd), &tmp, &stop).unwrap_err(),
+            prepare(&cfg(Mode::RndRd), tmp.path(), &stop).unwrap_err(),
             PrepareError::Interrupted
         );
-        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     proptest::proptest! {

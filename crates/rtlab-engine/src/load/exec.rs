@@ -125,17 +125,18 @@ pub fn run(command: &str, ctx: &Ctx, ready: &mut dyn FnMut()) -> Result<(), Load
 
 #[cfg(test)]
 mod tests {
-    use super::super::{testutil::run_for, Counters, Load};
+    use super::super::{testutil::run_until, Counters, Load};
     use super::*;
     use std::sync::atomic::AtomicBool;
 
     #[test]
     fn an_exiting_command_is_restarted_and_counted() {
-        let c = run_for(
+        let c = run_until(
             &Load::Exec {
                 command: "true".into(),
             },
             200,
+            |c| c.restarts > 0,
         );
         assert!(c.ops > 0 && c.restarts > 0, "{c:?}");
         assert_eq!(c.errors, 0);

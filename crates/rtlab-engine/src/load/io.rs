@@ -127,9 +127,8 @@ mod tests {
     #[test]
     fn writes_files_and_leaves_none() {
         for sync in [false, true] {
-            let dir =
-                std::env::temp_dir().join(format!("rtlab-io-test-{}-{sync}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path();
             let c = run_for(
                 &Load::Io {
                     dir: dir.to_string_lossy().into(),
@@ -140,8 +139,7 @@ mod tests {
             );
             assert!(c.ops > 0, "{c:?}");
             assert!(c.bytes > 0);
-            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-            std::fs::remove_dir(&dir).unwrap();
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
         }
     }
 

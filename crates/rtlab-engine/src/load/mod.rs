@@ -391,9 +391,24 @@ pub(crate) mod testutil {
     use super::*;
     use std::time::Duration;
 
-    /// Runs `load` for `ms` milliseconds after it is ready and returns its
-    /// counters once it has stopped.
+    /// The longest a test load runs on waiting for its first work: a hang.
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    /// Runs `load` for `ms` milliseconds after it is ready, and on until it has
+    /// done some work (`ops > 0`), and returns its counters once it has stopped.
     pub fn run_for(load: &Load, ms: u64) -> CounterValues {
+        run_until(load, ms, |c| c.ops > 0)
+    }
+
+    /// Runs `load` for `ms` milliseconds after it is ready, and on until
+    /// `enough` holds for its counters (a busy machine may give it little time:
+    /// the tests judge the load, not the machine), at most [`PATIENCE`] longer;
+    /// returns its counters once it has stopped.
+    pub fn run_until(
+        load: &Load,
+        ms: u64,
+        enough: impl Fn(&CounterValues) -> bool,
+    ) -> CounterValues {
         let counters = Counters::default();
         let stop = AtomicBool::new(false);
         let ready = AtomicBool::new(false);
@@ -409,6 +424,10 @@ pub(crate) mod testutil {
                 std::thread::sleep(Duration::from_millis(1));
             }
             std::thread::sleep(Duration::from_millis(ms));
+            let waited = std::time::Instant::now();
+            while !enough(&counters.snapshot()) && !h.is_finished() && waited.elapsed() < PATIENCE {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             stop.store(true, Relaxed);
             h.join().unwrap().unwrap();
         });

@@ -274,47 +274,41 @@ mod tests {
         std::fs::write(p, text).unwrap();
     }
 
-    fn temp_root(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("rtlab-sysinfo-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        p
-    }
-
     #[test]
     fn reads_a_fake_rt_board() {
-        let dir = temp_root("rt");
-        write(&dir, "/sys/kernel/realtime", "1\n");
-        write(&dir, "/sys/devices/system/cpu/online", "0-3\n");
-        write(&dir, "/sys/devices/system/cpu/isolated", "2-3\n");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "/sys/kernel/realtime", "1\n");
+        write(dir, "/sys/devices/system/cpu/online", "0-3\n");
+        write(dir, "/sys/devices/system/cpu/isolated", "2-3\n");
         write(
-            &dir,
+            dir,
             "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
             "performance\n",
         );
         write(
-            &dir,
+            dir,
             "/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
             "ondemand\n",
         );
         write(
-            &dir,
+            dir,
             "/proc/cpuinfo",
             "processor\t: 0\nModel\t\t: Raspberry Pi 3 Model B Plus Rev 1.3\n",
         );
         write(
-            &dir,
+            dir,
             "/proc/meminfo",
             "MemTotal:         948304 kB\nMemAvailable:     700000 kB\n",
         );
-        write(&dir, "/proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+        write(dir, "/proc/sys/kernel/sched_rt_runtime_us", "950000\n");
         let u = Uname {
             release: "4.19.127-rt55-v7+".into(),
             version: "#1 SMP PREEMPT RT Tue Jun 9 2020".into(),
             ..Uname::default()
         };
         let fp = collect_from(
-            &SysRoot::new(&dir),
+            &SysRoot::new(dir),
             u,
             Some(("test", "CONFIG_HZ=300\n".into())),
         );
@@ -327,17 +321,15 @@ mod tests {
         assert_eq!(fp.mem_total_kib, 948304);
         assert_eq!(fp.sched_rt_runtime_us, Some(950000));
         assert_eq!(fp.hypervisor, None);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn an_empty_root_gives_unknowns_not_errors() {
-        let dir = temp_root("empty");
-        let fp = collect_from(&SysRoot::new(&dir), Uname::default(), None);
+        let dir = tempfile::tempdir().unwrap();
+        let fp = collect_from(&SysRoot::new(dir.path()), Uname::default(), None);
         assert_eq!(fp.preempt, PreemptModel::Unknown);
         assert_eq!(fp.cpu_count, 0);
         assert!(fp.governors.is_empty());
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
