@@ -2,6 +2,7 @@
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
 use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
+use crate::support::expect;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -33,12 +34,12 @@ fn table_and_verdicts_match_the_runs() {
     let (max_a, max_b) = (max_of(&a), max_of(&b));
     // The tightest budget A fails: one nanosecond below its maximum.
     let tight = format!("tight={}ns", max_a - 1);
-    let out = rtlab(&db)
-        .args(["compare", "A", "B", "--json", "--require", "loose=10s"])
-        .args(["--require", &tight])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "A fails 'tight'");
+    let out = expect(
+        rtlab(&db)
+            .args(["compare", "A", "B", "--json", "--require", "loose=10s"])
+            .args(["--require", &tight]),
+        &[1],
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["format"], "rtlab/1");
     let ids: Vec<&Value> = doc["comparison"]["columns"]
@@ -127,15 +128,11 @@ fn drone_gate_on_imported_histograms() {
     for (label, max_us) in [("calm", 800), ("edge", 1000), ("spiky", 1500)] {
         let file = dir.path().join(format!("{label}.txt"));
         std::fs::write(&file, cyclictest_histogram(max_us)).unwrap();
-        let out = rtlab(&db)
-            .args(["results", "import", "--label", label])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        expect(
+            rtlab(&db)
+                .args(["results", "import", "--label", label])
+                .arg(&file),
+            &[0],
         );
     }
     let judge = |runs: &[&str], code: i32| -> Vec<(String, String, String, i64)> {
@@ -204,19 +201,15 @@ fn formats_and_files() {
     let svg = dir.path().join("h.svg");
     let html = dir.path().join("r.html");
     let plots = dir.path().join("plots");
-    let out = rtlab(&db)
-        .args(["compare", "1", "2", "--csv", "--svg"])
-        .arg(&svg)
-        .arg("--html")
-        .arg(&html)
-        .arg("--plots")
-        .arg(&plots)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab(&db)
+            .args(["compare", "1", "2", "--csv", "--svg"])
+            .arg(&svg)
+            .arg("--html")
+            .arg(&html)
+            .arg("--plots")
+            .arg(&plots),
+        &[0],
     );
     let csv = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
@@ -276,17 +269,7 @@ fn labels_resolve_to_the_newest_complete_run() {
     measure(&db, "4.19 rt", &[]);
     measure(&db, "4.19 stock", &[]);
     let ids = |args: &[&str]| -> Vec<Value> {
-        let out = rtlab(&db)
-            .arg("compare")
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = expect(rtlab(&db).arg("compare").args(args).arg("--json"), &[0]);
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
         doc["comparison"]["columns"]
             .as_array()

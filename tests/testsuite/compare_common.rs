@@ -1,6 +1,7 @@
 //! Helpers of the compare and report CLI tests: real runs made with
 //! `rtlab latency`, and well-formedness checks of SVG and HTML.
 
+use crate::support::expect;
 use assert_cmd::Command;
 use std::path::Path;
 
@@ -13,17 +14,13 @@ pub fn rtlab(db: &Path) -> Command {
 
 /// Makes a short real latency run labelled `label` and returns its JSON record.
 pub fn measure(db: &Path, label: &str, extra: &[&str]) -> serde_json::Value {
-    let out = rtlab(db)
-        .args([
-            "latency", "-i", "200us", "-l", "300", "-q", "--json", "--label", label,
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab(db)
+            .args([
+                "latency", "-i", "200us", "-l", "300", "-q", "--json", "--label", label,
+            ])
+            .args(extra),
+        &[0],
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -6,6 +6,7 @@
 //! archive serves today. `tests/fixtures/check-newest-kconfig.sh` reports, outside
 //! the test suite, how the newest packages differ from them.
 
+use crate::support::expect;
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -50,16 +51,12 @@ fn set_symbols(text: &str) -> BTreeMap<String, String> {
 }
 
 fn diff_json(old: &Path, new: &Path) -> Value {
-    let out = rtlab()
-        .args(["kconfig", "diff", "--json"])
-        .arg(old)
-        .arg(new)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab()
+            .args(["kconfig", "diff", "--json"])
+            .arg(old)
+            .arg(new),
+        &[0],
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -300,12 +297,7 @@ fn stock_against_preempt_rt() {
 
     // check: the stock kernel lacks PREEMPT_RT (hurts), the RT one has it (helps).
     let check = |p: &Path| -> Value {
-        let out = rtlab()
-            .args(["kconfig", "check", "--json"])
-            .arg(p)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        let out = expect(rtlab().args(["kconfig", "check", "--json"]).arg(p), &[0]);
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let effect = |doc: &Value, sym: &str| {
@@ -346,13 +338,13 @@ fn handwritten_edge_cases() {
          CONFIG_PHYS_OFFSET=0x00008000\nCONFIG_KVM=m\n",
     )
     .unwrap();
-    let out = rtlab()
-        .args(["kconfig", "diff", "--json"])
-        .arg(&old)
-        .arg(&new)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = expect(
+        rtlab()
+            .args(["kconfig", "diff", "--json"])
+            .arg(&old)
+            .arg(&new),
+        &[0],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("sets HZ more than once"), "{stderr}");
     let d: Value = serde_json::from_slice(&out.stdout).unwrap();

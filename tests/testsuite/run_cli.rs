@@ -1,14 +1,10 @@
 //! End-to-end tests of `rtlab run` and `rtlab presets`.
 
+use crate::support::{expect, shown};
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid(2) cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn rtlab(db: &Path) -> Command {
     let mut c = Command::cargo_bin("rtlab").unwrap();
@@ -66,21 +62,16 @@ fn campaign(db: &Path, id: i64) -> (String, Vec<(i64, i64, String)>) {
 fn a_two_step_campaign_end_to_end() {
     let (dir, db, scn) = setup(TWO_STEPS);
     let html = dir.path().join("r.html");
-    let out = rtlab(&db)
-        .arg("run")
-        .arg(&scn)
-        .arg("--html")
-        .arg(&html)
-        .arg("-q")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .arg("--html")
+            .arg(&html)
+            .arg("-q"),
+        &[0],
     );
+    let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].contains("two steps") && lines[0].contains("[complete]"));
     assert!(lines[2].starts_with("step") && lines[2].contains("loop 10s"));
@@ -119,13 +110,16 @@ fn a_two_step_campaign_end_to_end() {
 #[ignore = "needs root: SCHED_FIFO"]
 fn json_output_carries_steps_verdicts_and_risks() {
     let (_dir, db, scn) = setup(TWO_STEPS);
-    let out = rtlab(&db)
-        .arg("run")
-        .arg(&scn)
-        .args(["--json", "--require", "tight=1ns", "--duration", "300ms"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "a failed requirement is exit 1");
+    let out = expect(
+        rtlab(&db).arg("run").arg(&scn).args([
+            "--json",
+            "--require",
+            "tight=1ns",
+            "--duration",
+            "300ms",
+        ]),
+        &[1],
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["format"], "rtlab/1");
     assert_eq!(doc["status"], "complete");
@@ -265,17 +259,9 @@ fn scenario_errors_name_file_line_and_key() {
         "nothing written for a bad scenario"
     );
 
-    let out = rtlab(&db)
-        .args(["run", "--preset", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = expect(rtlab(&db).args(["run", "--preset", "nope"]), &[2]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--preset: no preset 'nope'"));
-    let out = rtlab(&db)
-        .args(["run", "--duration", "soon"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = expect(rtlab(&db).args(["run", "--duration", "soon"]), &[2]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
 }
 
@@ -289,50 +275,54 @@ fn campaign_count(db: &Path) -> i64 {
 fn presets_list_and_show() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
-    let out = rtlab(&db).args(["presets", "list"]).output().unwrap();
+    let out = expect(rtlab(&db).args(["presets", "list"]), &[0]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0));
     for name in ["quick", "drone", "lab"] {
         assert!(
             text.lines().any(|l| l.starts_with(name)),
             "{name} listed: {text}"
         );
     }
-    let out = rtlab(&db)
-        .args(["presets", "show", "drone"])
-        .output()
-        .unwrap();
+    let out = expect(rtlab(&db).args(["presets", "show", "drone"]), &[0]);
     let toml = String::from_utf8_lossy(&out.stdout);
     assert!(toml.contains("name = \"drone\"") && toml.contains("gyro = \"1ms\""));
-    let out = rtlab(&db)
-        .args(["presets", "show", "warp"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    // What `show` prints is a scenario `run` accepts as a file.
-    if is_root() {
-        let scn = dir.path().join("drone.toml");
-        std::fs::write(&scn, toml.as_bytes()).unwrap();
-        let out = rtlab(&db)
+    expect(rtlab(&db).args(["presets", "show", "warp"]), &[2]);
+}
+
+/// What `presets show` prints is a scenario `run` accepts as a file.
+#[test]
+#[ignore = "needs root: SCHED_FIFO"]
+fn the_shown_drone_preset_runs_as_a_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let out = expect(rtlab(&db).args(["presets", "show", "drone"]), &[0]);
+    let scn = dir.path().join("drone.toml");
+    std::fs::write(&scn, &out.stdout).unwrap();
+    // Whether this machine meets the drone's 1 ms budgets is not the test's
+    // business (a VM often does not); the exit code must agree with the
+    // verdicts shown.
+    let out = expect(
+        rtlab(&db)
             .arg("run")
             .arg(&scn)
-            .args(["-q", "--duration", "200ms"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            text.contains("gyro 1ms") && text.contains("[complete]"),
-            "{text}{err}"
-        );
-        // Whether this machine meets the drone's 1 ms budgets is not the test's
-        // business (a VM often does not); the exit code must agree with the
-        // verdicts shown.
-        let failed = text
-            .lines()
-            .any(|l| l.split_whitespace().any(|w| w == "FAIL"));
-        assert_eq!(out.status.code(), Some(i32::from(failed)), "{text}{err}");
-    }
+            .args(["-q", "--duration", "200ms"]),
+        &[0, 1],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("gyro 1ms") && text.contains("[complete]"),
+        "{}",
+        shown(&out)
+    );
+    let failed = text
+        .lines()
+        .any(|l| l.split_whitespace().any(|w| w == "FAIL"));
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(failed)),
+        "{}",
+        shown(&out)
+    );
 }
 
 #[test]
@@ -372,8 +362,8 @@ fn compare_with_adds_the_earlier_kernels_runs() {
 fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
-    let out = rtlab(&db)
-        .args([
+    let out = expect(
+        rtlab(&db).args([
             "run",
             "--attribute",
             "dohell",
@@ -382,14 +372,8 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
             "--json",
             "--require",
             "loose=60s",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ]),
+        &[0],
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let steps = doc["steps"].as_array().unwrap();
@@ -424,11 +408,7 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
         assert_eq!(p["p999_ns"].as_f64().unwrap(), p999);
         assert!((p["p999_ratio"].as_f64().unwrap() - p999 / base).abs() < 1e-9);
     }
-    let out = rtlab(&db)
-        .args(["run", "--attribute", "cpu"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect(rtlab(&db).args(["run", "--attribute", "cpu"]), &[2]);
 }
 
 #[test]
@@ -436,47 +416,36 @@ fn attribute_runs_each_part_of_the_mix_and_ranks_them() {
 fn compare_and_report_take_a_campaign() {
     let (dir, db, scn) = setup(TWO_STEPS);
     let html = dir.path().join("c.html");
-    let out = rtlab(&db)
-        .arg("run")
-        .arg(&scn)
-        .args(["-q", "--duration", "200ms"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let out = rtlab(&db)
-        .args(["compare", "--campaign", "1", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    expect(
+        rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--duration", "200ms"]),
+        &[0],
+    );
+    let out = expect(
+        rtlab(&db).args(["compare", "--campaign", "1", "--json"]),
+        &[0],
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("fifo · ") && text.contains("other · "),
         "columns named after the steps"
     );
-    let out = rtlab(&db)
-        .args([
-            "report",
-            "--campaign",
-            "1",
-            "--require",
-            "loop=10s",
-            "--html",
-        ])
-        .arg(&html)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        rtlab(&db)
+            .args([
+                "report",
+                "--campaign",
+                "1",
+                "--require",
+                "loop=10s",
+                "--html",
+            ])
+            .arg(&html),
+        &[0],
     );
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("campaign 1  [complete]"));
     assert!(
         text.lines()
@@ -485,9 +454,5 @@ fn compare_and_report_take_a_campaign() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("fifo · ") && page.contains("<svg"));
-    let out = rtlab(&db)
-        .args(["report", "--campaign", "9"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect(rtlab(&db).args(["report", "--campaign", "9"]), &[2]);
 }
