@@ -136,17 +136,12 @@ fn drone_gate_on_imported_histograms() {
         );
     }
     let judge = |runs: &[&str], code: i32| -> Vec<(String, String, String, i64)> {
-        let out = rtlab(&db)
-            .arg("compare")
-            .args(runs)
-            .args(["--require", "drone", "--json"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "compare {runs:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = expect(
+            rtlab(&db)
+                .arg("compare")
+                .args(runs)
+                .args(["--require", "drone", "--json"]),
+            &[code],
         );
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
         doc["verdicts"]

@@ -97,10 +97,10 @@ fn a_two_step_campaign_end_to_end() {
     assert!(report.contains("<svg"), "the report has its plots inline");
 
     // The runs are ordinary stored runs with the step's settings.
-    let out = rtlab(&db)
-        .args(["results", "show", &rows[1].1.to_string(), "--json"])
-        .output()
-        .unwrap();
+    let out = expect(
+        rtlab(&db).args(["results", "show", &rows[1].1.to_string(), "--json"]),
+        &[0],
+    );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(run["params"]["policy"], "other");
     assert_eq!(run["campaign"], 1);
@@ -209,14 +209,8 @@ fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
         .map(|r| (r.0, r.1))
         .collect();
 
-    let out = rtlab(&db).args(["run", "--resume", "-q"]).output().unwrap();
+    let out = expect(rtlab(&db).args(["run", "--resume", "-q"]), &[0]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(text.contains("[complete]"));
     let (status, after) = campaign(&db, 1);
     assert_eq!(status, "complete");
@@ -234,8 +228,7 @@ fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
         );
     }
     // Nothing left to resume.
-    let out = rtlab(&db).args(["run", "--resume", "1"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect(rtlab(&db).args(["run", "--resume", "1"]), &[2]);
 }
 
 #[test]
@@ -247,9 +240,8 @@ fn scenario_errors_name_file_line_and_key() {
         "name = \"x\"\n[[step]]\nprobe = \"latency\"\nintervall = \"1ms\"\n",
     )
     .unwrap();
-    let out = rtlab(&db).arg("run").arg(&scn).output().unwrap();
+    let out = expect(rtlab(&db).arg("run").arg(&scn), &[2]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
     assert!(
         err.contains("bad.toml:4: step[1].intervall: unknown key"),
         "{err}"
@@ -329,19 +321,20 @@ fn the_shown_drone_preset_runs_as_a_scenario() {
 #[ignore = "needs root: SCHED_FIFO"]
 fn compare_with_adds_the_earlier_kernels_runs() {
     let (_dir, db, scn) = setup(TWO_STEPS);
-    let run = |label: &str, extra: &[&str]| {
-        rtlab(&db)
-            .arg("run")
-            .arg(&scn)
-            .args(["-q", "--duration", "200ms", "--label", label])
-            .args(extra)
-            .output()
-            .unwrap()
+    // The only requirement is a 10 s budget: exit 0 unless rtlab hangs.
+    let run = |label: &str, extra: &[&str], code: i32| {
+        expect(
+            rtlab(&db)
+                .arg("run")
+                .arg(&scn)
+                .args(["-q", "--duration", "200ms", "--label", label])
+                .args(extra),
+            &[code],
+        )
     };
-    assert_eq!(run("stock", &[]).status.code(), Some(0));
-    let out = run("rt", &["--compare-with", "stock"]);
+    run("stock", &[], 0);
+    let out = run("rt", &["--compare-with", "stock"], 0);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("fifo") || l.starts_with("other"))
@@ -352,8 +345,7 @@ fn compare_with_adds_the_earlier_kernels_runs() {
         2,
         "{text}"
     );
-    let out = run("rt2", &["--compare-with", "nosuchkernel"]);
-    assert_eq!(out.status.code(), Some(2));
+    let out = run("rt2", &["--compare-with", "nosuchkernel"], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--compare-with"));
 }
 
