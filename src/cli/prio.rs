@@ -1009,22 +1009,7 @@ mod tests {
     use super::*;
 
     fn task(pid: i32, name: &str, kernel: bool, policy: Policy) -> Task {
-        Task {
-            pid,
-            tid: pid,
-            process: name.into(),
-            name: name.into(),
-            cmdline: String::new(),
-            kernel,
-            starttime: 1,
-            setting: Setting {
-                policy: Some(policy),
-                priority: 0,
-                affinity: "0".into(),
-            },
-            voluntary_ctxt_switches: 0,
-            nonvoluntary_ctxt_switches: 0,
-        }
+        Task::for_test(pid, name, kernel, policy)
     }
 
     #[test]

@@ -473,6 +473,29 @@ pub fn validate(policy: Policy, priority: i32) -> Result<(), String> {
 }
 
 #[cfg(test)]
+impl Task {
+    /// A single-threaded task at priority 0 on CPUs 0-1, for tests.
+    pub(crate) fn for_test(pid: i32, name: &str, kernel: bool, policy: Policy) -> Task {
+        Task {
+            pid,
+            tid: pid,
+            process: name.into(),
+            name: name.into(),
+            cmdline: String::new(),
+            kernel,
+            starttime: 1,
+            setting: Setting {
+                policy: Some(policy),
+                priority: 0,
+                affinity: "0-1".into(),
+            },
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -518,22 +541,7 @@ mod tests {
     }
 
     fn task(pid: i32, name: &str, kernel: bool) -> Task {
-        Task {
-            pid,
-            tid: pid,
-            process: name.into(),
-            name: name.into(),
-            cmdline: String::new(),
-            kernel,
-            starttime: 1,
-            setting: Setting {
-                policy: Some(Policy::Other),
-                priority: 0,
-                affinity: "0-1".into(),
-            },
-            voluntary_ctxt_switches: 0,
-            nonvoluntary_ctxt_switches: 0,
-        }
+        Task::for_test(pid, name, kernel, Policy::Other)
     }
 
     #[test]
