@@ -3,6 +3,7 @@
 //! moment, a killed runner. Live steps run at priority 0 (SCHED_OTHER), so these
 //! tests need no root; they assert statuses and exit codes, never latencies.
 
+use crate::support::children_of;
 use assert_cmd::cargo::cargo_bin;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -401,24 +402,6 @@ impl Running {
         );
         (status, what)
     }
-}
-
-/// The processes whose parent is `pid`.
-fn children_of(pid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
-            let after = &stat[stat.rfind(')').unwrap() + 2..];
-            let f: Vec<&str> = after.split_whitespace().collect();
-            if f[1].parse::<i32>() == Ok(pid) && f[0] != "Z" {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).

@@ -2,7 +2,7 @@
 //!
 //! Tests that need SCHED_FIFO (root in CI) skip with a printed reason otherwise.
 
-use crate::support::{expect, rtlab, shown};
+use crate::support::{expect, rtlab, shown, wait_until_measuring};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -422,28 +422,6 @@ fn priority_99_warns() {
         .unwrap()
         .iter()
         .any(|w| w["code"] == "priority99"));
-}
-
-/// Waits (at most 10 s: a busy machine may start rtlab slowly) until `pid` catches
-/// SIGINT (bit 2 of SigCgt in /proc/PID/status) and runs its probe threads, so
-/// that a SIGINT interrupts a measurement under way.
-fn wait_until_measuring(pid: u32) {
-    let status = format!("/proc/{pid}/status");
-    let field = |s: &str, key: &str| -> Option<u64> {
-        let v = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
-        match key {
-            "SigCgt:" => u64::from_str_radix(v, 16).ok(),
-            _ => v.parse().ok(),
-        }
-    };
-    for _ in 0..1000 {
-        let s = std::fs::read_to_string(&status).unwrap_or_default();
-        let catches = field(&s, "SigCgt:").is_some_and(|m| m & 2 != 0);
-        if catches && field(&s, "Threads:").is_some_and(|n| n > 1) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 #[test]

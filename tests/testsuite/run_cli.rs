@@ -1,6 +1,6 @@
 //! End-to-end tests of `rtlab run` and `rtlab presets`.
 
-use crate::support::{expect, shown};
+use crate::support::{children_of, expect, shown, wait_until_measuring};
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -140,23 +140,6 @@ fn json_output_carries_steps_verdicts_and_risks() {
     assert!(Path::new(doc["html"].as_str().unwrap()).exists());
 }
 
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
-            let after = &stat[stat.rfind(')').unwrap() + 2..];
-            let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
-            if ppid == pid {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 #[ignore = "needs root: SCHED_FIFO"]
 fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
@@ -172,14 +155,22 @@ fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Wait until the first step's child process is running, then a bit more.
-    for _ in 0..200 {
-        if !children_of(pid).is_empty() {
-            break;
+    // Interrupt the second step while it measures: wait (bounded) until the
+    // first step's process has been followed by another, and that one runs its
+    // probe threads. A fixed sleep raced with the steps on a busy machine.
+    let wait_child = |not: Option<i32>| -> i32 {
+        for _ in 0..3000 {
+            if let Some(&c) = children_of(pid as i32).iter().find(|&&c| Some(c) != not) {
+                return c;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+        panic!("rtlab run started no step process within 30 s");
+    };
+    let first = wait_child(None);
+    let second = wait_child(Some(first));
+    wait_until_measuring(second as u32);
+    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -194,7 +185,7 @@ fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
         text.contains("[interrupted]") && text.contains("rtlab run --resume 1"),
         "{text}"
     );
-    assert!(children_of(pid).is_empty());
+    assert!(children_of(pid as i32).is_empty());
 
     let (status, before) = campaign(&db, 1);
     assert_eq!(status, "interrupted");

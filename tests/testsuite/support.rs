@@ -39,3 +39,43 @@ pub fn shown(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Waits (at most 10 s: a busy machine may start rtlab slowly) until `pid` catches
+/// SIGINT (bit 2 of SigCgt in /proc/PID/status) and runs its probe threads, so
+/// that a SIGINT interrupts a measurement under way.
+pub fn wait_until_measuring(pid: u32) {
+    let status = format!("/proc/{pid}/status");
+    let field = |s: &str, key: &str| -> Option<u64> {
+        let v = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
+        match key {
+            "SigCgt:" => u64::from_str_radix(v, 16).ok(),
+            _ => v.parse().ok(),
+        }
+    };
+    for _ in 0..1000 {
+        let s = std::fs::read_to_string(&status).unwrap_or_default();
+        let catches = field(&s, "SigCgt:").is_some_and(|m| m & 2 != 0);
+        if catches && field(&s, "Threads:").is_some_and(|n| n > 1) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The processes whose parent is `pid`.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let f: Vec<&str> = after.split_whitespace().collect();
+            if f[1].parse::<i32>() == Ok(pid) && f[0] != "Z" {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
