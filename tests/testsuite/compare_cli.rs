@@ -2,7 +2,7 @@
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
 use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
-use crate::support::expect;
+use crate::support::{expect, wait_until_catching_sigint};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -338,24 +338,9 @@ fn interrupted_runs_are_named_explicitly_and_flagged() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until rtlab catches SIGINT (bit 2 of SigCgt in /proc/PID/status), so
-    // the signal interrupts the measurement instead of killing the process.
-    let status = format!("/proc/{}/status", child.id());
-    let catches_sigint = || {
-        std::fs::read_to_string(&status)
-            .ok()
-            .and_then(|s| {
-                let mask = s.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
-                u64::from_str_radix(mask.trim(), 16).ok()
-            })
-            .is_some_and(|m| m & 2 != 0)
-    };
-    for _ in 0..200 {
-        if catches_sigint() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    // Interrupt it once it catches SIGINT, so the signal interrupts the
+    // measurement instead of killing the process.
+    wait_until_catching_sigint(child.id());
     std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

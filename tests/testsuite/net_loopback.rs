@@ -223,8 +223,10 @@ fn ctrl_c_keeps_what_was_measured() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Let it measure a little, then interrupt as Ctrl-C does.
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    // Once it catches SIGINT, let it measure a little, then interrupt as
+    // Ctrl-C does.
+    crate::support::wait_until_catching_sigint(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -40,22 +40,34 @@ pub fn shown(out: &Output) -> String {
     )
 }
 
-/// Waits (at most 10 s: a busy machine may start rtlab slowly) until `pid` catches
-/// SIGINT (bit 2 of SigCgt in /proc/PID/status) and runs its probe threads, so
+/// A field of /proc/PID/status (SigCgt in hex, the rest decimal).
+fn status_field(pid: u32, key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let v = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
+    match key {
+        "SigCgt:" => u64::from_str_radix(v, 16).ok(),
+        _ => v.parse().ok(),
+    }
+}
+
+/// Waits (at most 10 s: a busy machine may start rtlab slowly) until `pid`
+/// catches SIGINT (bit 2 of SigCgt), so that a SIGINT interrupts it instead of
+/// killing it.
+pub fn wait_until_catching_sigint(pid: u32) {
+    for _ in 0..1000 {
+        if status_field(pid, "SigCgt:").is_some_and(|m| m & 2 != 0) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// As [`wait_until_catching_sigint`], and until it runs its probe threads, so
 /// that a SIGINT interrupts a measurement under way.
 pub fn wait_until_measuring(pid: u32) {
-    let status = format!("/proc/{pid}/status");
-    let field = |s: &str, key: &str| -> Option<u64> {
-        let v = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
-        match key {
-            "SigCgt:" => u64::from_str_radix(v, 16).ok(),
-            _ => v.parse().ok(),
-        }
-    };
+    wait_until_catching_sigint(pid);
     for _ in 0..1000 {
-        let s = std::fs::read_to_string(&status).unwrap_or_default();
-        let catches = field(&s, "SigCgt:").is_some_and(|m| m & 2 != 0);
-        if catches && field(&s, "Threads:").is_some_and(|n| n > 1) {
+        if status_field(pid, "Threads:").is_some_and(|n| n > 1) {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
