@@ -1,5 +1,5 @@
 //! Golden output tests: what users see of every subcommand that works on stored or
-//! imported data, pinned byte for byte on checked-in fixtures,
+//! imported data (and every `--help`), pinned byte for byte on checked-in fixtures,
 //! so that a reshaping of the binary (issue 13) can show that it changed nothing.
 //!
 //! - Inputs: `tests/fixtures/golden/input/` (cyclictest and sysbench outputs, rtlab
@@ -420,6 +420,19 @@ fn html_outline(html: &str) -> String {
     out
 }
 
+/// The subcommands a `--help` text lists.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn results_import_prints_one_line_per_run_and_refuses_bad_files() {
     let mut g = Golden::new("import");
@@ -680,5 +693,107 @@ fn report_text_verdicts_and_html_outline() {
     );
     let html = std::fs::read_to_string(g.path().join("c.html")).unwrap();
     g.compare("html-campaign-outline", &html_outline(&html));
+    g.finish();
+}
+
+#[test]
+fn kconfig_diff_and_check_of_the_pinned_configs() {
+    let mut g = Golden::new("kconfig");
+    let kconfig = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kconfig");
+    for f in ["config-6.1.0-56-amd64.gz", "config-6.1.0-56-rt-amd64.gz"] {
+        std::fs::copy(kconfig.join(f), g.path().join(f)).unwrap();
+    }
+    let (old, new) = ("config-6.1.0-56-amd64.gz", "config-6.1.0-56-rt-amd64.gz");
+    let run = |g: &mut Golden, name: &str, args: &[&str], code| {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        g.check_args(name, &args, code);
+    };
+    run(&mut g, "diff", &["kconfig", "diff", old, new], 0);
+    run(&mut g, "diff-reverse", &["kconfig", "diff", new, old], 0);
+    run(
+        &mut g,
+        "diff-summary",
+        &["kconfig", "diff", "--summary", old, new],
+        0,
+    );
+    run(
+        &mut g,
+        "diff-json",
+        &["kconfig", "diff", "--json", old, new],
+        0,
+    );
+    run(
+        &mut g,
+        "diff-summary-json",
+        &["kconfig", "diff", "--summary", "--json", old, new],
+        0,
+    );
+    run(&mut g, "diff-same", &["kconfig", "diff", new, new], 0);
+    run(&mut g, "check-vanilla", &["kconfig", "check", old], 0);
+    run(&mut g, "check-rt", &["kconfig", "check", new], 0);
+    run(
+        &mut g,
+        "check-rt-json",
+        &["kconfig", "check", "--json", new],
+        0,
+    );
+    run(
+        &mut g,
+        "check-vanilla-strict",
+        &["kconfig", "check", "--strict", old],
+        1,
+    );
+    run(
+        &mut g,
+        "check-rt-strict",
+        &["kconfig", "check", "--strict", new],
+        1,
+    );
+    run(
+        &mut g,
+        "check-missing-file",
+        &["kconfig", "check", "missing.gz"],
+        2,
+    );
+    g.finish();
+}
+
+#[test]
+fn presets_and_load_kinds() {
+    let mut g = Golden::new("presets");
+    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    let list = g.check_args("list", &args(&["presets", "list"]), 0);
+    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 6, "presets list shows {names:?}");
+    for n in &names {
+        g.check_args(&format!("show-{n}"), &args(&["presets", "show", n]), 0);
+    }
+    g.check_args("show-unknown", &args(&["presets", "show", "nosuch"]), 2);
+    g.check_args("load-list", &args(&["load", "--list"]), 0);
+    g.finish();
+}
+
+#[test]
+fn help_of_every_subcommand() {
+    let mut g = Golden::new("help");
+    let mut pending = vec![Vec::<String>::new()];
+    while let Some(path) = pending.pop() {
+        let name = if path.is_empty() {
+            "rtlab".to_string()
+        } else {
+            path.join("-")
+        };
+        let args: Vec<String> = path.iter().cloned().chain(["--help".to_string()]).collect();
+        let out = g.check_args(&name, &args, 0);
+        for sub in subcommands(&String::from_utf8_lossy(&out.stdout)) {
+            let mut p = path.clone();
+            p.push(sub);
+            pending.push(p);
+        }
+    }
+    g.check_args("rtlab-version", &["--version".to_string()], 0);
     g.finish();
 }
