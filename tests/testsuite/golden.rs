@@ -18,7 +18,8 @@
 //! imports them in a fixed order into a fresh store (run ids 1 to 10, campaigns 1
 //! and 2), and runs each command there with relative paths, with `HOME` in that
 //! directory and without the environment's RTLAB_DB, TZ, COLUMNS, LINES and XDG
-//! directories.
+//! directories. `environment_does_not_leak_into_outputs` checks that setting those
+//! changes nothing.
 
 use crate::compare_common::parse;
 use assert_cmd::Command;
@@ -97,7 +98,7 @@ struct Golden {
     area: &'static str,
     /// When the test began: timestamps after it are the test's own.
     began: DateTime<Utc>,
-    /// Extra environment of every command.
+    /// Extra environment of every command (the environment test sets some).
     env: Vec<(String, String)>,
     /// Paths of the goldens checked.
     seen: BTreeSet<PathBuf>,
@@ -796,4 +797,49 @@ fn help_of_every_subcommand() {
     }
     g.check_args("rtlab-version", &["--version".to_string()], 0);
     g.finish();
+}
+
+/// What the goldens pin does not depend on the user's time zone, terminal width,
+/// locale or RTLAB_DB when --db is given.
+#[test]
+fn environment_does_not_leak_into_outputs() {
+    if blessing() {
+        return; // reads goldens that other tests may be writing
+    }
+    let mut g = Golden::with_store("results");
+    let other_db = g.path().join("other.db");
+    g.env = vec![
+        ("TZ".into(), "Asia/Tokyo".into()),
+        ("COLUMNS".into(), "40".into()),
+        ("LINES".into(), "10".into()),
+        ("LANG".into(), "de_DE.UTF-8".into()),
+        ("LC_ALL".into(), "de_DE.UTF-8".into()),
+        ("RTLAB_DB".into(), other_db.display().to_string()),
+        (
+            "XDG_DATA_HOME".into(),
+            g.path().join("xdg").display().to_string(),
+        ),
+    ];
+    g.check("list", &["results", "list"], 0);
+    g.check("list-json", &["results", "list", "--json"], 0);
+    g.check("show-1", &["results", "show", "1"], 0);
+    g.check("show-9", &["results", "show", "9"], 0);
+    g.check("show-1-json", &["results", "show", "1", "--json"], 0);
+    g.check("campaign-1", &["results", "campaigns", "1"], 0);
+    g.area = "compare";
+    g.check("latency", &["compare", "1", "2", "3", "9"], 0);
+    g.check(
+        "require-fail",
+        &["compare", "1", "9", "--require", "gyro=1ms"],
+        1,
+    );
+    g.area = "report";
+    g.check("run-3", &["report", "3"], 0);
+    g.check("campaign-1", &["report", "--campaign", "1"], 0);
+    assert!(
+        !other_db.exists(),
+        "RTLAB_DB was used although --db was given"
+    );
+    // Not `finish`: this test checks a subset of other tests' goldens.
+    assert!(g.failures.is_empty(), "{}", g.failures.join("\n\n"));
 }
