@@ -183,45 +183,72 @@ fn metric_direction(name: &str) -> Better {
 
 type Getter = fn(&Series) -> f64;
 
-/// The series rows: name, quantity, direction, how to read the value.
-const SERIES_ROWS: &[(&str, Quantity, Better, Getter)] = &[
-    ("samples", Quantity::Count, Better::Neither, |s| {
+/// The series rows: name, the summary fields it is made of (a run whose
+/// source did not report one of them has no value in the row, never a 0),
+/// quantity, direction, how to read the value.
+type SeriesRow = (
+    &'static str,
+    &'static [&'static str],
+    Quantity,
+    Better,
+    Getter,
+);
+const SERIES_ROWS: &[SeriesRow] = &[
+    ("samples", &[], Quantity::Count, Better::Neither, |s| {
         s.counters.samples as f64
     }),
-    ("min", Quantity::Time, Better::Lower, |s| {
+    ("min", &["min_ns"], Quantity::Time, Better::Lower, |s| {
         s.summary.min_ns as f64
     }),
-    ("mean", Quantity::Time, Better::Lower, |s| s.summary.mean_ns),
-    ("p50", Quantity::Time, Better::Lower, |s| {
+    ("mean", &["mean_ns"], Quantity::Time, Better::Lower, |s| {
+        s.summary.mean_ns
+    }),
+    ("p50", &["p50_ns"], Quantity::Time, Better::Lower, |s| {
         s.summary.p50_ns as f64
     }),
-    ("p99", Quantity::Time, Better::Lower, |s| {
+    ("p99", &["p99_ns"], Quantity::Time, Better::Lower, |s| {
         s.summary.p99_ns as f64
     }),
-    ("p99.9", Quantity::Time, Better::Lower, |s| {
+    ("p99.9", &["p999_ns"], Quantity::Time, Better::Lower, |s| {
         s.summary.p999_ns as f64
     }),
-    ("p99.99", Quantity::Time, Better::Lower, |s| {
-        s.summary.p9999_ns as f64
-    }),
-    ("max", Quantity::Time, Better::Lower, |s| {
+    (
+        "p99.99",
+        &["p9999_ns"],
+        Quantity::Time,
+        Better::Lower,
+        |s| s.summary.p9999_ns as f64,
+    ),
+    ("max", &["max_ns"], Quantity::Time, Better::Lower, |s| {
         s.summary.max_ns as f64
     }),
-    ("stddev", Quantity::Time, Better::Lower, |s| {
-        s.summary.stddev_ns
-    }),
-    ("overruns", Quantity::Count, Better::Lower, |s| {
+    (
+        "stddev",
+        &["stddev_ns"],
+        Quantity::Time,
+        Better::Lower,
+        |s| s.summary.stddev_ns,
+    ),
+    ("overruns", &[], Quantity::Count, Better::Lower, |s| {
         s.counters.overruns as f64
     }),
-    ("misses", Quantity::Count, Better::Lower, |s| {
+    ("misses", &[], Quantity::Count, Better::Lower, |s| {
         s.counters.deadline_misses as f64
     }),
-    ("max-min", Quantity::Time, Better::Lower, |s| {
-        s.summary.spread_max_min() as f64
-    }),
-    ("p95-mean", Quantity::Time, Better::Lower, |s| {
-        s.summary.spread_p95_mean()
-    }),
+    (
+        "max-min",
+        &["min_ns", "max_ns"],
+        Quantity::Time,
+        Better::Lower,
+        |s| s.summary.spread_max_min() as f64,
+    ),
+    (
+        "p95-mean",
+        &["p95_ns", "mean_ns"],
+        Quantity::Time,
+        Better::Lower,
+        |s| s.summary.spread_p95_mean(),
+    ),
 ];
 
 impl Row {
@@ -281,10 +308,18 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
         })
         .collect();
     let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(primary_series).collect();
+    let unreported: Vec<Vec<&str>> = runs.iter().map(Run::unreported).collect();
     let mut rows: Vec<Row> = SERIES_ROWS
         .iter()
-        .filter_map(|&(name, q, b, get)| {
-            let values: Vec<Option<f64>> = primary.iter().map(|s| s.as_deref().map(get)).collect();
+        .filter_map(|&(name, fields, q, b, get)| {
+            let values: Vec<Option<f64>> = primary
+                .iter()
+                .zip(&unreported)
+                .map(|(s, unknown)| {
+                    let known = !fields.iter().any(|f| unknown.contains(f));
+                    s.as_deref().filter(|_| known).map(get)
+                })
+                .collect();
             values
                 .iter()
                 .any(Option::is_some)
@@ -509,6 +544,31 @@ mod tests {
         assert_eq!((ev.best.clone(), ev.ratios[1]), (vec![1], Some(1.5)));
         let t = row(&c, "total_time_s");
         assert_eq!((t.values.clone(), t.best.len()), (vec![None, Some(2.5)], 0));
+    }
+
+    /// A figure the run's source did not report is no value, never a 0 that
+    /// wins the row.
+    #[test]
+    fn unreported_figures_are_unknown_not_best() {
+        let mut runs = two();
+        runs[1].params = serde_json::json!({"unreported": ["p99_ns", "stddev_ns", "p95_ns"]});
+        let total = runs[1].total.as_mut().unwrap();
+        (
+            total.summary.p99_ns,
+            total.summary.p95_ns,
+            total.summary.stddev_ns,
+        ) = (0, 0, 0.0);
+        let c = compare(&runs, 0);
+        for name in ["p99", "stddev", "p95-mean"] {
+            let r = row(&c, name);
+            assert_eq!(r.values[1], None, "{name}");
+            assert!(r.best.is_empty(), "{name}: one known value has no best");
+        }
+        assert_eq!(
+            row(&c, "max").values[1],
+            Some(85_000.0),
+            "reported figures stay"
+        );
     }
 
     #[test]
