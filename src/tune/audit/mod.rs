@@ -6,6 +6,7 @@
 
 mod checks;
 
+use crate::record::AuditSummary;
 use crate::tune::kconfig::Config;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -112,25 +113,6 @@ impl Input {
 /// Runs every check.
 pub fn audit(input: &Input) -> Vec<Check> {
     checks::ALL.iter().map(|check| check(input)).collect()
-}
-
-/// The audit in a few numbers, kept with every run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditSummary {
-    /// Checks that passed.
-    pub ok: usize,
-    /// Checks that warned.
-    pub warn: usize,
-    /// Checks that failed.
-    pub fail: usize,
-    /// Checks that did not apply or could not be read.
-    pub na: usize,
-    /// Ids of the failed checks.
-    #[serde(default)]
-    pub failed: Vec<String>,
-    /// Ids of the checks that warned.
-    #[serde(default)]
-    pub warned: Vec<String>,
 }
 
 /// Summarises audit rows.
