@@ -7,6 +7,7 @@
 mod checks;
 
 use crate::record::AuditSummary;
+use crate::system::kernel_config;
 use crate::tune::kconfig::Config;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -77,14 +78,10 @@ impl Input {
                 .unwrap_or_default()
         };
         let release = kernel("osrelease");
-        let config = crate::system::running_kernel_config_paths(&release)
-            .into_iter()
-            .find_map(|p| {
-                let path = root.path(&p.to_string_lossy());
-                let text = crate::system::read_kernel_config(&path).ok()?;
-                let config = Config::parse(&text).ok()?;
-                Some((path.display().to_string(), text, config))
-            });
+        let config = kernel_config::candidates(&root, &release).find_map(|(path, text)| {
+            let config = Config::parse(&text).ok()?;
+            Some((path.display().to_string(), text, config))
+        });
         let uname = Uname {
             hostname: kernel("hostname"),
             release,
