@@ -33,11 +33,13 @@ use crate::limits::Bytes;
 use crate::loadspec::LoadSpec;
 use crate::record::{LoadRecord, LoadWorker, Warning};
 use anyhow::Result;
-use rtlab_engine::load::{io, sys, Load, SharedCounters};
+use rtlab_engine::load::{io, Load, SharedCounters};
+use rtlab_engine::rt;
+use rtlab_engine::rt::process::{self, Exit, Usage, SIGKILL, SIGTERM};
 use rtlab_engine::rt::sched::{self, Policy};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -75,8 +77,8 @@ impl Default for Placement {
 
 /// How a worker ended.
 struct Ended {
-    status: i32,
-    usage: libc::rusage,
+    exit: Exit,
+    usage: Usage,
     /// Ended before the stop request.
     early: bool,
     /// Needed SIGKILL.
@@ -96,9 +98,9 @@ impl Worker {
     /// true when it has ended.
     fn reap(&mut self, block: bool, early: bool, killed: bool) -> bool {
         if self.ended.is_none() {
-            if let Some((status, usage)) = wait4(self.pid, !block) {
+            if let Some((exit, usage)) = process::wait_ended(self.pid, !block) {
                 self.ended = Some(Ended {
-                    status,
+                    exit,
                     usage,
                     early,
                     killed,
@@ -131,40 +133,14 @@ pub struct Stopped {
     pub warnings: Vec<Warning>,
 }
 
-/// `wait4(2)`: the status and resource usage of child `pid` once it has ended.
-fn wait4(pid: i32, nohang: bool) -> Option<(i32, libc::rusage)> {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value to be overwritten.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let flags = if nohang { libc::WNOHANG } else { 0 };
-    loop {
-        // SAFETY: wait4(2) writes one int and one rusage through valid pointers.
-        let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
-        if rc == pid {
-            return Some((status, usage));
-        }
-        if rc == -1 && rtlab_engine::rt::errno() == libc::EINTR {
-            continue;
-        }
-        return None;
-    }
-}
-
 /// Waits until `fd` is readable or `deadline` passes (`poll(2)`).
-fn readable(fd: i32, deadline: Instant) -> bool {
+fn readable(fd: BorrowedFd<'_>, deadline: Instant) -> bool {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return false;
         }
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll(2) on one valid pollfd.
-        let rc = unsafe { libc::poll(&mut p, 1, left.as_millis().min(1000) as i32 + 1) };
-        if rc > 0 {
+        if process::readable_within(fd, left.as_millis().min(1000) as i32 + 1) {
             return true;
         }
     }
@@ -177,7 +153,7 @@ fn first_line(child: &mut Child, deadline: Instant) -> Option<String> {
     let mut line = Vec::new();
     let mut buf = [0u8; 512];
     while !line.contains(&b'\n') {
-        if !readable(out.as_raw_fd(), deadline) {
+        if !readable(out.as_fd(), deadline) {
             return None;
         }
         match out.read(&mut buf) {
@@ -187,18 +163,6 @@ fn first_line(child: &mut Child, deadline: Instant) -> Option<String> {
     }
     let text = String::from_utf8_lossy(&line);
     text.lines().next().map(str::to_string)
-}
-
-/// Whether `dir` is on a tmpfs (RAM), where fsync writes nothing to a disk.
-fn on_tmpfs(dir: &str) -> bool {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    let Ok(c) = std::ffi::CString::new(dir) else {
-        return false;
-    };
-    // SAFETY: a zeroed statfs is a valid value to be overwritten.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: statfs(2) reads a NUL-terminated path and writes one struct.
-    (unsafe { libc::statfs(c.as_ptr(), &mut st) }) == 0 && st.f_type as i64 == TMPFS_MAGIC
 }
 
 /// Refuses loads the machine cannot carry (unless their spec says `force`):
@@ -260,7 +224,7 @@ pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
                 }
                 _ => {}
             }
-            if on_tmpfs(dir) {
+            if io::on_tmpfs(dir) {
                 warnings.push(Warning::new(
                     "load_io_tmpfs",
                     format!(
@@ -283,7 +247,7 @@ impl LoadSet {
         let counters = SharedCounters::create(total).map_err(|e| {
             SystemError(format!(
                 "cannot create the load counters: {}",
-                rtlab_engine::rt::errno_text(e)
+                rt::errno_text(e)
             ))
         })?;
         let mut set = LoadSet {
@@ -303,11 +267,11 @@ impl LoadSet {
                 let slot = set.workers.len();
                 let child = set.spawn(&json, slot).map_err(|e| {
                     let msg = format!("cannot start load '{}': {e}", spec.text);
-                    if e.raw_os_error() == Some(libc::EPERM) {
+                    if e.raw_os_error() == Some(rt::EPERM) {
                         anyhow::Error::from(SystemError(format!(
                             "{msg} (--load-policy fifo/rr needs root or CAP_SYS_NICE; a negative --load-nice needs the same)"
                         )))
-                    } else if e.raw_os_error() == Some(libc::EINVAL) {
+                    } else if e.raw_os_error() == Some(rt::EINVAL) {
                         UsageError(format!("{msg} (check --load-cpus and --load-policy)")).into()
                     } else {
                         SystemError(msg).into()
@@ -367,10 +331,7 @@ impl LoadSet {
         // parent prepared; it allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
-                sys::set_parent_death_signal(libc::SIGTERM).map_err(err)?;
-                if sys::parent_pid() != parent {
-                    return Err(err(libc::ESRCH));
-                }
+                process::end_with_parent(SIGTERM, parent).map_err(err)?;
                 rtlab_engine::load::shared::clear_cloexec(fd).map_err(err)?;
                 sched::set_thread_policy(0, p.policy, p.priority).map_err(|e| err(e.errno))?;
                 if let Some(n) = p.nice {
@@ -393,7 +354,7 @@ impl LoadSet {
             if w.reap(false, true, false) {
                 if was_running {
                     // What it forked goes with it, now, before its pid can be reused.
-                    sys::send_signal(-w.pid, libc::SIGKILL);
+                    process::send_signal(-w.pid, SIGKILL);
                 }
             } else {
                 n += 1;
@@ -445,7 +406,7 @@ impl LoadSet {
         let t0 = Instant::now();
         self.stopping = Some(t0);
         for w in self.workers.iter().filter(|w| w.ended.is_none()) {
-            sys::send_signal(-w.pid, libc::SIGTERM);
+            process::send_signal(-w.pid, SIGTERM);
         }
         let deadline = t0 + STOP_GRACE;
         while self.workers.iter().any(|w| w.ended.is_none()) && Instant::now() < deadline {
@@ -456,13 +417,13 @@ impl LoadSet {
         }
         for w in self.workers.iter_mut() {
             if w.ended.is_none() {
-                sys::send_signal(-w.pid, libc::SIGKILL);
+                process::send_signal(-w.pid, SIGKILL);
                 w.reap(true, false, true);
             }
             // Anything the worker forked that outlived it goes with the group
             // (workers that ended early had theirs killed by `alive`).
             if w.ended.as_ref().is_some_and(|e| !e.early) {
-                sys::send_signal(-w.pid, libc::SIGKILL);
+                process::send_signal(-w.pid, SIGKILL);
             }
         }
         self.stop_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -520,9 +481,9 @@ impl LoadSet {
                     ),
                 ));
             }
-            let cpu_ns = usage.map_or(0, |u| tv_ns(u.ru_utime) + tv_ns(u.ru_stime));
-            let minflt = usage.map_or(0, |u| u.ru_minflt as u64);
-            let rss = usage.map_or(0, |u| u.ru_maxrss as u64);
+            let cpu_ns = usage.map_or(0, |u| u.cpu_ns);
+            let minflt = usage.map_or(0, |u| u.minor_faults);
+            let rss = usage.map_or(0, |u| u.max_rss_kib);
             max_rss = max_rss.max(rss);
             for (k, v) in [
                 ("ops", c.ops),
@@ -532,11 +493,8 @@ impl LoadSet {
                 ("errors", c.errors),
                 ("cpu_ns", cpu_ns),
                 ("minor_faults", minflt),
-                ("major_faults", usage.map_or(0, |u| u.ru_majflt as u64)),
-                (
-                    "ctx_switches",
-                    usage.map_or(0, |u| (u.ru_nvcsw + u.ru_nivcsw) as u64),
-                ),
+                ("major_faults", usage.map_or(0, |u| u.major_faults)),
+                ("ctx_switches", usage.map_or(0, |u| u.ctx_switches)),
             ] {
                 *totals.entry(k.into()).or_default() += v;
             }
@@ -606,26 +564,18 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-fn tv_ns(tv: libc::timeval) -> u64 {
-    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
-}
-
 fn describe_end(e: &Ended) -> String {
-    let s = e.status;
     if e.killed {
-        format!(
+        return format!(
             "killed (no exit within {} ms of SIGTERM)",
             STOP_GRACE.as_millis()
-        )
-    } else if libc::WIFSIGNALED(s) {
-        format!("crashed: signal {}", libc::WTERMSIG(s))
-    } else if libc::WIFEXITED(s) && e.early {
-        format!("exited {} before the stop", libc::WEXITSTATUS(s))
-    } else if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0 {
-        "stopped".into()
-    } else if libc::WIFEXITED(s) {
-        format!("exited {}", libc::WEXITSTATUS(s))
-    } else {
-        format!("ended with status {s}")
+        );
+    }
+    match e.exit {
+        Exit::Signal(sig) => format!("crashed: signal {sig}"),
+        Exit::Code(code) if e.early => format!("exited {code} before the stop"),
+        Exit::Code(0) => "stopped".into(),
+        Exit::Code(code) => format!("exited {code}"),
+        Exit::Other(s) => format!("ended with status {s}"),
     }
 }

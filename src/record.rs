@@ -2,7 +2,6 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
-use crate::tune::audit::AuditSummary;
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
@@ -155,6 +154,25 @@ impl Warning {
             message: message.into(),
         }
     }
+}
+
+/// The real-time readiness audit (`rtlab audit`) in a few numbers, kept with every run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSummary {
+    /// Checks that passed.
+    pub ok: usize,
+    /// Checks that warned.
+    pub warn: usize,
+    /// Checks that failed.
+    pub fail: usize,
+    /// Checks that did not apply or could not be read.
+    pub na: usize,
+    /// Ids of the failed checks.
+    #[serde(default)]
+    pub failed: Vec<String>,
+    /// Ids of the checks that warned.
+    #[serde(default)]
+    pub warned: Vec<String>,
 }
 
 /// A breaktrace event.

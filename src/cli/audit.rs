@@ -1,6 +1,7 @@
 //! `rtlab audit`: check a system's real-time readiness, one row per check.
 
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
+use crate::record::AuditSummary;
 use crate::tune::audit::{self, Check, Input, Status};
 use crate::tune::{json_document, print, text_table};
 use anyhow::Result;
@@ -51,7 +52,7 @@ pub fn run(args: AuditArgs) -> Result<i32> {
             root: String,
             kernel_release: &'a str,
             kernel_config: Option<&'a str>,
-            summary: &'a audit::AuditSummary,
+            summary: &'a AuditSummary,
             checks: &'a [Check],
         }
         print(&json_document(
@@ -74,7 +75,7 @@ pub fn run(args: AuditArgs) -> Result<i32> {
     })
 }
 
-fn render(input: &Input, checks: &[Check], s: &audit::AuditSummary, verbose: bool) -> String {
+fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) -> String {
     let fp = &input.fp;
     let mut out = String::new();
     let _ = writeln!(

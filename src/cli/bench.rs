@@ -18,7 +18,7 @@ use rtlab_engine::bench::{
     self, cpu::Cpu, mutex::MutexBench, threads::Threads, EventError, Limits, Outcome, Snapshot,
     ThreadStats, Workload,
 };
-use rtlab_engine::rt::signals;
+use rtlab_engine::rt::{self, signals};
 use rtlab_engine::sysinfo::Fingerprint;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -741,12 +741,12 @@ fn check_space(p: &FileioParams) -> Result<()> {
 }
 
 fn io_failure(dir: &Path, e: EventError) -> anyhow::Error {
-    let what = rtlab_engine::rt::errno_text(e.errno);
+    let what = rt::errno_text(e.errno);
     let hint = match e.errno {
-        libc::ENOSPC => "the file system filled up; lower --total-size or free space",
-        libc::EROFS => "the file system is read-only; remount it read-write or choose another --dir",
-        libc::EACCES | libc::EPERM => "no permission to write there; choose another --dir or run as a user who may",
-        libc::EINVAL => "the file system refused the request (with --direct: it does not support O_DIRECT; drop --direct)",
+        rt::ENOSPC => "the file system filled up; lower --total-size or free space",
+        rt::EROFS => "the file system is read-only; remount it read-write or choose another --dir",
+        rt::EACCES | rt::EPERM => "no permission to write there; choose another --dir or run as a user who may",
+        rt::EINVAL => "the file system refused the request (with --direct: it does not support O_DIRECT; drop --direct)",
         _ => "check the device (dmesg) and the directory",
     };
     SystemError(format!(

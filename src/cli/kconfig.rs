@@ -112,7 +112,7 @@ fn run_check(a: CheckArgs) -> Result<i32> {
     let (source, config) = match &a.config {
         Some(p) => (p.display().to_string(), Config::read(p)?),
         None => {
-            let (src, text) = system::running_kernel_config().ok_or_else(|| {
+            let (src, text) = system::kernel_config::running().ok_or_else(|| {
                 UsageError(
                     "the running kernel's configuration was not found (no /proc/config.gz, \
                      /boot/config-$(uname -r)); give a .config file, or load the configs \

@@ -12,7 +12,9 @@ use crate::tune::{json_document, print, text_table};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::mem::raise_memlock_limit;
 use rtlab_engine::rt::sched::{Policy, ThreadSched};
+use rtlab_engine::rt::ESRCH;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -505,7 +507,7 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
                 steps.push(Step::Gone);
                 continue;
             }
-            Some(Err(e)) if e.errno == libc::ESRCH => {
+            Some(Err(e)) if e.errno == ESRCH => {
                 steps.push(Step::Gone);
                 continue;
             }
@@ -572,7 +574,7 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
                 Err(f) => {
                     st.revert(t.tid, t.starttime, &earlier);
                     taken_back = true;
-                    if f.error.errno == libc::ESRCH {
+                    if f.error.errno == ESRCH {
                         o.gone += 1;
                         o.row(t, &before, "-".into(), "exited".into());
                     } else {
@@ -625,35 +627,12 @@ fn set(a: SetArgs) -> Result<i32> {
     Ok(o.code())
 }
 
-/// Raises RLIMIT_MEMLOCK to unlimited for this process and what it executes; when
-/// the hard limit cannot be raised (no CAP_SYS_RESOURCE), the soft limit goes up to
-/// the hard one. Returns the limit reached (`None`: unlimited).
-fn raise_memlock() -> std::io::Result<Option<u64>> {
-    let mut lim = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: setrlimit(2) reads one rlimit through a valid pointer.
-    if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } == 0 {
-        return Ok(None);
-    }
-    // SAFETY: getrlimit(2) writes one rlimit through a valid pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    lim.rlim_cur = lim.rlim_max;
-    // SAFETY: as above.
-    if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
-}
-
 fn run_cmd(a: RunArgs) -> Result<i32> {
     use std::os::unix::process::CommandExt;
     let target = a.sched.target()?;
     if a.mlock {
-        let reached = raise_memlock()
+        let reached = raise_memlock_limit()
+            .map_err(std::io::Error::from_raw_os_error)
             .map_err(|e| SystemError(format!("--mlock: cannot raise RLIMIT_MEMLOCK ({e})")))?;
         if let Some(bytes) = reached {
             eprintln!(
@@ -976,7 +955,7 @@ fn restore(a: RestoreArgs) -> Result<i32> {
                     left.entries.push(e.clone());
                 }
             }
-            Err(f) if f.error.errno == libc::ESRCH => o.gone += 1,
+            Err(f) if f.error.errno == ESRCH => o.gone += 1,
             Err(f) => {
                 o.failed += 1;
                 o.row(

@@ -445,7 +445,7 @@ pub fn try_rt(policy: Policy, priority: i32) -> Result<(), SchedError> {
     std::thread::spawn(move || sched::set_thread_policy(0, policy, priority))
         .join()
         .unwrap_or(Err(SchedError {
-            errno: libc::EAGAIN,
+            errno: rtlab_engine::rt::EAGAIN,
         }))
 }
 

@@ -18,6 +18,7 @@ use crate::record::{Run, Status};
 use crate::store::{CampaignStatus, Store};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use rtlab_engine::rt::process::{self, SIGINT};
 use std::io::{IsTerminal, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -185,8 +186,7 @@ impl Runner<'_> {
                 break st;
             }
             if self.stop.load(Ordering::Relaxed) && !signalled {
-                // SAFETY: kill(2) on our own child's pid.
-                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                process::send_signal(child.id() as i32, SIGINT);
                 signalled = true;
             }
             if let (Some(b), Some(planned)) = (bar, step.planned_ns) {
@@ -255,8 +255,7 @@ impl LocalServer {
 
 impl Drop for LocalServer {
     fn drop(&mut self) {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        process::send_signal(self.child.id() as i32, SIGINT);
         let _ = self.child.wait();
     }
 }
@@ -264,19 +263,12 @@ impl Drop for LocalServer {
 /// Makes the child get SIGINT (it then saves what it gathered and ends) when the
 /// runner dies, even by SIGKILL: a step or echo server never outlives its runner.
 fn end_with_parent(cmd: &mut Command) {
-    let parent = std::process::id();
+    let parent = std::process::id() as i32;
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl(2), getppid(2)); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The runner may have died before prctl took effect.
-            if libc::getppid() as u32 != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
+            process::end_with_parent(SIGINT, parent).map_err(std::io::Error::from_raw_os_error)
         });
     }
 }

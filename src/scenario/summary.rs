@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn failed_audit_checks_are_a_risk() {
         let mut a = step("a", &[1_000; 10], None);
-        a.run.audit = Some(crate::tune::audit::AuditSummary {
+        a.run.audit = Some(crate::record::AuditSummary {
             fail: 2,
             failed: vec!["hrtimers".into(), "rt_throttling".into()],
             ..Default::default()

@@ -726,8 +726,11 @@ fn apply_check_detects_drift_and_save_captures() {
         .assert()
         .code(0);
     let text = std::fs::read_to_string(&saved).unwrap();
-    let doc: toml::Table = toml::from_str(&text).unwrap();
-    assert!(doc["rule"].as_array().unwrap().len() >= 2, "{text}");
+    let doc: toml_edit::DocumentMut = text.parse().unwrap();
+    assert!(
+        doc["rule"].as_array_of_tables().unwrap().len() >= 2,
+        "{text}"
+    );
     c.rtlab()
         .args(["prio", "apply", saved.to_str().unwrap(), "--check"])
         .assert()

@@ -6,6 +6,8 @@
 
 mod checks;
 
+use crate::record::AuditSummary;
+use crate::system::kernel_config;
 use crate::tune::kconfig::Config;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -76,14 +78,10 @@ impl Input {
                 .unwrap_or_default()
         };
         let release = kernel("osrelease");
-        let config = crate::system::running_kernel_config_paths(&release)
-            .into_iter()
-            .find_map(|p| {
-                let path = root.path(&p.to_string_lossy());
-                let text = crate::system::read_kernel_config(&path).ok()?;
-                let config = Config::parse(&text).ok()?;
-                Some((path.display().to_string(), text, config))
-            });
+        let config = kernel_config::candidates(&root, &release).find_map(|(path, text)| {
+            let config = Config::parse(&text).ok()?;
+            Some((path.display().to_string(), text, config))
+        });
         let uname = Uname {
             hostname: kernel("hostname"),
             release,
@@ -112,25 +110,6 @@ impl Input {
 /// Runs every check.
 pub fn audit(input: &Input) -> Vec<Check> {
     checks::ALL.iter().map(|check| check(input)).collect()
-}
-
-/// The audit in a few numbers, kept with every run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditSummary {
-    /// Checks that passed.
-    pub ok: usize,
-    /// Checks that warned.
-    pub warn: usize,
-    /// Checks that failed.
-    pub fail: usize,
-    /// Checks that did not apply or could not be read.
-    pub na: usize,
-    /// Ids of the failed checks.
-    #[serde(default)]
-    pub failed: Vec<String>,
-    /// Ids of the checks that warned.
-    #[serde(default)]
-    pub warned: Vec<String>,
 }
 
 /// Summarises audit rows.

@@ -123,7 +123,7 @@ impl Config {
     /// Reads a configuration file, plain or gzip-compressed; a file that is not a
     /// configuration is a usage error naming the file and the bad line.
     pub fn read(path: &Path) -> Result<Config> {
-        let text = crate::system::read_kernel_config(path)
+        let text = crate::system::kernel_config::read(path)
             .map_err(|e| UsageError(format!("{e:#} (give a kernel .config or /proc/config.gz)")))?;
         Config::parse(&text).map_err(|why| {
             UsageError(format!(

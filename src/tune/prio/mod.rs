@@ -8,6 +8,7 @@ pub mod state;
 use regex::Regex;
 use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::{self, Policy, SchedError, ThreadSched};
+use rtlab_engine::rt::{EINVAL, EPERM, ESRCH};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -398,12 +399,12 @@ impl Failure {
     /// A readable reason with the way out.
     pub fn message(&self) -> String {
         match self.error.errno {
-            libc::EPERM => format!(
+            EPERM => format!(
                 "{}: permission denied (needs root or CAP_SYS_NICE, or an RLIMIT_RTPRIO at least the priority for own processes)",
                 self.what
             ),
-            libc::ESRCH => format!("{}: the thread exited", self.what),
-            libc::EINVAL => format!("{}: invalid for this thread or system ({})", self.what, self.error),
+            ESRCH => format!("{}: the thread exited", self.what),
+            EINVAL => format!("{}: invalid for this thread or system ({})", self.what, self.error),
             _ => format!("{}: {}", self.what, self.error),
         }
     }
@@ -602,7 +603,7 @@ mod tests {
     #[test]
     fn sched_text_shows_every_field() {
         let s = ThreadSched {
-            policy: libc::SCHED_FIFO,
+            policy: Policy::Fifo.raw(),
             priority: 20,
             nice: -5,
             reset_on_fork: true,

@@ -125,7 +125,7 @@ impl Profile {
     pub fn read(path: &Path) -> Result<(Profile, Vec<Compiled>)> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError(format!("cannot read profile {}: {e}", path.display())))?;
-        let profile: Profile = toml::from_str(&text).map_err(|e| {
+        let profile: Profile = toml_edit::de::from_str(&text).map_err(|e| {
             UsageError(format!(
                 "{} is not a valid priority profile: {}",
                 path.display(),
@@ -149,11 +149,17 @@ impl Profile {
         Ok((profile, compiled))
     }
 
-    /// The profile as TOML, with a header comment.
+    /// The profile as TOML, with a header comment and each rule a `[[rule]]` block
+    /// (the serializer alone writes them as one inline array).
     pub fn to_toml(&self) -> Result<String> {
+        let mut doc = toml_edit::ser::to_document(self)?;
+        if let Some(rules) = doc.get_mut("rule") {
+            *rules = std::mem::take(rules)
+                .into_array_of_tables()
+                .map_or_else(|inline| inline, toml_edit::Item::ArrayOfTables);
+        }
         Ok(format!(
-            "# rtlab priority profile: rtlab prio apply FILE [--check], rtlab prio unit FILE\n{}",
-            toml::to_string(self)?
+            "# rtlab priority profile: rtlab prio apply FILE [--check], rtlab prio unit FILE\n{doc}"
         ))
     }
 
@@ -217,7 +223,12 @@ mod tests {
             }],
         };
         let text = p.to_toml().unwrap();
-        assert_eq!(toml::from_str::<Profile>(&text).unwrap(), p);
+        assert_eq!(
+            text,
+            "# rtlab priority profile: rtlab prio apply FILE [--check], rtlab prio unit FILE\n\
+             [[rule]]\npattern = \"^myapp$\"\nthreads = \"^rx\"\npolicy = \"fifo\"\npriority = 50\naffinity = \"2-3\"\n"
+        );
+        assert_eq!(toml_edit::de::from_str::<Profile>(&text).unwrap(), p);
         assert!(p.rule[0].compile(1).is_ok());
         assert_eq!(p.rule[0].unit_name(), "myapp.service");
 
@@ -230,7 +241,7 @@ mod tests {
         bad = p.rule[0].clone();
         bad.affinity = Some("3-1".into());
         assert!(bad.compile(1).unwrap_err().contains("affinity"));
-        assert!(toml::from_str::<Profile>(
+        assert!(toml_edit::de::from_str::<Profile>(
             "[[rule]]\npattern = \"a\"\npolicy = \"fifo\"\nprio = 3\n"
         )
         .is_err());
@@ -238,7 +249,7 @@ mod tests {
 
     #[test]
     fn units_carry_the_systemd_settings() {
-        let p: Profile = toml::from_str(
+        let p: Profile = toml_edit::de::from_str(
             "[[rule]]\npattern = \"^a$\"\npolicy = \"rr\"\npriority = 20\naffinity = \"0,2-3\"\nunit = \"plc\"\n\
              [[rule]]\npattern = \"logger\"\npolicy = \"batch\"\n",
         )

@@ -252,7 +252,7 @@ mod tests {
         s.record(entry(11, Policy::Batch, false));
         assert_eq!(s.entries.len(), 2);
         assert_eq!(s.entries[0].before.policy, Some(Policy::Other));
-        assert_eq!(s.entries[0].sched.unwrap().policy, libc::SCHED_OTHER);
+        assert_eq!(s.entries[0].sched.unwrap().policy, Policy::Other.raw());
         assert!(s.entries[0].affinity_changed && s.entries[0].policy_changed);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a/b/state.json");

@@ -3,8 +3,8 @@
 //! signal, its output discarded, and restarted whenever it exits. A command that
 //! cannot start (the shell reports 126/127 on the first run) is a start error.
 
-use super::sys;
 use super::{Ctx, LoadError};
+use crate::rt::process::{send_signal, set_parent_death_signal, SIGKILL, SIGTERM};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering::Relaxed;
@@ -23,9 +23,7 @@ fn spawn(command: &str) -> std::io::Result<Child> {
         .process_group(0);
     // SAFETY: the closure only makes the async-signal-safe prctl(2) call.
     unsafe {
-        c.pre_exec(|| {
-            sys::set_parent_death_signal(libc::SIGKILL).map_err(std::io::Error::from_raw_os_error)
-        });
+        c.pre_exec(|| set_parent_death_signal(SIGKILL).map_err(std::io::Error::from_raw_os_error));
     }
     c.spawn()
 }
@@ -46,7 +44,7 @@ fn start_error(command: &str, status: std::process::ExitStatus) -> LoadError {
 /// Ends the command's whole process group: SIGTERM, then SIGKILL after 300 ms.
 fn end(child: &mut Child) {
     let pgid = child.id() as i32;
-    sys::send_signal(-pgid, libc::SIGTERM);
+    send_signal(-pgid, SIGTERM);
     let deadline = Instant::now() + Duration::from_millis(300);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
@@ -55,7 +53,7 @@ fn end(child: &mut Child) {
         std::thread::sleep(Duration::from_millis(5));
     }
     // Whatever is left of the group (the command's own children) goes too.
-    sys::send_signal(-pgid, libc::SIGKILL);
+    send_signal(-pgid, SIGKILL);
     let _ = child.wait();
 }
 

@@ -119,10 +119,30 @@ pub fn free_bytes(dir: &str) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
+/// Whether `dir` is on a tmpfs (RAM), where fsync writes nothing to a disk
+/// (`statfs(2)`); false when it cannot be told.
+pub fn on_tmpfs(dir: &str) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let Ok(c) = std::ffi::CString::new(dir) else {
+        return false;
+    };
+    // SAFETY: a zeroed statfs is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs(2) reads a NUL-terminated path and writes one struct.
+    (unsafe { libc::statfs(c.as_ptr(), &mut st) }) == 0 && st.f_type as i64 == TMPFS_MAGIC
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{testutil::run_for, Load};
     use super::*;
+
+    #[test]
+    fn only_a_tmpfs_is_a_tmpfs() {
+        assert!(!on_tmpfs("/proc"));
+        assert!(!on_tmpfs("/no/such/dir"));
+        assert!(!on_tmpfs("nul\0byte"));
+    }
 
     #[test]
     fn writes_files_and_leaves_none() {

@@ -6,6 +6,7 @@
 
 use super::sys::{self, Forked};
 use super::{Ctx, LoadError};
+use crate::rt::process::{end_with_parent, SIGKILL};
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -101,7 +102,7 @@ pub fn run(g: &Group, ctx: &Ctx, ready: &mut dyn FnMut()) -> Result<(), LoadErro
     for role in roles {
         match sys::fork() {
             Ok(Forked::Child) => {
-                if sys::set_parent_death_signal(libc::SIGKILL).is_err() || sys::parent_pid() != me {
+                if end_with_parent(SIGKILL, me).is_err() {
                     sys::exit_now(1);
                 }
                 match role {

@@ -2,6 +2,7 @@
 //! note naming the man page it follows.
 
 use crate::rt::errno;
+use crate::rt::process::{send_signal, SIGKILL, SIGTERM};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -64,25 +65,6 @@ impl Drop for Mapping {
     }
 }
 
-/// Asks the kernel to send `sig` to the calling process when its parent thread
-/// exits (`prctl(2)` `PR_SET_PDEATHSIG`). Async-signal-safe: usable between fork
-/// and exec.
-pub fn set_parent_death_signal(sig: i32) -> Result<(), i32> {
-    // SAFETY: prctl(2) PR_SET_PDEATHSIG takes a signal number only.
-    let rc = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(errno())
-    }
-}
-
-/// The parent's pid (`getppid(2)`).
-pub fn parent_pid() -> i32 {
-    // SAFETY: getppid(2) takes no arguments and cannot fail.
-    unsafe { libc::getppid() }
-}
-
 /// The result of [`fork`].
 pub enum Forked {
     /// In the parent, with the child's pid.
@@ -123,18 +105,11 @@ pub fn wait_child(pid: i32, nohang: bool) -> Result<Option<i32>, i32> {
     }
 }
 
-/// Sends `sig` to process `pid`, or to process group `-pid` (`kill(2)`). Errors
-/// (the process is already gone) are ignored.
-pub fn send_signal(pid: i32, sig: i32) {
-    // SAFETY: kill(2) takes integers only.
-    unsafe { libc::kill(pid, sig) };
-}
-
 /// Sends `SIGTERM` to `pids`, waits up to `grace` for them to exit, then
 /// `SIGKILL`s and reaps the rest. Used by workers for the processes they forked.
 pub fn end_children(pids: &[i32], grace: Duration) {
     for &p in pids {
-        send_signal(p, libc::SIGTERM);
+        send_signal(p, SIGTERM);
     }
     let deadline = std::time::Instant::now() + grace;
     let mut left: Vec<i32> = pids.to_vec();
@@ -145,7 +120,7 @@ pub fn end_children(pids: &[i32], grace: Duration) {
         }
     }
     for &p in &left {
-        send_signal(p, libc::SIGKILL);
+        send_signal(p, SIGKILL);
         let _ = wait_child(p, false);
     }
 }

@@ -58,6 +58,31 @@ pub fn lock_all() -> Result<LockMode, i32> {
     }
 }
 
+/// Raises `RLIMIT_MEMLOCK` to unlimited for this process and what it executes;
+/// when the hard limit cannot be raised (no `CAP_SYS_RESOURCE`), the soft limit
+/// goes up to the hard one. Returns the limit reached (`None`: unlimited) or the
+/// errno.
+pub fn raise_memlock_limit() -> Result<Option<u64>, i32> {
+    let mut lim = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit(2) reads one rlimit through a valid pointer.
+    if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } == 0 {
+        return Ok(None);
+    }
+    // SAFETY: getrlimit(2) writes one rlimit through a valid pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
+        return Err(super::errno());
+    }
+    lim.rlim_cur = lim.rlim_max;
+    // SAFETY: setrlimit(2) as above.
+    if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) } != 0 {
+        return Err(super::errno());
+    }
+    Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
+}
+
 /// Undoes [`lock_all`] (`munlockall(2)`).
 pub fn unlock_all() {
     // SAFETY: munlockall(2) takes no arguments; failure leaves memory locked, which

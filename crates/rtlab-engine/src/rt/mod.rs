@@ -1,16 +1,22 @@
 //! Real-time primitives: clocks, scheduling policy and affinity, memory locking,
-//! the `cpu_dma_latency` guard and the process-wide stop flag.
+//! the `cpu_dma_latency` guard, the process-wide stop flag, and the control of
+//! child processes.
 //!
 //! Every `unsafe` libc call of the crate is wrapped once, here, with a `SAFETY` note
-//! naming the man page it follows.
+//! naming the man page it follows. The rtlab binary makes no libc call of its own:
+//! it uses these wrappers, and names errno values with the constants below.
 
 pub mod clock;
 pub mod cpuset;
 pub mod dma;
 pub mod flock;
 pub mod mem;
+pub mod process;
 pub mod sched;
 pub mod signals;
+
+/// The errno values callers tell apart (`errno(3)`).
+pub use libc::{EACCES, EAGAIN, EINVAL, ENOSPC, EPERM, EROFS, ESRCH};
 
 /// The calling thread's errno after a failed libc call.
 pub fn errno() -> i32 {
