@@ -30,8 +30,13 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
     let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
     for s in steps {
         let total = s.run.total.as_ref();
-        let cell = |f: &dyn Fn(&crate::record::Series) -> f64| {
-            total.map(|t| unit.cell(f(t))).unwrap_or_else(|| "-".into())
+        let unknown = s.run.unreported();
+        // A figure the run's source did not report is '-', never a 0.
+        let cell = |field: &str, f: &dyn Fn(&crate::record::Series) -> f64| {
+            total
+                .filter(|_| !unknown.contains(&field))
+                .map(|t| unit.cell(f(t)))
+                .unwrap_or_else(|| "-".into())
         };
         let mut row = vec![
             if labelled {
@@ -44,10 +49,10 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
             total
                 .map(|t| t.counters.samples.to_string())
                 .unwrap_or_default(),
-            cell(&|t| t.summary.p50_ns as f64),
-            cell(&|t| t.summary.p99_ns as f64),
-            cell(&|t| t.summary.p999_ns as f64),
-            cell(&|t| t.summary.max_ns as f64),
+            cell("p50_ns", &|t| t.summary.p50_ns as f64),
+            cell("p99_ns", &|t| t.summary.p99_ns as f64),
+            cell("p999_ns", &|t| t.summary.p999_ns as f64),
+            cell("max_ns", &|t| t.summary.max_ns as f64),
             total
                 .map(|t| t.counters.overruns.to_string())
                 .unwrap_or_default(),
@@ -104,9 +109,11 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
     }
     // Loads that raise the tail against the idle baseline of the same probe.
     for s in steps.iter().filter(|s| !is_idle(s)) {
+        let known = |r: &crate::record::Run| !r.unreported().contains(&"p999_ns");
         let base = steps
             .iter()
             .find(|b| is_idle(b) && b.run.kind == s.run.kind)
+            .filter(|b| known(&b.run) && known(&s.run))
             .and_then(|b| b.run.total.as_ref());
         let (Some(base), Some(t)) = (base, s.run.total.as_ref()) else {
             continue;
@@ -211,6 +218,28 @@ mod tests {
             name: name.into(),
             run,
         }
+    }
+
+    /// An imported run without percentiles shows them as '-' and is never
+    /// the idle baseline of a "raises p99.9" risk.
+    #[test]
+    fn unreported_percentiles_are_dashes_and_no_risk() {
+        let mut idle = step("idle", &[10_000; 100], None);
+        idle.run.params = serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]});
+        let loaded = step("cpu", &[90_000; 100], Some("cpu"));
+        let table = step_table(&[idle.clone(), loaded.clone()], &[], TimeUnit::Us);
+        let idle_row = table.lines().find(|l| l.starts_with("idle")).unwrap();
+        let cells: Vec<&str> = idle_row.split_whitespace().collect();
+        assert_eq!(
+            &cells[cells.len() - 6..cells.len() - 2],
+            ["-", "-", "-", "10.0"],
+            "{table}"
+        );
+        let found = risks(&[idle, loaded], &[]);
+        assert!(
+            !found.iter().any(|r| r.text.contains("raises p99.9")),
+            "{found:?}"
+        );
     }
 
     #[test]
