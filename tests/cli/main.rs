@@ -9,7 +9,7 @@
 mod compare_common;
 mod net_common;
 mod store_common;
-mod support;
+mod common;
 
 mod audit_cli;
 mod bench_cli;

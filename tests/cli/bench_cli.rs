@@ -3,7 +3,7 @@
 //! counts over the recorded time), fileio must leave nothing behind, bad input
 //! must exit 2 naming the flag.
 
-use crate::support::{json, rtlab};
+use crate::common::{json, rtlab};
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;

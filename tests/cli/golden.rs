@@ -8,7 +8,7 @@
 //! - Expected outputs: `tests/fixtures/golden/expected/AREA/NAME.txt`, one command
 //!   each: its command line, exit code, stdout and stderr, after [`redact`].
 //! - Regenerate them after an intended change of output with
-//!   `RTLAB_BLESS=1 cargo test --test testsuite golden`, then read
+//!   `RTLAB_BLESS=1 cargo test --test cli golden`, then read
 //!   `git diff tests/fixtures/golden/expected` before committing: blessing writes
 //!   what the binary prints now, right or wrong. It also deletes goldens no test
 //!   produces any more; a wrong exit code still fails.
@@ -255,7 +255,7 @@ impl Golden {
         if !self.failures.is_empty() {
             panic!(
                 "{} golden mismatch(es) in {}; if the change is intended, regenerate with \
-                 RTLAB_BLESS=1 cargo test --test testsuite golden and review the diff\n\n{}",
+                 RTLAB_BLESS=1 cargo test --test cli golden and review the diff\n\n{}",
                 self.failures.len(),
                 dir.display(),
                 self.failures.join("\n\n")

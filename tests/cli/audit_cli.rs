@@ -1,6 +1,6 @@
 //! `rtlab audit` against this machine and against fake system trees.
 
-use crate::support::{expect, rtlab};
+use crate::common::{expect, rtlab};
 use serde_json::Value;
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //!
 //! Tests that need SCHED_FIFO (root in CI) skip with a printed reason otherwise.
 
-use crate::support::{expect, rtlab, shown, wait_until_measuring};
+use crate::common::{expect, rtlab, shown, wait_until_measuring};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;

@@ -6,7 +6,7 @@
 //! archive serves today. `tests/fixtures/check-newest-kconfig.sh` reports, outside
 //! the test suite, how the newest packages differ from them.
 
-use crate::support::expect;
+use crate::common::expect;
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -225,7 +225,7 @@ fn ctrl_c_keeps_what_was_measured() {
         .unwrap();
     // Once it catches SIGINT, let it measure a little, then interrupt as
     // Ctrl-C does.
-    crate::support::wait_until_catching_sigint(child.id());
+    crate::common::wait_until_catching_sigint(child.id());
     std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

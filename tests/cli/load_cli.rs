@@ -3,7 +3,7 @@
 //! recorded in latency runs; Ctrl-C, a crashed worker and a killed parent leave
 //! no process and no file.
 
-use crate::support::{expect, rtlab};
+use crate::common::{expect, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::process::Stdio;

@@ -1,7 +1,7 @@
 //! Helpers of the compare and report CLI tests: real runs made with
 //! `rtlab latency`, and well-formedness checks of SVG and HTML.
 
-use crate::support::expect;
+use crate::common::expect;
 use assert_cmd::Command;
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
 use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
-use crate::support::{expect, wait_until_catching_sigint};
+use crate::common::{expect, wait_until_catching_sigint};
 use predicates::prelude::*;
 use serde_json::Value;
 

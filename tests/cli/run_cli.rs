@@ -1,6 +1,6 @@
 //! End-to-end tests of `rtlab run` and `rtlab presets`.
 
-use crate::support::{children_of, expect, shown, wait_until_measuring};
+use crate::common::{children_of, expect, shown, wait_until_measuring};
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! moment, a killed runner. Live steps run at priority 0 (SCHED_OTHER), so these
 //! tests need no root; they assert statuses and exit codes, never latencies.
 
-use crate::support::children_of;
+use crate::common::children_of;
 use assert_cmd::cargo::cargo_bin;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
