@@ -113,12 +113,14 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
     };
     let trimmed = text.trim_start();
     let mut run = if trimmed.starts_with('{') {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            at_line(ParseError {
-                line: e.line(),
-                message: format!("not valid JSON: {e}"),
-            })
-        })?;
+        let value: serde_json::Value = serde_json::from_str(text)
+            .or_else(|e| cyclictest::json_with_nan(text).ok_or(e))
+            .map_err(|e| {
+                at_line(ParseError {
+                    line: e.line(),
+                    message: format!("not valid JSON: {e}"),
+                })
+            })?;
         if value.get("format").is_some() {
             rtlab_json(value, src, max_cells)?
         } else {
@@ -285,6 +287,30 @@ mod tests {
     fn broken_json_names_the_line() {
         let e = import_text("{\n \"a\": 1,\n x\n}", &src(), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("x.txt line 3"), "{e}");
+    }
+
+    /// cyclictest writes `"avg": -nan` for a thread that made no cycle (it
+    /// stops every thread once the first is done): such a file imports, with
+    /// that thread empty; NaN elsewhere is still not JSON.
+    #[test]
+    fn cyclictest_json_with_a_thread_that_made_no_cycle_imports() {
+        let text = r#"{
+  "file_version": 1,
+  "cmdline:": "cyclictest -q -l 300 -i 200 -t 2 -h 30 --json=h.json",
+  "rt_test_version:": "2.40",
+  "num_threads": 2,
+  "thread": {
+    "0": { "histogram": { "12": 2 }, "cycles": 0, "min": 1000000, "max": 0, "avg": -nan, "cpu": 0, "node": 0 },
+    "1": { "histogram": { "12": 2, "20": 1 }, "cycles": 3, "min": 12, "max": 20, "avg": 14.67, "cpu": 1, "node": 0 }
+  }
+}"#
+        .replace(r#"{ "12": 2 }, "cycles": 0"#, r#"{ }, "cycles": 0"#);
+        let run = import_text(&text, &src(), &Options::default()).unwrap();
+        let samples: Vec<u64> = run.series.iter().map(|s| s.counters.samples).collect();
+        assert_eq!(samples, [0, 3]);
+        assert_eq!(run.total.as_ref().unwrap().summary.max_ns, 20_000);
+        let e = import_text("{\"a\": -nan}", &src(), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("not valid JSON"), "{e}");
     }
 
     #[test]

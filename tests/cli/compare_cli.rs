@@ -1,8 +1,8 @@
 //! `rtlab compare` end to end: selectors, the table against the runs' own figures,
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
-use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
 use crate::common::{expect, wait_until_catching_sigint};
+use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 

@@ -6,10 +6,10 @@
 //! other processes' priorities) are `#[ignore = "needs root: …"]`: they show as
 //! ignored off root, and CI (root) runs them with `--include-ignored`.
 
+mod common;
 mod compare_common;
 mod net_common;
 mod store_common;
-mod common;
 
 mod audit_cli;
 mod bench_cli;
