@@ -136,6 +136,8 @@ mod tests {
     use std::process::{Command, Stdio};
 
     #[test]
+    // The children are reaped by wait_ended (wait4), which clippy cannot see.
+    #[allow(clippy::zombie_processes)]
     fn exit_codes_and_signals_are_told_apart() {
         let ended = |script: &str| {
             let child = Command::new("/bin/sh")
@@ -152,6 +154,8 @@ mod tests {
     }
 
     #[test]
+    // The children are reaped by wait_ended (wait4), which clippy cannot see.
+    #[allow(clippy::zombie_processes)]
     fn nohang_returns_at_once_and_others_children_are_none() {
         let mut child = Command::new("/bin/sh")
             .args(["-c", "read x"])
