@@ -344,7 +344,9 @@ fn runs_are_saved_and_intervals_reported() {
         .args(["--max-prime", "2000", "--label", "k1", "--tag", "t"])
         .assert()
         .success()
-        .stdout(predicate::str::is_match(r"\[\s+0\.2s\] events/s \d").unwrap())
+        // Interval lines show the time they were taken, which on a busy machine
+        // may be later than the 0.2 s asked for.
+        .stdout(predicate::str::is_match(r"\[\s+\d+\.\ds\] events/s \d").unwrap())
         .stdout(predicate::str::contains("rtlab bench cpu  k1  [complete]"))
         .stdout(predicate::str::contains("p95-mean"))
         .stderr(predicate::str::contains("saved as run 1"));
