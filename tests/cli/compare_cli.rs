@@ -1,7 +1,7 @@
 //! `rtlab compare` end to end: selectors, the table against the runs' own figures,
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
-use crate::common::{expect, wait_until_catching_sigint};
+use crate::common::{expect, wait_until_measuring};
 use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -338,9 +338,10 @@ fn interrupted_runs_are_named_explicitly_and_flagged() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Interrupt it once it catches SIGINT, so the signal interrupts the
-    // measurement instead of killing the process.
-    wait_until_catching_sigint(child.id());
+    // Interrupt it once it catches SIGINT (so the signal interrupts the
+    // measurement instead of killing the process) and runs its probe threads,
+    // so that the run has samples when it is cut.
+    wait_until_measuring(child.id());
     std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
