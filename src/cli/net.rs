@@ -24,12 +24,12 @@ use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::Policy;
 use rtlab_engine::rt::{errno_text, mem, signals};
 use serde_json::{json, Map, Value};
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The port both commands use unless told otherwise.
-const DEFAULT_PORT: u16 = 7700;
+use rtlab_engine::probe::net::DEFAULT_PORT;
 /// Most messages per run: the per-message bookkeeping is allocated up front.
 const MAX_COUNT: u64 = 10_000_000;
 /// Most points in the per-message time series (beyond, points keep block maxima).
@@ -437,35 +437,6 @@ fn check_max_clients(n: usize, fd_limit: Option<u64>) -> Result<()> {
     Ok(())
 }
 
-/// Resolves HOST:PORT (or HOST with the default port).
-fn resolve(target: &str) -> Result<SocketAddr> {
-    let with_port = if target.parse::<SocketAddr>().is_ok()
-        || target.rsplit_once(':').is_some_and(|(h, p)| {
-            !h.is_empty() && !h.ends_with(':') && p.parse::<u16>().is_ok() && !h.contains(':')
-        }) {
-        target.to_string()
-    } else if target.contains(':') && !target.starts_with('[') {
-        format!("[{target}]:{DEFAULT_PORT}")
-    } else {
-        format!("{target}:{DEFAULT_PORT}")
-    };
-    let addrs = with_port.to_socket_addrs().map_err(|e| {
-        bad_flag(
-            "HOST:PORT",
-            format!(
-                "cannot resolve '{target}': {e} (write e.g. 192.168.1.10:7700 or server.local)"
-            ),
-        )
-    })?;
-    let mut addrs: Vec<SocketAddr> = addrs.collect();
-    // Prefer IPv4, as servers bind 127.0.0.1 / 0.0.0.0 by default.
-    addrs.sort_by_key(|a| !a.is_ipv4());
-    addrs
-        .into_iter()
-        .next()
-        .ok_or_else(|| bad_flag("HOST:PORT", format!("'{target}' resolves to no address")))
-}
-
 /// The validated client plan.
 struct PingPlan {
     cfg: PingConfig,
@@ -531,7 +502,8 @@ fn plan(a: &PingArgs) -> Result<PingPlan> {
         .map(|m| ms_or_unit("--max-latency", m))
         .transpose()?;
     let setup = thread_setup(a.priority, a.cpus.as_deref())?;
-    let addr = resolve(&a.target)?;
+    let addr =
+        rtlab_engine::probe::net::resolve(&a.target).map_err(|e| bad_flag("HOST:PORT", e))?;
     let clock = SystemClock::new(ClockId::Monotonic);
     let session = (clock.now() as u32) ^ std::process::id().rotate_left(16);
     Ok(PingPlan {
@@ -954,16 +926,6 @@ fn render(run: &Run, unit: TimeUnit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn resolves_with_and_without_port() {
-        assert_eq!(resolve("127.0.0.1:9").unwrap().port(), 9);
-        assert_eq!(resolve("127.0.0.1").unwrap().port(), DEFAULT_PORT);
-        assert_eq!(resolve("[::1]:5").unwrap().port(), 5);
-        assert_eq!(resolve("::1").unwrap().port(), DEFAULT_PORT);
-        assert_eq!(resolve("localhost:7").unwrap().port(), 7);
-        assert!(resolve("no such host!:1").is_err());
-    }
 
     #[test]
     fn max_clients_must_fit_the_open_file_limit() {

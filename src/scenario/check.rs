@@ -278,33 +278,11 @@ fn check_net(step: &PlannedStep, memo: &mut Memo) -> Result<(), Problem> {
     }
     if let Some(target) = text(step, "target") {
         memo.entry(format!("target {target}"))
-            .or_insert_with(|| resolve(&target))
+            .or_insert_with(|| rtlab_engine::probe::net::resolve(&target).map(drop))
             .clone()
             .map_err(|e| problem("target", e))?;
     }
     Ok(())
-}
-
-/// Resolves HOST:PORT or HOST (port 7700), as `rtlab net ping` does.
-fn resolve(target: &str) -> Result<(), String> {
-    use std::net::{SocketAddr, ToSocketAddrs};
-    let with_port = if target.parse::<SocketAddr>().is_ok()
-        || target.rsplit_once(':').is_some_and(|(h, p)| {
-            !h.is_empty() && !h.ends_with(':') && p.parse::<u16>().is_ok() && !h.contains(':')
-        }) {
-        target.to_string()
-    } else if target.contains(':') && !target.starts_with('[') {
-        format!("[{target}]:7700")
-    } else {
-        format!("{target}:7700")
-    };
-    match with_port.to_socket_addrs().map(|mut a| a.next()) {
-        Ok(Some(_)) => Ok(()),
-        Ok(None) => Err(format!("'{target}' resolves to no address")),
-        Err(e) => Err(format!(
-            "'{target}' is not a HOST:PORT that resolves ({e}); write e.g. \"127.0.0.1:7700\""
-        )),
-    }
 }
 
 /// A size value in bytes (already parsed once, so it parses).
