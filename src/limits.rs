@@ -21,7 +21,12 @@ pub fn available_memory() -> Option<u64> {
 
 /// The most one command may claim: 90% of MemAvailable (`None`: unknown).
 pub fn memory_budget() -> Option<u64> {
-    available_memory().map(|b| b / 10 * 9)
+    available_memory().map(budget_of)
+}
+
+/// The most one command may claim of `available` bytes: 90%.
+pub fn budget_of(available: u64) -> u64 {
+    available / 10 * 9
 }
 
 /// A byte count in binary units, for messages: `1.5 GiB`.

@@ -724,8 +724,7 @@ fn check_space(p: &FileioParams) -> Result<()> {
         ))
         .into());
     }
-    // Keep 1% (at least 16 MiB) free for the file system's own metadata.
-    let margin = (need / 100).max(16 << 20);
+    let margin = fileio::space_margin(need);
     if need.saturating_add(margin) > sp.available {
         return Err(UsageError(format!(
             "{flag}: {} does not fit in {}: {} available, {} needed with a {} margin; lower {flag} or choose another --dir",

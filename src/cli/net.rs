@@ -28,10 +28,7 @@ use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// The port both commands use unless told otherwise.
-use rtlab_engine::probe::net::DEFAULT_PORT;
-/// Most messages per run: the per-message bookkeeping is allocated up front.
-const MAX_COUNT: u64 = 10_000_000;
+use rtlab_engine::probe::net::{DEFAULT_PORT, MAX_MESSAGES as MAX_COUNT};
 /// Most points in the per-message time series (beyond, points keep block maxima).
 const MAX_TRACE_POINTS: usize = 1_000_000;
 /// Payload room of the settings request: the most the server's answer may carry.

@@ -54,7 +54,7 @@ impl Machine {
 }
 
 /// The largest number of messages `net ping` sends in one run (its --count limit).
-const NET_MAX_COUNT: u64 = 10_000_000;
+use rtlab_engine::probe::net::MAX_MESSAGES as NET_MAX_COUNT;
 
 /// What is wrong with one value of a planned step: the key and the message.
 type Problem = (String, String);
@@ -223,7 +223,8 @@ fn check_latency(step: &PlannedStep) -> Result<(), Problem> {
     if let Some(h) = text(step, "histogram_max") {
         let ns = crate::units::parse_duration(&h, crate::units::DefaultUnit::Micros)
             .map_err(|e| problem("histogram_max", e))?;
-        if !(1_000..=10_000_000_000).contains(&ns) {
+        let top_ns = u64::from(rtlab_engine::stats::hist::MAX_US_BUCKETS) * 1_000;
+        if !(1_000..=top_ns).contains(&ns) {
             return Err(problem(
                 "histogram_max",
                 "must be between 1us and 10s (the 1-µs histogram's range)",
@@ -316,7 +317,7 @@ fn check_memory(step: &PlannedStep, m: &Machine) -> Result<(), Problem> {
         1
     };
     let need = block.saturating_mul(blocks);
-    if m.mem_available > 0 && need > m.mem_available / 10 * 9 {
+    if m.mem_available > 0 && need > crate::limits::budget_of(m.mem_available) {
         return Err(problem(
             "block_size",
             format!(
@@ -373,8 +374,7 @@ fn check_fileio(step: &PlannedStep, memo: &mut Memo) -> Result<(), Problem> {
             if sp.read_only {
                 return Err(format!("{dir} is on a read-only file system; choose another dir"));
             }
-            // The margin `rtlab bench fileio` keeps: 1%, at least 16 MiB.
-            let margin = (need / 100).max(16 << 20);
+            let margin = rtlab_engine::bench::fileio::space_margin(need);
             if need.saturating_add(margin) > sp.available {
                 return Err(format!(
                     "{need} bytes of files (plus a {margin}-byte margin) do not fit in the {} bytes available in {dir}; lower total_size or choose another dir",

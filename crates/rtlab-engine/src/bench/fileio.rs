@@ -104,6 +104,12 @@ pub struct Space {
     pub read_only: bool,
 }
 
+/// What a file set of `need` bytes leaves free for the file system's own
+/// metadata: 1%, at least 16 MiB.
+pub fn space_margin(need: u64) -> u64 {
+    (need / 100).max(16 << 20)
+}
+
 /// The free space and read-only flag of the file system holding `dir`.
 pub fn space(dir: &Path) -> Result<Space, i32> {
     use std::os::unix::ffi::OsStrExt;

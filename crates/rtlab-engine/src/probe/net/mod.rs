@@ -12,6 +12,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 /// The port `rtlab net serve` listens on and `net ping` talks to by default.
 pub const DEFAULT_PORT: u16 = 7700;
 
+/// Most messages in one client run: the per-message bookkeeping is allocated
+/// up front.
+pub const MAX_MESSAGES: u64 = 10_000_000;
+
 /// Resolves HOST:PORT, or HOST with [`DEFAULT_PORT`] (IPv6 literals with or
 /// without brackets), preferring an IPv4 address, as servers bind 127.0.0.1
 /// or 0.0.0.0 by default. The error says what was wrong and what to write.
