@@ -9,8 +9,10 @@
 # process ends on its own or within 1 s of being told to), answers with the exit
 # code it documents, and leaves the store readable. "Data lost" counts runs that
 # rtlab said it saved but that are not in the store afterwards, and threads whose
-# priority was not restored. "Leftovers" counts temporary files, child processes
-# and campaigns left `running`. "Worst stop" is the longest time from SIGINT /
+# priority was not restored ("-" where a fault stores nothing). "Leftovers"
+# counts temporary files, servers that outlived their stop, stores a refused
+# scenario created, and campaigns left `running`. The network rows show the
+# server's largest RSS growth (a try fails above 8 MiB). "Worst stop" is the longest time from SIGINT /
 # SIGTERM / --duration to exit. Every number comes from this run; nothing is
 # hard-coded. The script needs python3 (on the development machine, not the
 # target) for the hostile network clients.
@@ -25,7 +27,7 @@ export XDG_STATE_HOME="$WORK/state" RTLAB_DB="$WORK/default.db"
 trap 'pkill -KILL -f "$WORK" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 ROWS=()
-row() { ROWS+=("$(printf '%-34s %6s %9s %10s %10s %12s' "$@")"); }
+row() { ROWS+=("$(printf '%-38s %6s %9s %10s %10s %12s' "$@")"); }
 now_ms() { date +%s%3N; }
 # Runs "$@" and prints its exit code (never trips errexit).
 code_of() { "$@" >/dev/null 2>&1 && echo 0 || echo $?; }
@@ -42,6 +44,7 @@ stop_ms() {
     echo 99999
 }
 max() { [ "$1" -gt "$2" ] && echo "$1" || echo "$2"; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 # Runs saved in DB (0 when the store cannot be read).
 stored() { "$RTLAB" --db "$1" results list --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null || echo 0; }
 leftover_files() { find /tmp "$WORK" -maxdepth 2 -name 'rtlab-*' -newer "$WORK/.start" ! -path "$WORK" 2>/dev/null | grep -v "^$WORK\$" | grep -vc "rtlab-faults" || true; }
@@ -64,7 +67,7 @@ fault_concurrent_store() {
         lost=$((lost + 8 - fails - n))
         [ "$fails" -eq 0 ] && [ "$n" -eq 8 ] && ok=$((ok + 1))
     done
-    row "8 processes create one store" "$TRIES" "$ok" "$lost" 0 -
+    row "8 processes create one store" "$TRIES" "$ok" "$lost" - -
 }
 
 # 2. SIGKILL in the middle of writes: what was reported saved is still there and
@@ -84,17 +87,19 @@ fault_sigkill_writes() {
         [ "$after" -lt $((before + saved)) ] && lost=$((lost + before + saved - after))
         "$RTLAB" --db "$db" results list >/dev/null 2>&1 && ok=$((ok + 1))
     done
-    row "SIGKILL during writes" "$TRIES" "$ok" "$lost" 0 -
+    row "SIGKILL during writes" "$TRIES" "$ok" "$lost" - -
 }
 
-# 3. Hostile UDP datagrams, then a real client; memory must stay flat.
+# 3. Hostile UDP datagrams, then a real client; memory must stay flat (at most
+#    8 MiB of growth) and the server must end within a second of SIGTERM.
 fault_hostile_udp() {
-    local ok=0 worst=0 t port
+    local ok=0 worst=0 grew=0 left=0 t port
     for t in $(seq "$TRIES"); do
         "$RTLAB" --db "$WORK/net.db" net serve --bind 127.0.0.1:0 2>"$WORK/udp.err" >/dev/null &
         local p=$!
         for _ in $(seq 100); do grep -q 'listening on' "$WORK/udp.err" && break; sleep 0.05; done
         port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$WORK/udp.err")
+        local r0; r0=$(rss_kib "$p")
         python3 - "$port" <<'EOF'
 import os, random, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -102,17 +107,19 @@ for i in range(20000):
     s.sendto(os.urandom(random.randint(0, 1500)), ("127.0.0.1", int(sys.argv[1])))
 EOF
         local c; c=$(code_of "$RTLAB" net ping "127.0.0.1:$port" -n 20 --period 5ms --no-save -q)
+        local g=$(($(rss_kib "$p") - r0)); grew=$(max "$grew" "$g")
         local s; s=$(stop_ms TERM "$p"); wait "$p" 2>/dev/null || true
         worst=$(max "$worst" "$s")
-        [ "$c" -le 1 ] && [ "$s" -lt 1000 ] && ok=$((ok + 1))
+        [ "$s" -ge 99999 ] && left=$((left + 1))
+        [ "$c" -le 1 ] && [ "$s" -lt 1000 ] && [ "$g" -lt 8192 ] && ok=$((ok + 1))
     done
-    row "20 000 hostile UDP datagrams" "$TRIES" "$ok" 0 0 "$worst"
+    row "20 000 hostile UDP (RSS +${grew} KiB)" "$TRIES" "$ok" - "$left" "$worst"
 }
 
 # 4. TCP clients that send and never read, plus idle connections; a real client
 #    must still be served and SIGTERM must end the server within a second.
 fault_stalled_tcp() {
-    local ok=0 worst=0 t port
+    local ok=0 worst=0 grew=0 left=0 t port
     for t in $(seq "$TRIES"); do
         "$RTLAB" --db "$WORK/net.db" net serve --tcp --bind 127.0.0.1:0 2>"$WORK/tcp.err" >/dev/null &
         local p=$!
@@ -140,15 +147,17 @@ while time.time() < end:
         break
 time.sleep(20)
 EOF
-        local h=$!
+        local h=$! r0; r0=$(rss_kib "$p")
         sleep 1
         local c; c=$(code_of timeout 20 "$RTLAB" net ping --tcp "127.0.0.1:$port" -n 20 --period 5ms --no-save -q)
+        local g=$(($(rss_kib "$p") - r0)); grew=$(max "$grew" "$g")
         local s; s=$(stop_ms TERM "$p"); wait "$p" 2>/dev/null || true
+        [ "$s" -ge 99999 ] && left=$((left + 1))
         kill "$h" 2>/dev/null || true; wait "$h" 2>/dev/null || true
         worst=$(max "$worst" "$s")
-        [ "$c" -le 1 ] && [ "$s" -lt 1000 ] && ok=$((ok + 1))
+        [ "$c" -le 1 ] && [ "$s" -lt 1000 ] && [ "$g" -lt 8192 ] && ok=$((ok + 1))
     done
-    row "non-reading + 80 idle TCP clients" "$TRIES" "$ok" 0 0 "$worst"
+    row "stalled TCP + 80 idle (RSS +${grew} KiB)" "$TRIES" "$ok" - "$left" "$worst"
 }
 
 # 5. A scenario that expands to millions of steps: refused (exit 2) up front.
@@ -169,7 +178,10 @@ EOF
         local dt=$(($(now_ms) - t0)); worst=$(max "$worst" "$dt")
         [ "$c" -eq 2 ] && ok=$((ok + 1))
     done
-    row "10^7-step scenario (exit 2)" "$TRIES" "$ok" 0 0 "$worst"
+    # Refused before anything runs: no store, no campaign.
+    local left=0
+    if [ -e "$WORK/bomb.db" ]; then left=1; fi
+    row "10^7-step scenario (exit 2)" "$TRIES" "$ok" - "$left" "$worst"
 }
 
 # 6. Oversized inputs: refused with exit 2, never an abort.
@@ -192,7 +204,7 @@ fault_oversized() {
     done
     local left=0
     if [ -e /nonexistent ]; then left=1; fi
-    row "oversized and malformed input" "$n" "$ok" 0 "$left" -
+    row "oversized and malformed input" "$n" "$ok" - "$left" -
 }
 
 # 7. Ctrl-C at a random moment of a campaign: interrupted, resumable, nothing
@@ -222,7 +234,7 @@ EOF
     done
     local running
     running=$("$RTLAB" --db "$db" results list --json 2>/dev/null | grep -c '"running"' || true)
-    row "Ctrl-C during a campaign" "$TRIES" "$ok" 0 $((left + running)) "$worst"
+    row "Ctrl-C during a campaign" "$TRIES" "$ok" - $((left + running)) "$worst"
 }
 
 # 8. Concurrent `prio set` on one multi-threaded process, then one restore:
@@ -243,7 +255,7 @@ fault_concurrent_prio() {
         if [ "$before" = "$after" ]; then ok=$((ok + 1)); else lost=$((lost + 1)); fi
         kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true
     done
-    row "4 concurrent prio set + restore" "$TRIES" "$ok" "$lost" 0 -
+    row "4 concurrent prio set + restore" "$TRIES" "$ok" "$lost" - -
 }
 
 fault_concurrent_store
@@ -256,6 +268,6 @@ fault_ctrl_c_campaign
 fault_concurrent_prio
 left_files=$(leftover_files)
 
-printf '%-34s %6s %9s %10s %10s %12s\n' fault tries survived "data lost" leftovers "worst stop ms"
+printf '%-38s %6s %9s %10s %10s %12s\n' fault tries survived "data lost" leftovers "worst stop ms"
 printf '%s\n' "${ROWS[@]}"
 echo "temporary files left in /tmp: $left_files"
