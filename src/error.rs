@@ -46,9 +46,39 @@ impl fmt::Display for SystemError {
 
 impl std::error::Error for SystemError {}
 
+/// A value of one parameter that cannot be used: exit 2. It names the flag
+/// (`--interval: '0' is zero; ...`); a scenario names the key the flag stands for
+/// (`interval`) and the line that gave it.
+#[derive(Debug)]
+pub struct BadValue {
+    /// The flag, as the command line spells it (`--histogram-max`).
+    pub flag: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl BadValue {
+    /// The scenario key of the flag: `--histogram-max` → `histogram_max`.
+    pub fn key(&self) -> String {
+        self.flag.trim_start_matches('-').replace('-', "_")
+    }
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.flag, self.message)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
 /// A usage error naming the flag: `--interval: '0' is zero; ...`.
 pub fn bad_flag(flag: &str, msg: impl fmt::Display) -> anyhow::Error {
-    UsageError(format!("{flag}: {msg}")).into()
+    BadValue {
+        flag: flag.to_string(),
+        message: msg.to_string(),
+    }
+    .into()
 }
 
 /// The exit code an error maps to.

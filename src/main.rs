@@ -10,6 +10,7 @@ mod loadspec;
 mod record;
 mod report;
 mod scenario;
+mod step;
 mod store;
 mod system;
 mod tune;

@@ -25,6 +25,18 @@ pub enum Status {
 }
 
 impl Status {
+    /// The exit code of a run that ended so: interrupted by a signal → 130, a
+    /// threshold failed → 1, else 0.
+    pub fn exit_code(self, by_signal: bool, threshold_failed: bool) -> i32 {
+        if self == Status::Interrupted && by_signal {
+            crate::error::EXIT_INTERRUPTED
+        } else if threshold_failed {
+            crate::error::EXIT_FAILED
+        } else {
+            crate::error::EXIT_OK
+        }
+    }
+
     /// The name stored and printed.
     pub fn name(self) -> &'static str {
         match self {
@@ -223,7 +235,7 @@ pub struct Run {
     /// The command line.
     pub command_line: Vec<String>,
     /// All parameters, as given and as defaulted.
-    pub params: serde_json::Value,
+    pub params: RunParams,
     /// The system it ran on.
     pub fingerprint: Fingerprint,
     /// The real-time readiness audit of that system (`rtlab audit`), in counts.
@@ -249,12 +261,41 @@ pub struct Run {
     pub warnings: Vec<Warning>,
 }
 
+/// What a run was asked to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RunParams {
+    /// The parameters of the rtlab step that measured it, tagged with its probe
+    /// (`"probe": "latency"`).
+    Step(crate::step::Params),
+    /// Parameters as recorded by the tool a run was imported from, or by an
+    /// rtlab from before runs recorded their step's parameters.
+    Recorded(serde_json::Value),
+}
+
+impl RunParams {
+    /// A recorded parameter by name (`unreported`, `interval_ns`); null for a
+    /// step's parameters, which have their own types.
+    pub fn recorded(&self, key: &str) -> &serde_json::Value {
+        match self {
+            RunParams::Recorded(v) => &v[key],
+            RunParams::Step(_) => &serde_json::Value::Null,
+        }
+    }
+
+    /// As JSON, the way a run document shows it.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 impl Run {
     /// Summary fields the run's source did not report (`params.unreported`, set
     /// by importers: sysbench gives no stddev and one percentile). They hold 0
     /// and must be shown as unknown.
     pub fn unreported(&self) -> Vec<&str> {
-        self.params["unreported"]
+        self.params
+            .recorded("unreported")
             .as_array()
             .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
             .unwrap_or_default()
@@ -400,7 +441,7 @@ impl Run {
         label: String,
         fingerprint: Fingerprint,
         started_at: String,
-        params: serde_json::Value,
+        params: RunParams,
     ) -> Run {
         Run {
             format: FORMAT.into(),

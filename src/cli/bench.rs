@@ -457,7 +457,7 @@ fn measure<W: Workload>(
     warnings.extend(system::fingerprint_warnings(env.fp));
     let mut run = new_run(env, kind, started_at, params);
     run.status = status;
-    run.exit_code = common::exit_code_for(status, by_signal, false);
+    run.exit_code = status.exit_code(by_signal, false);
     run.ended_at = record::now_rfc3339();
     run.duration_ns = outcome.elapsed_ns;
     run.series = outcome
@@ -882,7 +882,7 @@ fn metric_cell(v: f64) -> String {
 
 /// What the parameters say, in one line.
 fn describe(run: &Run) -> String {
-    let p = &run.params;
+    let p = &run.params.to_value();
     let u = |k: &str| p[k].as_u64().unwrap_or(0);
     let s = |k: &str| p[k].as_str().unwrap_or("?").to_string();
     let what = match run.kind.as_str() {

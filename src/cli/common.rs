@@ -2,8 +2,7 @@
 //! `--json`, `--quiet`, `--unit`, and turning a finished run into output and an
 //! exit code.
 
-use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::record::{self, Run, Status};
+use crate::record::{self, Run, RunParams};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::Result;
@@ -50,14 +49,19 @@ impl SaveArgs {
         started_at: String,
         params: serde_json::Value,
     ) -> Run {
-        let label = self
-            .label
-            .clone()
-            .unwrap_or_else(|| record::default_label(&fp));
-        let mut run = Run::new(kind, label, fp, started_at, params);
-        run.tags = self.tags.clone();
+        let label = record::default_label(&fp);
+        let mut run = Run::new(kind, label, fp, started_at, RunParams::Recorded(params));
         run.audit = Some(crate::tune::audit::summary());
+        self.apply(&mut run);
         run
+    }
+
+    /// Labels and tags `run` as asked.
+    pub fn apply(&self, run: &mut Run) {
+        if let Some(label) = &self.label {
+            run.label = label.clone();
+        }
+        run.tags = self.tags.clone();
     }
 }
 
@@ -79,6 +83,47 @@ impl OutputArgs {
     /// Whether a live view may be drawn (on stderr, when it is a terminal).
     pub fn live(&self) -> bool {
         !self.quiet && std::io::stderr().is_terminal()
+    }
+}
+
+/// The live view of a measuring step, on a terminal unless `--quiet`.
+pub struct LiveObserver {
+    on: bool,
+    unit: TimeUnit,
+    view: Option<crate::report::live::LiveView>,
+}
+
+impl LiveObserver {
+    /// The live view `out` asks for.
+    pub fn new(out: &OutputArgs) -> LiveObserver {
+        LiveObserver {
+            on: out.live(),
+            unit: out.unit,
+            view: None,
+        }
+    }
+}
+
+impl crate::step::Observer for LiveObserver {
+    fn start(&mut self, names: &[String]) {
+        if self.on {
+            self.view = Some(crate::report::live::LiveView::new(
+                names.to_vec(),
+                self.unit,
+            ));
+        }
+    }
+
+    fn latency(&mut self, snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {
+        if let Some(v) = self.view.as_mut() {
+            v.draw(snaps);
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(v) = self.view.as_mut() {
+            v.clear();
+        }
     }
 }
 
@@ -188,17 +233,6 @@ fn existing_parent(path: &Path) -> Result<(), String> {
             "the directory {} does not exist; create it first (rtlab does not create directories)",
             parent.display()
         ))
-    }
-}
-
-/// The exit code of a run: interrupted by a signal → 130, a threshold failed → 1.
-pub fn exit_code_for(status: Status, by_signal: bool, threshold_failed: bool) -> i32 {
-    if status == Status::Interrupted && by_signal {
-        EXIT_INTERRUPTED
-    } else if threshold_failed {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
     }
 }
 

@@ -2,12 +2,12 @@
 //! load worker processes.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use super::loadargs::PlacementArgs;
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loadset::{LoadSet, WORKER_COMMAND};
 use crate::loadspec;
 use crate::record::{self, LoadRecord, Status};
 use crate::report::table::Table;
+use crate::step::loads::PlacementArgs;
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::{Context as _, Result};
@@ -221,7 +221,7 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     run.exit_code = if all_ended {
         EXIT_SYSTEM
     } else {
-        common::exit_code_for(status, by_signal, false)
+        status.exit_code(by_signal, false)
     };
     run.duration_ns = elapsed.as_nanos() as u64;
     run.loads = done.records;

@@ -2,18 +2,18 @@
 
 mod audit;
 mod bench;
-mod common;
+pub mod common;
 mod compare;
 mod kconfig;
 mod latency;
-mod load;
-mod loadargs;
+pub mod load;
 mod net;
 mod presets;
 mod prio;
 mod report;
 mod results;
 mod run;
+mod step;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -55,6 +55,9 @@ pub enum Command {
     /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
     /// exec, and the dohell mix (--list shows them all).
     Load(load::LoadCmdArgs),
+    /// One step of a campaign (started by `rtlab run`).
+    #[command(name = "__step", hide = true)]
+    Step(step::StepArgs),
     /// A load worker process (started by rtlab itself).
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(load::WorkerArgs),
@@ -81,6 +84,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
         Command::Load(args) => load::run(&ctx, args),
+        Command::Step(args) => step::run(&ctx, args),
         Command::LoadWorker(args) => load::worker(args),
         Command::Audit(args) => audit::run(args),
         Command::Kconfig(args) => kconfig::run(args),

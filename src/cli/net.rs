@@ -3,12 +3,12 @@
 //! jitter.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, EXIT_SYSTEM};
 use crate::record::{self, Counters, LoadRecord, Run, Series, Status, Warning};
 use crate::report::live::LiveView;
 use crate::report::series::{self, Col};
 use crate::report::table::Table;
+use crate::step::loads::LoadArgs;
 use crate::system;
 use crate::units::{parse_duration, parse_positive_duration, DefaultUnit, Human, TimeUnit};
 use anyhow::Result;
@@ -640,7 +640,7 @@ fn ping(ctx: &Context, a: PingArgs) -> Result<i32> {
     let threshold_failed = p
         .max_latency_ns
         .is_some_and(|l| st.total.moments.count > 0 && st.total.moments.max > l || st.lost > 0);
-    let mut exit_code = common::exit_code_for(status, by_signal, threshold_failed);
+    let mut exit_code = status.exit_code(by_signal, threshold_failed);
     if status == Status::Failed {
         exit_code = EXIT_SYSTEM;
     }
@@ -834,7 +834,7 @@ fn metrics(o: &PingOutcome) -> std::collections::BTreeMap<String, f64> {
 
 /// The text report of a net run.
 fn render(run: &Run, unit: TimeUnit) -> String {
-    let p = &run.params;
+    let p = &run.params.to_value();
     let m = |k: &str| run.metrics.get(k).copied().unwrap_or(0.0) as u64;
     let server = &p["server"];
     let server_setting = |k: &str| server[k].as_str().unwrap_or("?").to_string();

@@ -79,7 +79,7 @@ fn text(run: &Run, unit: TimeUnit) -> String {
         run.started_at,
         run.ended_at,
         run.command_line.join(" "),
-        run.params
+        run.params.to_value()
     ));
     out
 }

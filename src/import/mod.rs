@@ -236,7 +236,7 @@ impl Skeleton<'_> {
             self.label,
             self.fingerprint,
             self.started_at.unwrap_or_else(|| when.clone()),
-            self.params,
+            record::RunParams::Recorded(self.params),
         );
         run.ended_at = self.ended_at.unwrap_or(when);
         run.duration_ns = self.duration_ns;

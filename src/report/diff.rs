@@ -100,7 +100,7 @@ pub fn differences(runs: &[Run]) -> Vec<Difference> {
         .iter()
         .map(|r| {
             let mut p = Vec::new();
-            flatten("params", &r.params, &mut p);
+            flatten("params", &r.params.to_value(), &mut p);
             p
         })
         .collect();

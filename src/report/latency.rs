@@ -1,22 +1,20 @@
 //! The human table of a latency run.
 
 use crate::record::{Run, Series};
+use crate::step::latency;
 use crate::units::{Human, TimeUnit};
 
 /// Headline text of a run: what, where, how long, observed how much.
 pub fn headline(run: &Run) -> String {
-    let p = &run.params;
+    let asked = latency::asked(&run.params);
     let total = run.total.as_ref().map(|t| t.counters.samples).unwrap_or(0);
-    let policy = p["policy"].as_str().unwrap_or("?");
-    let prio = p["priority"].as_i64().unwrap_or(0);
-    let interval = p["interval_ns"].as_u64().unwrap_or(0);
     format!(
         "rtlab latency  {}  [{}]\ninterval {}, {} {}, {} thread(s), {} samples in {} observed\n",
         run.label,
         run.status.name(),
-        Human(interval),
-        policy,
-        prio,
+        Human(asked.interval_ns),
+        asked.policy,
+        asked.priority,
         run.series.len(),
         total,
         Human(run.duration_ns),
@@ -67,7 +65,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             }
         ));
     }
-    if let Some(limit) = run.params["max_latency_ns"].as_u64() {
+    if let Some(limit) = latency::asked(&run.params).max_latency_ns {
         let max = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
         let verdict = if max > limit { "FAIL" } else { "PASS" };
         out.push_str(&format!(

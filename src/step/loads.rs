@@ -1,7 +1,8 @@
-//! The load options every probe takes (`--load SPEC` repeatable, `--load-cpus`,
+//! The load options a probe takes (`--load SPEC` repeatable, `--load-cpus`,
 //! `--load-nice`, `--load-policy`), and the warnings when loads and probe threads
 //! share CPUs or SMT siblings.
 
+use super::de;
 use crate::error::bad_flag;
 use crate::loadset::{LoadSet, Placement};
 use crate::loadspec::{self, LoadSpec};
@@ -10,12 +11,15 @@ use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::{self, Policy};
+use serde::{Deserialize, Serialize};
 
 /// Where load workers run.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PlacementArgs {
     /// CPUs the load workers may run on (default: every CPU rtlab may use).
     #[arg(long, value_name = "LIST")]
+    #[serde(deserialize_with = "de::cpus")]
     pub load_cpus: Option<String>,
     /// Nice value of the load workers (-20 to 19).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -105,14 +109,23 @@ impl PlacementArgs {
     }
 }
 
+impl Default for PlacementArgs {
+    fn default() -> Self {
+        super::defaults()
+    }
+}
+
 /// Loads to run while a probe measures.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LoadArgs {
     /// Run a load while measuring (repeatable): cpu:4, vm:2:256M, fswalk, dohell,
     /// "exec:make -j4", ... (the grammar and every kind: rtlab load --list).
     #[arg(long = "load", value_name = "SPEC")]
-    pub specs: Vec<String>,
+    #[serde(deserialize_with = "de::loads", serialize_with = "de::ser_loads")]
+    pub load: Vec<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub place: PlacementArgs,
 }
 
@@ -140,7 +153,7 @@ impl LoadArgs {
     /// The parsed specs (a mix gives one per part).
     pub fn parse(&self) -> Result<Vec<LoadSpec>> {
         let mut out = Vec::new();
-        for s in &self.specs {
+        for s in &self.load {
             out.extend(loadspec::parse(s).map_err(|e| bad_flag("--load", e))?);
         }
         Ok(out)
@@ -277,7 +290,7 @@ mod tests {
     #[test]
     fn bad_specs_name_the_flag_and_the_part() {
         let a = LoadArgs {
-            specs: vec!["cpu:2".into(), "vm:1:12Q".into()],
+            load: vec!["cpu:2".into(), "vm:1:12Q".into()],
             place: PlacementArgs {
                 load_cpus: None,
                 load_nice: None,

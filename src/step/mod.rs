@@ -1,0 +1,216 @@
+//! Steps: one module per measurement. Each owns its typed `Params` (the flags of
+//! its subcommand and the keys of a scenario step, defined once, with their
+//! defaults), the checks that turn them into what the engine runs, and the run
+//! itself, which returns a [`Run`](crate::record::Run).
+//!
+//! A scenario step is the same `Params`, read from TOML; a campaign runs it in a
+//! child process by handing the serialised `Params` to `rtlab step`. A run
+//! records the `Params` it was made with (tagged with the probe's name).
+
+pub mod de;
+pub mod latency;
+pub mod loads;
+
+use crate::record::{self, Run, RunParams};
+use anyhow::Result;
+use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::{self, Policy};
+use rtlab_engine::sysinfo::Fingerprint;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The parameters of any step, tagged with its probe's name (`"probe":
+/// "latency"`): what a scenario step gives, what `rtlab step` runs and what a
+/// run records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "probe")]
+pub enum Params {
+    /// `rtlab latency`.
+    #[serde(rename = "latency")]
+    Latency(latency::Params),
+}
+
+/// How a scenario reads a probe's steps.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe {
+    /// Name in the scenario file and in the `probe` tag (`latency`, `bench.cpu`).
+    pub name: &'static str,
+    /// The key that sets how long a step runs.
+    pub duration_key: &'static str,
+    /// Keys every step of this probe must give.
+    pub required: &'static [&'static str],
+    /// Its parameters with their defaults, as a scenario spells them.
+    defaults: fn() -> Value,
+    /// Scenario shorthands, rewritten into the parameters' own terms before
+    /// the values are read (latency: `priority = 0` means SCHED_OTHER).
+    shorthand: fn(&mut Map<String, Value>),
+}
+
+/// Every probe a scenario step can name.
+pub const PROBES: &[Probe] = &[latency::PROBE];
+
+/// The probe called `name`.
+pub fn probe(name: &str) -> Option<&'static Probe> {
+    PROBES.iter().find(|p| p.name == name)
+}
+
+/// The names of all probes, for error messages.
+pub fn names() -> String {
+    PROBES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+impl PartialEq for Probe {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Probe {
+    /// The keys it accepts, in the order its flags are listed.
+    pub fn keys(&self) -> Vec<String> {
+        match (self.defaults)() {
+            Value::Object(m) => m.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether it takes `key`.
+    pub fn takes(&self, key: &str) -> bool {
+        self.keys().iter().any(|k| k == key)
+    }
+
+    /// `value` read as its `key` parameter: the value in the form the step
+    /// records it (a CPU array becomes its list string), or what is wrong with it.
+    pub fn value(&self, key: &str, value: Value) -> Result<Value, String> {
+        let mut m = Map::new();
+        m.insert(key.to_string(), value);
+        let params = self.params(m)?;
+        let mut all = serde_json::to_value(params).map_err(|e| e.to_string())?;
+        Ok(all[key].take())
+    }
+
+    /// The typed parameters of one step from its values.
+    pub fn params(&self, mut values: Map<String, Value>) -> Result<Params, String> {
+        (self.shorthand)(&mut values);
+        values.insert("probe".into(), Value::String(self.name.into()));
+        serde_json::from_value(Value::Object(values)).map_err(|e| de::plain(&e))
+    }
+}
+
+impl Params {
+    /// Its probe's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Params::Latency(_) => latency::PROBE.name,
+        }
+    }
+
+    /// How long it is planned to run (ns), when it says.
+    pub fn planned_ns(&self) -> Option<u64> {
+        match self {
+            Params::Latency(p) => p.planned_ns(),
+        }
+    }
+
+    /// Every check it would make before measuring, on machine `m`: a
+    /// [`BadValue`](crate::error::BadValue) names the flag of the value.
+    pub fn check(&self, m: &Machine) -> Result<()> {
+        match self {
+            Params::Latency(p) => p.plan(m).map(drop),
+        }
+    }
+
+    /// The real-time scheduling it needs, and the flag that asks for it.
+    pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        match self {
+            Params::Latency(p) => p.rt_need(),
+        }
+    }
+}
+
+/// What watches a step while it measures (the live view on a terminal). Every
+/// method is called from the thread that started the step, never from a
+/// measuring thread; `()` watches nothing.
+pub trait Observer {
+    /// The measuring threads are about to start: their names.
+    fn start(&mut self, _names: &[String]) {}
+    /// The latency threads' values so far, about every 250 ms.
+    fn latency(&mut self, _snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {}
+    /// Measuring has ended.
+    fn end(&mut self) {}
+}
+
+impl Observer for () {}
+
+/// A run of `kind` on the system `fp`, with its step's parameters: the default
+/// label and the system's audit summary. The step fills in what it measured.
+pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) -> Run {
+    let label = record::default_label(&fp);
+    let mut run = Run::new(kind, label, fp, started_at, RunParams::Step(params));
+    run.audit = Some(crate::tune::audit::summary());
+    run
+}
+
+/// The defaults of a step's parameters: its flags, none given.
+pub fn defaults<A: clap::Args + clap::FromArgMatches>() -> A {
+    let cmd = A::augment_args(clap::Command::new("defaults").no_binary_name(true));
+    let m = cmd
+        .try_get_matches_from(std::iter::empty::<String>())
+        .expect("every parameter has a default");
+    A::from_arg_matches(&m).expect("defaults are valid values")
+}
+
+/// What the checks need to know about this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// CPUs this process may run on: online and in its affinity mask.
+    pub cpus: Vec<usize>,
+    /// MemAvailable in bytes (0: unknown, nothing is refused for memory).
+    pub mem_available: u64,
+}
+
+impl Machine {
+    /// This machine, as seen by this process.
+    pub fn this() -> Machine {
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|s| CpuList::parse(&s).ok())
+            .unwrap_or_default();
+        let allowed = sched::thread_affinity(0).unwrap_or_default();
+        let both: Vec<usize> = allowed
+            .iter()
+            .copied()
+            .filter(|c| online.contains(*c))
+            .collect();
+        let cpus = if !both.is_empty() {
+            both
+        } else if !online.is_empty() {
+            online.cpus().to_vec()
+        } else {
+            allowed
+        };
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        Machine {
+            cpus,
+            mem_available: rtlab_engine::sysinfo::meminfo_kib(&meminfo, "MemAvailable")
+                .saturating_mul(1024),
+        }
+    }
+
+    /// Refuses CPUs of `list` that this process cannot use, naming `flag`.
+    pub fn check_cpus(&self, flag: &str, list: &CpuList) -> Result<()> {
+        if self.cpus.is_empty() {
+            return Ok(());
+        }
+        match list.cpus().iter().find(|c| !self.cpus.contains(c)) {
+            Some(bad) => Err(crate::error::bad_flag(
+                flag,
+                format!(
+                    "CPU {bad} is not online or not allowed for this process (usable: {})",
+                    CpuList::from_cpus(self.cpus.clone())
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
