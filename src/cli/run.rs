@@ -7,10 +7,11 @@ use crate::record::{self, Run};
 use crate::report::html;
 use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};
-use crate::scenario::check::{self, Machine};
+use crate::scenario::check;
 use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
 use crate::scenario::summary::{risks, risks_text, step_table, Risk};
 use crate::scenario::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
+use crate::step::Machine;
 use crate::store::{self, Store};
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
@@ -18,7 +19,6 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use rtlab_engine::rt::signals;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -211,7 +211,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             };
             let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
             let from = first_unfinished(&store, id, plan.len())?;
-            check_plan(&scn, &plan, from, &machine, &db, &stored)?;
+            check_plan(&scn, &plan, from, &machine)?;
             let earlier = compare_with(Some(&store), &scn.name, &a.compare_with, Some(id))?;
             if stop.load(Ordering::Relaxed) {
                 eprintln!("interrupted before campaign {id} was resumed; nothing changed");
@@ -239,7 +239,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             };
             let reqs = requirements(&stored.requires, &scn)?;
             let plan = planned(&scn, stored.duration.as_deref(), a.max_steps)?;
-            check_plan(&scn, &plan, 0, &machine, &db, &stored)?;
+            check_plan(&scn, &plan, 0, &machine)?;
             // An earlier campaign can only be in a store that exists: do not
             // create one just to find it missing.
             let existing = if db.exists() {
@@ -433,45 +433,15 @@ fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec
     expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
 }
 
-/// Checks `plan[from..]` before it runs: every value on this machine, every
-/// step's command line against rtlab's own flags, and RT scheduling when a step
-/// needs it.
-fn check_plan(
-    scn: &Scenario,
-    plan: &[PlannedStep],
-    from: usize,
-    machine: &Machine,
-    db: &Path,
-    stored: &Stored,
-) -> Result<()> {
+/// Checks `plan[from..]` before it runs: every value on this machine, and RT
+/// scheduling when a step needs it.
+fn check_plan(scn: &Scenario, plan: &[PlannedStep], from: usize, machine: &Machine) -> Result<()> {
     let todo = &plan[from.min(plan.len())..];
     check::check(scn, todo, machine)?;
-    // Each distinct command line once: a step that rtlab's own parser would
-    // refuse is refused now, not when it is reached.
-    let mut seen = HashSet::new();
-    for step in todo {
-        if !seen.insert(&step.argv) {
-            continue;
-        }
-        let mut argv: Vec<std::ffi::OsString> = vec!["rtlab".into()];
-        argv.extend(step.argv.iter().map(Into::into));
-        argv.extend(["--json", "--quiet", "--label", &stored.label, "--db"].map(Into::into));
-        argv.push(db.as_os_str().to_owned());
-        for t in &stored.tags {
-            argv.extend(["--tag", t].map(Into::into));
-        }
-        if let Err(e) = <super::Cli as clap::Parser>::try_parse_from(argv) {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            let why = first.strip_prefix("error: ").unwrap_or(first);
-            let msg = format!("rtlab {} would be refused: {why}", step.argv.join(" "));
-            return Err(check::locate(scn, step, plan.len(), "", &msg).into());
-        }
-    }
     // The highest RT priority any step needs, tried once on a throwaway thread.
     let need = todo
         .iter()
-        .filter_map(|s| check::rt_need(s).map(|n| (s, n)))
+        .filter_map(|s| s.params.rt_need().map(|n| (s, n)))
         .max_by_key(|(_, (_, prio, _))| *prio);
     if let Some((step, (policy, prio, key))) = need {
         if let Err(e) = check::try_rt(policy, prio) {

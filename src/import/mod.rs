@@ -326,7 +326,7 @@ mod tests {
             "x".into(),
             Fingerprint::default(),
             "t".into(),
-            serde_json::json!({}),
+            record::RunParams::Recorded(serde_json::json!({})),
         );
         let series = |max_us| crate::record::Series {
             name: "cpu0".into(),

@@ -534,8 +534,8 @@ Threads fairness:
         );
         assert_eq!(s.mean_ns, 60_000.0);
         assert_eq!(s.p99_ns, 0);
-        assert_eq!(run.params["cpu_max_prime"], 2000);
-        assert_eq!(run.params["unreported"][0], "stddev_ns");
+        assert_eq!(run.params.recorded("cpu_max_prime"), 2000);
+        assert_eq!(run.params.recorded("unreported")[0], "stddev_ns");
         assert_eq!(run.duration_ns, 1_004_300_000);
         assert_eq!(run.started_at, "2026-01-02T03:04:03.995700Z");
     }

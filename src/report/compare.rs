@@ -551,7 +551,9 @@ mod tests {
     #[test]
     fn unreported_figures_are_unknown_not_best() {
         let mut runs = two();
-        runs[1].params = serde_json::json!({"unreported": ["p99_ns", "stddev_ns", "p95_ns"]});
+        runs[1].params = crate::record::RunParams::Recorded(
+            serde_json::json!({"unreported": ["p99_ns", "stddev_ns", "p95_ns"]}),
+        );
         let total = runs[1].total.as_mut().unwrap();
         (
             total.summary.p99_ns,

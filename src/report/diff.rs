@@ -138,8 +138,9 @@ mod tests {
         assert!(differences(&[a.clone(), b.clone()]).is_empty());
         b.fingerprint.preempt = PreemptModel::Rt;
         b.fingerprint.hz = Some(1000);
-        b.params["interval_ns"] = serde_json::json!(200_000);
-        b.params["load"] = serde_json::json!({"cpu": 4});
+        b.params = crate::record::RunParams::Recorded(serde_json::json!({
+            "interval_ns": 200_000, "priority": 90, "load": {"cpu": 4}
+        }));
         let d = differences(&[a, b]);
         let fields: Vec<&str> = d.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(

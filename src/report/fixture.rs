@@ -63,7 +63,9 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         duration_ns: samples.len() as u64 * 1_000_000,
         rtlab_version: "test".into(),
         command_line: vec!["rtlab".into(), "latency".into()],
-        params: serde_json::json!({"interval_ns": 1_000_000, "priority": 90}),
+        params: crate::record::RunParams::Recorded(
+            serde_json::json!({"interval_ns": 1_000_000, "priority": 90}),
+        ),
         fingerprint: Fingerprint {
             kernel_release: "6.1.0".into(),
             ..Fingerprint::default()

@@ -22,7 +22,6 @@ pub mod parse;
 mod parse_props;
 pub mod plan;
 pub mod presets;
-pub mod probes;
 pub mod runner;
 pub mod summary;
 
@@ -55,6 +54,35 @@ impl std::fmt::Display for Val {
     }
 }
 
+impl Val {
+    /// A parameter's value as its step records it: a string, a whole number,
+    /// true/false or an array of strings; `None` for anything else.
+    pub fn from_json(v: &serde_json::Value) -> Option<Val> {
+        use serde_json::Value as J;
+        match v {
+            J::String(s) => Some(Val::Str(s.clone())),
+            J::Number(n) => n.as_i64().map(Val::Int),
+            J::Bool(b) => Some(Val::Bool(*b)),
+            J::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .map(Val::List),
+            _ => None,
+        }
+    }
+
+    /// As JSON, for the step's parameters.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Val::Str(s) => s.clone().into(),
+            Val::Int(i) => (*i).into(),
+            Val::Bool(b) => (*b).into(),
+            Val::List(l) => l.clone().into(),
+        }
+    }
+}
+
 /// Where a step's parameter was given, for errors found after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
@@ -76,7 +104,7 @@ pub struct StepDef {
     /// Given name, if any.
     pub name: Option<String>,
     /// The probe it runs.
-    pub probe: &'static probes::ProbeDef,
+    pub probe: &'static crate::step::Probe,
     /// Fixed parameters (defaults merged in), in file order.
     pub params: Vec<(String, Val)>,
     /// Matrix axes, in file order: key → values.

@@ -1,10 +1,9 @@
 //! Reading a scenario file. Every error names the file, the line and the key, and
 //! unknown keys are errors, never ignored.
 
-use super::probes::{self, Kind, ProbeDef};
 use super::{Scenario, Source, StepDef, Val};
-use crate::units::{parse_duration, parse_positive_duration, parse_size, DefaultUnit};
-use rtlab_engine::rt::cpuset::CpuList;
+use crate::step::{self, Probe};
+use crate::units::{parse_duration, DefaultUnit};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml_edit::{Document, Item, Key, TableLike, Value};
@@ -137,7 +136,7 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     }
     // A default that no step's probe accepts is a mistake, not a no-op.
     for (k, _, span) in &defaults {
-        if !steps.iter().any(|s| s.probe.param(k).is_some()) {
+        if !steps.iter().any(|s| s.probe.takes(k)) {
             return Err(cx.err(
                 span.clone(),
                 Some(format!("defaults.{k}")),
@@ -223,15 +222,15 @@ fn parse_step(
             return Err(cx.err(
                 t.span(),
                 Some(at("probe")),
-                format!("missing: say which probe runs ({})", probes::names()),
+                format!("missing: say which probe runs ({})", step::names()),
             ))
         }
     };
-    let probe: &'static ProbeDef = probes::probe(probe_name).ok_or_else(|| {
+    let probe: &'static Probe = step::probe(probe_name).ok_or_else(|| {
         cx.err(
             t.get("probe").and_then(Item::span),
             Some(at("probe")),
-            format!("unknown probe '{probe_name}' (known: {})", probes::names()),
+            format!("unknown probe '{probe_name}' (known: {})", step::names()),
         )
     })?;
 
@@ -245,8 +244,9 @@ fn parse_step(
             line: cx.line(span),
         });
     };
+    let keys = probe.keys().join(", ");
     for (k, item, span) in defaults {
-        if let Some(param) = probe.param(k) {
+        if probe.takes(k) {
             let v = item.as_value().ok_or_else(|| {
                 cx.err(
                     span.clone(),
@@ -254,10 +254,7 @@ fn parse_step(
                     "must be a value",
                 )
             })?;
-            params.push((
-                k.clone(),
-                value(cx, v, param.kind, &format!("defaults.{k}"))?,
-            ));
+            params.push((k.clone(), value(cx, v, probe, k, &format!("defaults.{k}"))?));
             source(k, format!("defaults.{k}"), span.clone());
         }
     }
@@ -304,17 +301,13 @@ fn parse_step(
                 for (mk, mv) in m.iter() {
                     let mkey = format!("step[{n}].matrix.{mk}");
                     let mspan = m.key(mk).and_then(Key::span).or_else(|| mv.span());
-                    let param = probe.param(mk).ok_or_else(|| {
-                        cx.err(
+                    if !probe.takes(mk) {
+                        return Err(cx.err(
                             mspan.clone(),
                             Some(mkey.clone()),
-                            format!(
-                                "probe '{}' has no key '{mk}' (keys: {})",
-                                probe.name,
-                                probe.keys()
-                            ),
-                        )
-                    })?;
+                            format!("probe '{}' has no key '{mk}' (keys: {keys})", probe.name),
+                        ));
+                    }
                     let arr = mv.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
                         cx.err(
                             mspan.clone(),
@@ -324,7 +317,7 @@ fn parse_step(
                     })?;
                     let vals = arr
                         .iter()
-                        .map(|v| value(cx, v, param.kind, &mkey))
+                        .map(|v| value(cx, v, probe, mk, &mkey))
                         .collect::<Result<Vec<_>, _>>()?;
                     params.retain(|(pk, _)| pk != mk);
                     matrix.push((mk.to_string(), vals));
@@ -332,18 +325,17 @@ fn parse_step(
                 }
             }
             _ => {
-                let param = probe.param(k).ok_or_else(|| {
-                    cx.err(
+                if !probe.takes(k) {
+                    return Err(cx.err(
                         key_span.clone(),
                         Some(at(k)),
                         format!(
-                            "unknown key for probe '{}' (step keys: {}; probe keys: {})",
+                            "unknown key for probe '{}' (step keys: {}; probe keys: {keys})",
                             probe.name,
                             STEP_KEYS.join(", "),
-                            probe.keys()
                         ),
-                    )
-                })?;
+                    ));
+                }
                 let v = item.as_value().ok_or_else(|| {
                     cx.err(
                         key_span.clone(),
@@ -351,7 +343,7 @@ fn parse_step(
                         "must be a value, not a table",
                     )
                 })?;
-                let v = value(cx, v, param.kind, &at(k))?;
+                let v = value(cx, v, probe, k, &at(k))?;
                 params.retain(|(pk, _)| pk != k);
                 if matrix.iter().any(|(mk, _)| mk == k) {
                     return Err(cx.err(
@@ -421,116 +413,27 @@ fn parse_step(
     })
 }
 
-/// Validates one value against its kind.
-fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioError> {
-    let bad = |m: String| cx.err(v.span(), Some(key.to_string()), m);
-    match kind {
-        Kind::Duration(unit) | Kind::DurationOrZero(unit) => {
-            let s = v.as_str().ok_or_else(|| {
-                bad(format!(
-                    "write a duration as a string with a unit, e.g. \"200us\" (got {})",
-                    v.type_name()
-                ))
-            })?;
-            if kind == Kind::Duration(unit) {
-                parse_positive_duration(s, unit)
-                    .map_err(|e| bad(format!("{e}, e.g. \"200us\"")))?;
-            } else {
-                parse_duration(s, unit).map_err(bad)?;
-            }
-            Ok(Val::Str(s.to_string()))
-        }
-        Kind::Int(lo, hi) => {
-            let i = v
-                .as_integer()
-                .ok_or_else(|| bad(format!("must be a whole number (got {})", v.type_name())))?;
-            if !(lo..=hi).contains(&i) {
-                return Err(bad(format!("{i} is outside {lo}..={hi}")));
-            }
-            Ok(Val::Int(i))
-        }
-        Kind::Size | Kind::SizeOrZero => {
-            let zero_ok = kind == Kind::SizeOrZero;
-            let bytes = match (v.as_str(), v.as_integer()) {
-                (Some(s), _) => parse_size(s).map_err(bad)?,
-                (_, Some(i)) => u64::try_from(i)
-                    .map_err(|_| bad(format!("{i} is not a size; give bytes ≥ 0")))?,
-                _ => return Err(bad("must be a size such as \"256M\"".into())),
-            };
-            if bytes == 0 && !zero_ok {
-                return Err(bad(format!(
-                    "'{}' is zero; give a size above zero, e.g. \"64K\"",
-                    v.as_str().map_or("0".to_string(), str::to_string)
-                )));
-            }
-            Ok(Val::Str(match v.as_str() {
-                Some(s) => s.to_string(),
-                None => bytes.to_string(),
-            }))
-        }
-        Kind::Word(words) => {
-            let s = match (v.as_str(), v.as_integer()) {
-                (Some(s), _) => s.to_string(),
-                (_, Some(i)) if words.is_empty() => i.to_string(),
-                _ => return Err(bad(format!("must be a string (got {})", v.type_name()))),
-            };
-            if !words.is_empty() && !words.contains(&s.as_str()) {
-                return Err(bad(format!("'{s}' is not one of {}", words.join(", "))));
-            }
-            Ok(Val::Str(s))
-        }
-        Kind::Bool => v
-            .as_bool()
-            .map(Val::Bool)
-            .ok_or_else(|| bad("must be true or false".into())),
-        Kind::Cpus => {
-            let how = "write CPUs as a list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
-            let text = match (v.as_str(), v.as_integer(), v.as_array()) {
-                (Some(s), _, _) => s.to_string(),
-                (_, Some(i), _) => i.to_string(),
-                (_, _, Some(a)) => a
-                    .iter()
-                    .map(|x| x.as_integer().map(|i| i.to_string()))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| bad(how.into()))?
-                    .join(","),
-                _ => return Err(bad(how.into())),
-            };
-            if text.split(',').any(|part| part.trim().is_empty()) && !text.trim().is_empty() {
-                return Err(bad(format!(
-                    "'{text}' has an empty part between commas; {how}"
-                )));
-            }
-            let list = CpuList::parse(&text).map_err(|e| bad(format!("'{text}': {e}")))?;
-            if list.is_empty() {
-                return Err(bad(format!("'{text}' names no CPU; {how}")));
-            }
-            Ok(Val::Str(text))
-        }
-        Kind::Loads => {
-            let specs: Vec<String> = match (v.as_str(), v.as_array()) {
-                (Some(s), _) => vec![s.to_string()],
-                (_, Some(a)) => a
-                    .iter()
-                    .map(|x| {
-                        x.as_str()
-                            .map(str::to_string)
-                            .ok_or_else(|| bad("load specs are strings".into()))
-                    })
-                    .collect::<Result<_, _>>()?,
-                _ => {
-                    return Err(bad(
-                        "a load is a spec string such as \"cpu:4\" or \"none\"".into()
-                    ))
-                }
-            };
-            for s in specs.iter().filter(|s| s.as_str() != "none") {
-                crate::loadspec::parse(s).map_err(bad)?;
-            }
-            Ok(match v.as_str() {
-                Some(s) => Val::Str(s.to_string()),
-                None => Val::List(specs),
-            })
+/// One value read as the probe's `key` parameter: its type is checked by the
+/// step's own parameter types; what it means (a duration that parses, a CPU that
+/// exists) is checked with the whole step before anything runs.
+fn value(cx: &Ctx, v: &Value, probe: &Probe, key: &str, at: &str) -> Result<Val, ScenarioError> {
+    let bad = |m: String| cx.err(v.span(), Some(at.to_string()), m);
+    let read = probe.value(key, json(v)).map_err(bad)?;
+    Val::from_json(&read).ok_or_else(|| bad(format!("cannot be {}", v.type_name())))
+}
+
+/// A TOML value as JSON.
+fn json(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::String(s) => J::String(s.value().clone()),
+        Value::Integer(i) => J::from(*i.value()),
+        Value::Float(f) => J::from(*f.value()),
+        Value::Boolean(b) => J::Bool(*b.value()),
+        Value::Datetime(d) => J::String(d.value().to_string()),
+        Value::Array(a) => J::Array(a.iter().map(json).collect()),
+        Value::InlineTable(t) => {
+            J::Object(t.iter().map(|(k, v)| (k.to_string(), json(v))).collect())
         }
     }
 }
@@ -541,6 +444,22 @@ mod tests {
 
     fn err(text: &str) -> ScenarioError {
         parse("s.toml", text).unwrap_err()
+    }
+
+    /// The error for `text`: from parsing (its structure and each value's
+    /// type), else from checking its plan on a roomy machine (what the values
+    /// mean), which every campaign does before it starts.
+    fn bad(text: &str) -> ScenarioError {
+        let s = match parse("s.toml", text) {
+            Err(e) => return e,
+            Ok(s) => s,
+        };
+        let plan = crate::scenario::expand(&s, None, crate::scenario::DEFAULT_MAX_STEPS).unwrap();
+        let roomy = crate::step::Machine {
+            cpus: (0..64).collect(),
+            mem_available: 0,
+        };
+        crate::scenario::check::check(&s, &plan, &roomy).unwrap_err()
     }
 
     #[test]
@@ -592,37 +511,37 @@ alarm = "5ms"
 
     #[test]
     fn bad_values_and_types_point_at_the_value() {
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\ninterval = \"1parsec\"\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\ninterval = \"1parsec\"\n");
         assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].interval")));
         assert!(e.message.contains("parsec"));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n\ninterval = 200\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\n\ninterval = 200\n");
         assert_eq!(e.line, 5);
         assert!(e.message.contains("string with a unit"));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\npriority = 120\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\npriority = 120\n");
         assert!(e.message.contains("outside"), "{e}");
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nmatrix.priority = []\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\nmatrix.priority = []\n");
         assert_eq!(e.key.as_deref(), Some("step[1].matrix.priority"));
-        let e = err("name = 3\n[[step]]\nprobe = \"latency\"\n");
+        let e = bad("name = 3\n[[step]]\nprobe = \"latency\"\n");
         assert_eq!((e.line, e.key.as_deref()), (1, Some("name")));
     }
 
     #[test]
     fn zero_durations_and_sizes_are_refused_where_they_mean_nothing() {
         let step = |kv: &str| format!("name = \"x\"\n[[step]]\nprobe = \"latency\"\n{kv}\n");
-        let e = err(&step("interval = \"0us\""));
+        let e = bad(&step("interval = \"0us\""));
         assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].interval")));
         assert!(e.message.contains("'0us' is zero"), "{e}");
-        let e = err(&step("matrix.duration = [\"1s\", \"0s\"]"));
+        let e = bad(&step("matrix.duration = [\"1s\", \"0s\"]"));
         assert_eq!(e.key.as_deref(), Some("step[1].matrix.duration"));
-        let e = err("name = \"x\"\n[defaults]\ninterval = \"0\"\n[[step]]\nprobe = \"latency\"\n");
+        let e = bad("name = \"x\"\n[defaults]\ninterval = \"0\"\n[[step]]\nprobe = \"latency\"\n");
         assert_eq!((e.line, e.key.as_deref()), (3, Some("defaults.interval")));
         // A distance of zero means equal periods; a payload of zero is a header alone.
         assert!(parse("s.toml", &step("distance = \"0us\"")).is_ok());
         let net = "name = \"x\"\n[[step]]\nprobe = \"net\"\ntarget = \"127.0.0.1:7700\"\n";
         assert!(parse("s.toml", &format!("{net}payload = 0\n")).is_ok());
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = \"0K\"\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = \"0K\"\n");
         assert_eq!(e.key.as_deref(), Some("step[1].block_size"));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = -4\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"bench.memory\"\nblock_size = -4\n");
         assert_eq!(e.key.as_deref(), Some("step[1].block_size"));
     }
 
@@ -638,9 +557,11 @@ alarm = "5ms"
         assert_eq!(cpus("\"0,2-3\""), Ok(Val::Str("0,2-3".into())));
         assert_eq!(cpus("3"), Ok(Val::Str("3".into())));
         assert_eq!(cpus("[0, 2]"), Ok(Val::Str("0,2".into())));
-        for bad in ["\"\"", "[]", "\"0,,1\"", "[\"0\"]", "\"x\"", "-1", "true"] {
-            let e = cpus(bad).unwrap_err();
-            assert_eq!(e.key.as_deref(), Some("step[1].cpus"), "{bad}: {e}");
+        for v in ["\"\"", "[]", "\"0,,1\"", "[\"0\"]", "\"x\"", "-1", "true"] {
+            let e = bad(&format!(
+                "name = \"x\"\n[[step]]\nprobe = \"latency\"\ncpus = {v}\n"
+            ));
+            assert_eq!(e.key.as_deref(), Some("step[1].cpus"), "{v}: {e}");
         }
         // In a matrix each element is one step's list.
         let s = parse(
@@ -679,21 +600,21 @@ alarm = "5ms"
 
     #[test]
     fn structure_errors() {
-        assert!(err("name = \"x\"\n").message.contains("at least one step"));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"warp\"\n");
+        assert!(bad("name = \"x\"\n").message.contains("at least one step"));
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"warp\"\n");
         assert!(e.message.contains("unknown probe 'warp'"));
-        let e = err("name = \"x\"\n[defaults]\nwarp = \"9\"\n[[step]]\nprobe = \"latency\"\n");
+        let e = bad("name = \"x\"\n[defaults]\nwarp = \"9\"\n[[step]]\nprobe = \"latency\"\n");
         assert_eq!((e.line, e.key.as_deref()), (3, Some("defaults.warp")));
         let e =
-            err("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
+            bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\n[requirements]\ngyro = \"fast\"\n");
         assert_eq!((e.line, e.key.as_deref()), (5, Some("requirements.gyro")));
-        let e = err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu:x\"\n");
+        let e = bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu:x\"\n");
         assert_eq!((e.line, e.key.as_deref()), (4, Some("step[1].load")));
         let e =
-            err("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu\"\nattribute = true\n");
+            bad("name = \"x\"\n[[step]]\nprobe = \"latency\"\nload = \"cpu\"\nattribute = true\n");
         assert_eq!((e.line, e.key.as_deref()), (5, Some("step[1].attribute")));
         assert!(e.message.contains("dohell"));
-        let e = err("name = \"x\"\n[[step\n");
+        let e = bad("name = \"x\"\n[[step\n");
         assert!(e.message.contains("not valid TOML"));
         assert_eq!(e.line, 2);
     }

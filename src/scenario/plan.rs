@@ -5,9 +5,8 @@
 //! a plan above the limit is refused: a few hundred bytes of matrix can ask for
 //! millions of steps, and those must never be built in memory.
 
-use super::probes::{Flag, Kind, ProbeDef};
 use super::{Scenario, Val};
-use crate::units::parse_duration;
+use crate::step::{self, Probe};
 
 /// A step's place in a load attribution: the probe under no load, under one part
 /// of a mix alone, or under the whole mix.
@@ -49,11 +48,11 @@ pub struct PlannedStep {
     /// Readable name: `latency load=dohell priority=90 #2`.
     pub name: String,
     /// The probe.
-    pub probe: &'static ProbeDef,
-    /// Every parameter value of this run.
+    pub probe: &'static Probe,
+    /// Every parameter value of this run, as the file gives them.
     pub values: Vec<(String, Val)>,
-    /// The rtlab arguments that run it (without output and store flags).
-    pub argv: Vec<String>,
+    /// The step's parameters: what `rtlab __step` runs.
+    pub params: step::Params,
     /// Planned duration (ns), when the step has one.
     pub planned_ns: Option<u64>,
     /// Its place in a load attribution, when its step has `attribute = true`.
@@ -302,13 +301,22 @@ pub fn expand(
                     if step.repeat > 1 {
                         name.push_str(&format!(" #{r}"));
                     }
+                    let params = step
+                        .probe
+                        .params(
+                            values
+                                .iter()
+                                .map(|(k, v)| (k.clone(), v.to_json()))
+                                .collect(),
+                        )
+                        .expect("each value was read as its parameter when the file was parsed");
                     out.push(PlannedStep {
                         index: out.len(),
                         step: si,
                         name,
                         probe: step.probe,
-                        planned_ns: planned_ns(step.probe, &values),
-                        argv: argv(step.probe, &values),
+                        planned_ns: params.planned_ns(),
+                        params,
                         values,
                         attribution: attribution.clone(),
                     });
@@ -320,65 +328,17 @@ pub fn expand(
     Ok(out)
 }
 
-/// How long a step is planned to run, from its duration value.
-fn planned_ns(probe: &ProbeDef, values: &[(String, Val)]) -> Option<u64> {
-    let (_, v) = values.iter().find(|(k, _)| k == probe.duration_key)?;
-    match (probe.param(probe.duration_key)?.kind, v) {
-        (Kind::Duration(u), Val::Str(s)) => parse_duration(s, u).ok(),
-        _ => None,
-    }
-}
-
-/// The command-line words for a probe and its values.
-pub fn argv(probe: &ProbeDef, values: &[(String, Val)]) -> Vec<String> {
-    let mut a: Vec<String> = probe.command.iter().map(|s| s.to_string()).collect();
-    for (k, v) in values {
-        let Some(param) = probe.param(k) else {
-            continue;
-        };
-        match (param.flag, v) {
-            (Flag::Value(f), v) => {
-                a.push(f.to_string());
-                a.push(v.to_string());
-            }
-            (Flag::Switch(f), Val::Bool(true)) => a.push(f.to_string()),
-            (Flag::Switch(_), _) => {}
-            (Flag::BoolValue(f), v) => a.push(format!("{f}={v}")),
-            (Flag::Repeat(f), Val::List(specs)) => {
-                for s in specs.iter().filter(|s| s.as_str() != "none") {
-                    a.push(f.to_string());
-                    a.push(s.clone());
-                }
-            }
-            (Flag::Repeat(f), v) => {
-                let s = v.to_string();
-                if s != "none" {
-                    a.push(f.to_string());
-                    a.push(s);
-                }
-            }
-            // Priority 0 is SCHED_OTHER, unless the step names its policy itself
-            // (one --policy flag only; the check refuses fifo/rr at priority 0).
-            (Flag::Priority, Val::Int(0)) if !values.iter().any(|(k, _)| k == "policy") => {
-                a.push("--policy".into());
-                a.push("other".into());
-            }
-            (Flag::Priority, Val::Int(0)) => {}
-            (Flag::RtPriority, Val::Int(0)) => {}
-            (Flag::Priority | Flag::RtPriority, v) => {
-                a.push("--priority".into());
-                a.push(v.to_string());
-            }
-            (Flag::Positional, v) => a.push(v.to_string()),
-            (Flag::Runner, _) => {}
-        }
-    }
-    a
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::step::latency::PolicyArg;
+
+    fn latency(p: &PlannedStep) -> &step::latency::Params {
+        match &p.params {
+            step::Params::Latency(l) => l,
+            other => panic!("not a latency step: {other:?}"),
+        }
+    }
     use crate::scenario::parse;
 
     #[test]
@@ -408,36 +368,22 @@ repeat = 3
         assert_eq!(plan[6].name, "idle #1");
         assert_eq!(plan[8].name, "idle #3");
         assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
+        let first = latency(&plan[0]);
+        assert_eq!(first.duration.as_deref(), Some("60s"));
+        assert_eq!((first.policy, first.priority), (PolicyArg::Other, Some(0)));
+        assert_eq!(first.interval, "1ms");
+        let sixth = latency(&plan[5]);
+        assert_eq!((sixth.policy, sixth.priority), (PolicyArg::Fifo, Some(90)));
+        // The matrix axis replaced the fixed interval.
+        assert_eq!(sixth.interval, "200us");
         assert_eq!(
-            plan[0].argv,
-            [
-                "latency",
-                "--duration",
-                "60s",
-                "--policy",
-                "other",
-                "--interval",
-                "1ms"
-            ]
-        );
-        assert_eq!(
-            plan[5].argv,
-            [
-                "latency",
-                "--duration",
-                "60s",
-                "--priority",
-                "90",
-                "--interval",
-                "200us"
-            ]
+            latency(&plan[6]),
+            &step::latency::Params {
+                duration: Some("60s".into()),
+                ..Default::default()
+            }
         );
         assert_eq!(plan[0].planned_ns, Some(60_000_000_000));
-        // The matrix axis replaced the fixed interval rather than adding a second one.
-        assert_eq!(
-            plan[3].argv.iter().filter(|a| *a == "--interval").count(),
-            1
-        );
     }
 
     #[test]
@@ -457,13 +403,13 @@ repeat = 3
             .map(|p| p.attribution.as_ref().unwrap())
             .collect();
         assert_eq!(group[0].role, Role::Baseline);
-        assert!(!plan[1].argv.contains(&"--load".to_string()));
+        assert!(latency(&plan[1]).load.load.is_empty());
         for (i, part) in parts.iter().enumerate() {
             assert_eq!(group[i + 1].role, Role::Part(part.to_string()));
-            assert_eq!(plan[i + 2].argv.last().unwrap(), part);
+            assert_eq!(latency(&plan[i + 2]).load.load, [*part]);
         }
         assert_eq!(group.last().unwrap().role, Role::Whole);
-        assert_eq!(plan.last().unwrap().argv.last().unwrap(), "dohell");
+        assert_eq!(latency(plan.last().unwrap()).load.load, ["dohell"]);
         assert!(plan.last().unwrap().name.ends_with("(dohell whole)"));
     }
 
@@ -532,14 +478,24 @@ repeat = 3
     }
 
     #[test]
-    fn priority_zero_with_a_policy_passes_one_policy_flag() {
-        let s = parse(
-            "s.toml",
-            "name = \"m\"\n[[step]]\nprobe = \"latency\"\npolicy = \"other\"\npriority = 0\n",
-        )
-        .unwrap();
-        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
-        assert_eq!(plan[0].argv, ["latency", "--policy", "other"]);
+    fn priority_zero_means_sched_other_unless_the_step_names_a_policy() {
+        let plan = |text: &str| {
+            let s = parse(
+                "s.toml",
+                &format!("name = \"m\"\n[[step]]\nprobe = \"latency\"\n{text}"),
+            );
+            expand(&s.unwrap(), None, DEFAULT_MAX_STEPS).unwrap()
+        };
+        let p = plan("policy = \"other\"\npriority = 0\n");
+        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        let p = plan("priority = 0\n");
+        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        // Given both, the check refuses the pair rather than guessing.
+        let p = plan("policy = \"fifo\"\npriority = 0\n");
+        assert_eq!(
+            (latency(&p[0]).policy, latency(&p[0]).priority),
+            (PolicyArg::Fifo, Some(0))
+        );
     }
 
     #[test]
@@ -551,6 +507,6 @@ repeat = 3
         .unwrap();
         let plan = expand(&s, Some("5s"), DEFAULT_MAX_STEPS).unwrap();
         assert_eq!(plan[0].planned_ns, Some(5_000_000_000));
-        assert_eq!(plan[0].argv, ["latency", "--duration", "5s"]);
+        assert_eq!(latency(&plan[0]).duration.as_deref(), Some("5s"));
     }
 }

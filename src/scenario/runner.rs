@@ -151,8 +151,9 @@ impl Runner<'_> {
     ) -> Result<(i32, Option<Run>, String)> {
         let _server = LocalServer::start(step)?;
         let exe = std::env::current_exe().context("cannot find the rtlab executable")?;
+        let params = serde_json::to_string(&step.params)?;
         let mut cmd = Command::new(exe);
-        cmd.args(&step.argv)
+        cmd.args(["__step", "--params", &params])
             .args(["--json", "--quiet", "--label", self.label])
             .arg("--db")
             .arg(self.db);
@@ -294,10 +295,10 @@ fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
 /// The error for a step that saved no run, by its exit code.
 fn step_failure(step: &PlannedStep, code: i32, stderr: &str) -> anyhow::Error {
     let msg = format!(
-        "step {} ({}) failed: rtlab {} exited {code}: {}",
+        "step {} ({}) failed: its {} run exited {code}: {}",
         step.index + 1,
         step.name,
-        step.argv.join(" "),
+        step.probe.name,
         stderr.trim()
     );
     match code {

@@ -225,7 +225,9 @@ mod tests {
     #[test]
     fn unreported_percentiles_are_dashes_and_no_risk() {
         let mut idle = step("idle", &[10_000; 100], None);
-        idle.run.params = serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]});
+        idle.run.params = crate::record::RunParams::Recorded(
+            serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]}),
+        );
         let loaded = step("cpu", &[90_000; 100], Some("cpu"));
         let table = step_table(&[idle.clone(), loaded.clone()], &[], TimeUnit::Us);
         let idle_row = table.lines().find(|l| l.starts_with("idle")).unwrap();

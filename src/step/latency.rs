@@ -243,15 +243,7 @@ impl Params {
                 if cpus.is_empty() {
                     return Err(bad_flag("--cpus", "the list is empty"));
                 }
-                if let Some(bad) = cpus.cpus().iter().find(|c| !usable.contains(c)) {
-                    return Err(bad_flag(
-                        "--cpus",
-                        format!(
-                            "CPU {bad} is not online or not allowed for this process (usable: {})",
-                            CpuList::from_cpus(usable.clone())
-                        ),
-                    ));
-                }
+                m.check_cpus("--cpus", &cpus)?;
                 let n = n.unwrap_or(cpus.cpus().len());
                 (0..n)
                     .map(|i| Some(cpus.cpus()[i % cpus.cpus().len()]))

@@ -159,6 +159,15 @@ impl LoadArgs {
         Ok(out)
     }
 
+    /// Every check [`LoadArgs::start`] makes before it starts anything, and
+    /// whether the machine can carry the loads.
+    pub fn check(&self) -> Result<()> {
+        let specs = self.parse()?;
+        self.place.placement()?;
+        crate::loadset::check(&specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
+        Ok(())
+    }
+
     /// Validates the options, starts the loads (if any) and works out whether they
     /// share CPUs with probe threads placed on `probe_cpus` (`None`: unpinned).
     pub fn start(&self, probe_cpus: &[Option<usize>]) -> Result<Running> {

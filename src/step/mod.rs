@@ -98,13 +98,6 @@ impl Probe {
 }
 
 impl Params {
-    /// Its probe's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Params::Latency(_) => latency::PROBE.name,
-        }
-    }
-
     /// How long it is planned to run (ns), when it says.
     pub fn planned_ns(&self) -> Option<u64> {
         match self {
@@ -116,7 +109,10 @@ impl Params {
     /// [`BadValue`](crate::error::BadValue) names the flag of the value.
     pub fn check(&self, m: &Machine) -> Result<()> {
         match self {
-            Params::Latency(p) => p.plan(m).map(drop),
+            Params::Latency(p) => {
+                p.plan(m)?;
+                p.load.check()
+            }
         }
     }
 

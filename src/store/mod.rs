@@ -685,7 +685,9 @@ mod tests {
             duration_ns: 1_000_000_123,
             rtlab_version: "0.1.0".into(),
             command_line: vec!["rtlab".into(), "latency".into()],
-            params: serde_json::json!({"interval_ns": 200000, "threads": threads}),
+            params: crate::record::RunParams::Recorded(
+                serde_json::json!({"interval_ns": 200000, "threads": threads}),
+            ),
             fingerprint: Fingerprint {
                 hostname: "bbb".into(),
                 kernel_release: "6.1.0-rt".into(),
