@@ -218,6 +218,18 @@ impl fmt::Display for Human {
     }
 }
 
+/// A nanosecond duration exactly, in the largest unit that divides it, so that
+/// parsing it gives the same nanoseconds: `200us`, `1500us`, `30s`, `999ns`.
+pub fn exact(ns: u64) -> String {
+    match ns {
+        0 => "0ns".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
 fn trim(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -227,6 +239,29 @@ fn trim(v: f64) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn exact_durations_parse_back_to_the_same_nanoseconds() {
+        for ns in [
+            0,
+            1,
+            999,
+            1_000,
+            1_500_000,
+            200_000,
+            30_000_000_000,
+            86_400_000_000_001,
+        ] {
+            let text = exact(ns);
+            assert_eq!(
+                parse_duration(&text, DefaultUnit::Seconds),
+                Ok(ns),
+                "{text}"
+            );
+        }
+        assert_eq!(exact(200_000), "200us");
+        assert_eq!(exact(60_000_000_000), "60s");
+    }
 
     #[test]
     fn durations_with_units() {

@@ -6,7 +6,7 @@ use crate::error::{bad_flag, SystemError, UsageError};
 use crate::limits;
 use crate::record::{self, BreakRecord, Counters, Run, RunParams, Series, Status, Warning};
 use crate::system;
-use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
+use crate::units::{exact, parse_duration, parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::latency::{self as probe, LatencyConfig, LoopEnd, ThreadStats};
@@ -573,7 +573,20 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let max = total.summary.max_ns;
     let threshold_failed = max_latency_ns.is_some_and(|l| max > l) || outcome.breaktrace.is_some();
 
-    let mut run = super::new_run("latency", fp, started_at, super::Params::Latency(a.clone()));
+    // Recorded as run: durations exactly, with their units, and the priority
+    // the threads had.
+    let recorded = Params {
+        interval: exact(cfg.interval_ns),
+        distance: exact(cfg.distance_ns),
+        duration: (cfg.duration_ns > 0).then(|| exact(cfg.duration_ns)),
+        priority: Some(cfg.priority),
+        histogram_max: exact(u64::from(cfg.hist_max_us) * 1_000),
+        breaktrace: cfg.breaktrace_ns.map(exact),
+        deadline: cfg.deadline_ns.map(exact),
+        max_latency: max_latency_ns.map(exact),
+        ..a.clone()
+    };
+    let mut run = super::new_run("latency", fp, started_at, super::Params::Latency(recorded));
     run.status = status;
     run.exit_code = status.exit_code(by_signal, threshold_failed);
     run.duration_ns = outcome.elapsed_ns;

@@ -78,7 +78,9 @@ fn json_on_every_cpu_is_valid_and_consistent() {
     assert_eq!(doc["kind"], "latency");
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["exit_code"], 0);
-    assert_eq!(u(&doc["params"]["interval_ns"]), 200_000);
+    assert_eq!(doc["params"]["probe"], "latency");
+    assert_eq!(doc["params"]["interval"], "200us");
+    assert_eq!(doc["params"]["loops"], 2000);
     assert_eq!(doc["params"]["policy"], "fifo");
     assert_eq!(u(&doc["params"]["priority"]), 90);
     assert!(!doc["fingerprint"]["kernel_release"]
