@@ -91,6 +91,8 @@ pub struct LiveObserver {
     on: bool,
     unit: TimeUnit,
     view: Option<crate::report::live::LiveView>,
+    /// A line of load rates is on the terminal.
+    load_line: bool,
 }
 
 impl LiveObserver {
@@ -100,6 +102,7 @@ impl LiveObserver {
             on: out.live(),
             unit: out.unit,
             view: None,
+            load_line: false,
         }
     }
 }
@@ -120,9 +123,19 @@ impl crate::step::Observer for LiveObserver {
         }
     }
 
+    fn loads(&mut self, elapsed: std::time::Duration, rates: &[(&str, f64)]) {
+        if self.on {
+            eprint!("\r\x1b[K{}", super::load::live_line(elapsed, rates));
+            self.load_line = true;
+        }
+    }
+
     fn end(&mut self) {
         if let Some(v) = self.view.as_mut() {
             v.clear();
+        }
+        if self.load_line {
+            eprint!("\r\x1b[K");
         }
     }
 }

@@ -1,23 +1,19 @@
-//! `rtlab load`: run a load generator on its own, and the hidden entry point of
+//! `rtlab load`: run load generators on their own, and the hidden entry point of
 //! load worker processes.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
-use crate::loadset::{LoadSet, WORKER_COMMAND};
+use crate::error::{BadValue, UsageError};
+use crate::loadset::WORKER_COMMAND;
 use crate::loadspec;
-use crate::record::{self, LoadRecord, Status};
+use crate::record::{LoadRecord, Status};
 use crate::report::table::Table;
-use crate::step::loads::PlacementArgs;
-use crate::system;
-use crate::units::{parse_positive_duration, DefaultUnit};
+use crate::step::load::{self, Params};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use rtlab_engine::load::{Ctx, Load, LoadError, SharedCounters};
 use rtlab_engine::rt::signals;
-use serde_json::json;
 use std::io::Write;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Run a load generator: busy CPUs, page faults, memory bandwidth, disk writes,
 /// file-system walks, /proc reads, messages, forks, timers, UDP, or a command.
@@ -35,199 +31,40 @@ pub struct LoadCmdArgs {
     /// List the load kinds with their keys, and the mixes with their parts.
     #[arg(long)]
     list: bool,
-    /// Worker processes (the spec's workers=N).
-    #[arg(short, long, value_name = "N")]
-    workers: Option<u32>,
-    /// Run this long, then stop (default: until Ctrl-C).
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
-    /// cpu: the arithmetic: int, float, sqrt, prime or mix.
-    #[arg(long, value_name = "METHOD")]
-    method: Option<String>,
-    /// cpu: duty cycle, the busy share of each 100 ms (e.g. 60%).
-    #[arg(long, value_name = "PCT")]
-    cpu_load: Option<String>,
-    /// vm: bytes mapped per worker; memcopy: size of each buffer; io: bytes per file.
-    #[arg(long, value_name = "SIZE")]
-    bytes: Option<String>,
-    /// vm: keep the mapping and re-dirty it instead of unmapping it.
-    #[arg(long)]
-    keep: bool,
-    /// io: the directory written in (default /var/tmp).
-    #[arg(long, value_name = "PATH")]
-    dir: Option<String>,
-    /// fswalk: where the walk starts (default /).
-    #[arg(long, value_name = "PATH")]
-    root: Option<String>,
-    /// Run vm/memcopy loads even above 90% of MemAvailable.
-    #[arg(long)]
-    force: bool,
     #[command(flatten)]
-    place: PlacementArgs,
+    params: Params,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
     save: SaveArgs,
 }
 
-/// The spec text the positional words and the flags make together.
-fn spec_text(a: &LoadCmdArgs) -> Result<String> {
-    let mut text = a.spec.join(" ");
-    if text.trim_start().starts_with("exec") {
-        let keyed = [
-            a.method.is_some(),
-            a.cpu_load.is_some(),
-            a.bytes.is_some(),
-            a.keep,
-            a.dir.is_some(),
-            a.root.is_some(),
-            a.force,
-        ];
-        if keyed.iter().any(|&k| k) {
-            return Err(
-                UsageError("exec takes only --workers; its spec is exec:COMMAND".into()).into(),
-            );
-        }
-        if let Some(n) = a.workers {
-            let cmd = text.trim_start()["exec".len()..].trim_start_matches(':');
-            text = format!("exec:{n}:{cmd}");
-        }
-        return Ok(text);
-    }
-    let flags = [
-        ("workers", a.workers.map(|n| n.to_string())),
-        ("method", a.method.clone()),
-        ("load", a.cpu_load.clone()),
-        ("bytes", a.bytes.clone()),
-        ("dir", a.dir.clone()),
-        ("root", a.root.clone()),
-    ];
-    for (key, value) in flags {
-        if let Some(v) = value {
-            if v.contains(char::is_whitespace) {
-                return Err(bad_flag(&format!("--{key}"), "cannot contain spaces"));
-            }
-            text.push_str(&format!(" {key}={v}"));
-        }
-    }
-    for (key, on) in [("keep", a.keep), ("force", a.force)] {
-        if on {
-            text.push_str(&format!(" {key}"));
-        }
-    }
-    Ok(text)
-}
-
-/// Runs `rtlab load`.
+/// Runs `rtlab load`: its SPEC words are one spec.
 pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     if a.list {
         print!("{}", loadspec::listing());
         return Ok(0);
     }
-    let text = spec_text(&a)?;
-    let specs = loadspec::parse(&text).map_err(UsageError)?;
-    let placement = a.place.placement()?;
-    let duration = a
-        .duration
-        .as_deref()
-        .map(|d| {
-            parse_positive_duration(d, DefaultUnit::Seconds).map_err(|e| bad_flag("--duration", e))
-        })
-        .transpose()?
-        .map(Duration::from_nanos);
-    let fp = system::fingerprint();
-    let stop = signals::install();
-    let started_at = record::now_rfc3339();
-    let mut set = LoadSet::start(&specs, &placement)?;
-    let mut warnings = set.start_warnings().to_vec();
-    let t0 = Instant::now();
-    let live = a.out.live();
-    let mut all_ended = false;
-    let mut last_draw = t0;
-    let mut last_ops: Vec<u64> = set.progress().iter().map(|p| p.1).collect();
-    loop {
-        if stop.load(Ordering::Relaxed) || duration.is_some_and(|d| t0.elapsed() >= d) {
-            break;
-        }
-        if set.alive() == 0 {
-            all_ended = true;
-            break;
-        }
-        if live && last_draw.elapsed() >= Duration::from_millis(500) {
-            let now = set.progress();
-            let secs = last_draw.elapsed().as_secs_f64();
-            let rates: Vec<String> = now
-                .iter()
-                .zip(&last_ops)
-                .map(|((kind, ops), before)| {
-                    format!("{kind} {} ops/s", num((ops - before) as f64 / secs))
-                })
-                .collect();
-            eprint!(
-                "\r\x1b[K{:.0} s  {}",
-                t0.elapsed().as_secs_f64(),
-                rates.join("  ")
-            );
-            last_ops = now.iter().map(|p| p.1).collect();
-            last_draw = Instant::now();
-        }
-        let step = duration
-            .map(|d| d.saturating_sub(t0.elapsed()))
-            .unwrap_or(Duration::MAX)
-            .min(Duration::from_millis(20));
-        std::thread::sleep(step);
+    let mut params = a.params;
+    params.load = vec![a.spec.join(" ")];
+    execute(ctx, &params, &a.out, &a.save).map_err(spec_words)
+}
+
+/// The command line gives the spec as words, not as `--load`: a bad spec is said
+/// without the flag.
+fn spec_words(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<BadValue>() {
+        Ok(bad) if bad.flag == "--load" => UsageError(bad.message).into(),
+        Ok(bad) => bad.into(),
+        Err(e) => e,
     }
-    if live {
-        eprint!("\r\x1b[K");
-    }
-    let elapsed = t0.elapsed();
-    let done = set.stop();
-    warnings.extend(done.warnings);
-    let by_signal = signals::received().is_some();
-    let status = if all_ended {
-        Status::Failed
-    } else if duration.is_some() && !by_signal {
-        Status::Complete
-    } else {
-        Status::Interrupted
-    };
-    let mut metrics = std::collections::BTreeMap::new();
-    for r in &done.records {
-        for key in [
-            "ops_per_s",
-            "mb_per_s",
-            "cpu_pct_per_worker",
-            "minor_faults_per_s",
-        ] {
-            if let Some(v) = r.achieved.get(key).and_then(|v| v.as_f64()) {
-                *metrics.entry(format!("{}.{key}", r.kind)).or_insert(0.0) += v;
-            }
-        }
-    }
-    let mut run = a.save.new_run(
-        "load",
-        fp,
-        started_at,
-        json!({
-            "spec": text,
-            "duration_ns": duration.map(|d| d.as_nanos() as u64),
-            "load_cpus": placement.cpus,
-            "load_nice": placement.nice,
-            "load_policy": placement.policy.name(),
-            "load_priority": placement.priority,
-        }),
-    );
-    run.status = status;
-    run.exit_code = if all_ended {
-        EXIT_SYSTEM
-    } else {
-        status.exit_code(by_signal, false)
-    };
-    run.duration_ns = elapsed.as_nanos() as u64;
-    run.loads = done.records;
-    run.metrics = metrics;
-    run.warnings = warnings;
-    common::finish(ctx, &a.save, &a.out, &mut run, |r| {
+}
+
+/// Runs the loads of `p`, saves and prints the run.
+pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
+    let mut run = load::measure(p, &mut common::LiveObserver::new(out))?;
+    save.apply(&mut run);
+    common::finish(ctx, save, out, &mut run, |r| {
         let mut s = loads_table(&r.loads);
         for w in &r.warnings {
             s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
@@ -237,6 +74,15 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
         }
         s
     })
+}
+
+/// The live line of running loads: seconds so far and each load's ops/s.
+pub fn live_line(elapsed: Duration, rates: &[(&str, f64)]) -> String {
+    let rates: Vec<String> = rates
+        .iter()
+        .map(|(kind, rate)| format!("{kind} {} ops/s", num(*rate)))
+        .collect();
+    format!("{:.0} s  {}", elapsed.as_secs_f64(), rates.join("  "))
 }
 
 fn num(v: f64) -> String {

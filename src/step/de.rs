@@ -3,7 +3,20 @@
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
+use serde::Deserialize;
 use std::fmt;
+
+/// A [`duration`] value, for [`opt_duration`].
+#[derive(Deserialize)]
+struct DurationValue(#[serde(deserialize_with = "duration")] String);
+
+/// A [`size`] value, for [`opt_size`].
+#[derive(Deserialize)]
+struct SizeValue(#[serde(deserialize_with = "size")] String);
+
+/// A CPU list value, for [`cpus`].
+#[derive(Deserialize)]
+struct CpuListValue(#[serde(deserialize_with = "cpu_list")] String);
 
 /// A duration is a string with a unit (`"200us"`); its text is checked when the
 /// step is checked, against the unit bare numbers take.
@@ -21,9 +34,9 @@ pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     d.deserialize_any(V)
 }
 
-/// An optional [`duration`].
+/// An optional [`duration`]: null (how `None` is written) is `None`.
 pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    duration(d).map(Some)
+    Ok(Option::<DurationValue>::deserialize(d)?.map(|v| v.0))
 }
 
 /// A word: a string, or a whole number written bare (`dma_latency = 0`).
@@ -68,14 +81,20 @@ pub fn size<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     d.deserialize_any(V)
 }
 
-/// An optional [`size`].
+/// An optional [`size`]: null (how `None` is written) is `None`.
 pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    size(d).map(Some)
+    Ok(Option::<SizeValue>::deserialize(d)?.map(|v| v.0))
 }
 
-/// A CPU list: a string (`"0,2-3"`), one CPU number, or an array of CPU numbers
-/// (`[0, 2]`); read as the list string.
+/// An optional CPU list: a string (`"0,2-3"`), one CPU number, or an array of
+/// CPU numbers (`[0, 2]`), read as the list string; null (how `None` is
+/// written) is `None`.
 pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<CpuListValue>::deserialize(d)?.map(|v| v.0))
+}
+
+/// A CPU list, in any form [`cpus`] takes.
+fn cpu_list<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     struct V;
     const HOW: &str =
         "a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
@@ -98,7 +117,7 @@ pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error>
             Ok(parts.join(","))
         }
     }
-    d.deserialize_any(V).map(Some)
+    d.deserialize_any(V)
 }
 
 /// Load specs: one spec string or an array of them; `"none"` is no load.
@@ -225,6 +244,34 @@ mod tests {
             .unwrap()
             .load
             .is_empty());
+    }
+
+    #[test]
+    fn null_is_none() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct O {
+            #[serde(default, deserialize_with = "cpus")]
+            cpus: Option<String>,
+            #[serde(default, deserialize_with = "opt_duration")]
+            d: Option<String>,
+            #[serde(default, deserialize_with = "opt_size")]
+            s: Option<String>,
+        }
+        let none = O {
+            cpus: None,
+            d: None,
+            s: None,
+        };
+        let null = serde_json::json!({"cpus": null, "d": null, "s": null});
+        assert_eq!(serde_json::from_value::<O>(null).unwrap(), none);
+        let some: O =
+            serde_json::from_value(serde_json::json!({"cpus": [1], "d": "1s", "s": 4})).unwrap();
+        assert_eq!(
+            (some.cpus.unwrap(), some.d.unwrap(), some.s.unwrap()),
+            ("1".into(), "1s".into(), "4".into())
+        );
+        let e = serde_json::from_value::<O>(serde_json::json!({"d": 5})).unwrap_err();
+        assert!(e.to_string().contains("duration string"), "{e}");
     }
 
     #[test]

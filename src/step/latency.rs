@@ -308,6 +308,13 @@ impl Params {
         })
     }
 
+    /// Every check [`Params::plan`] makes, and whether the machine can carry
+    /// the loads.
+    pub fn check(&self, m: &Machine) -> Result<()> {
+        self.plan(m)?;
+        self.load.check()
+    }
+
     /// How long it is planned to run (ns), when it says.
     pub fn planned_ns(&self) -> Option<u64> {
         let d = self.duration.as_deref()?;

@@ -9,6 +9,7 @@
 
 pub mod de;
 pub mod latency;
+pub mod load;
 pub mod loads;
 
 use crate::record::{self, Run, RunParams};
@@ -28,6 +29,9 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab load`.
+    #[serde(rename = "load")]
+    Load(load::Params),
 }
 
 /// How a scenario reads a probe's steps.
@@ -47,7 +51,7 @@ pub struct Probe {
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[latency::PROBE];
+pub const PROBES: &[Probe] = &[latency::PROBE, load::PROBE];
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
@@ -102,6 +106,7 @@ impl Params {
     pub fn planned_ns(&self) -> Option<u64> {
         match self {
             Params::Latency(p) => p.planned_ns(),
+            Params::Load(p) => p.planned_ns(),
         }
     }
 
@@ -109,10 +114,8 @@ impl Params {
     /// [`BadValue`](crate::error::BadValue) names the flag of the value.
     pub fn check(&self, m: &Machine) -> Result<()> {
         match self {
-            Params::Latency(p) => {
-                p.plan(m)?;
-                p.load.check()
-            }
+            Params::Latency(p) => p.check(m),
+            Params::Load(p) => p.check(),
         }
     }
 
@@ -120,6 +123,7 @@ impl Params {
     pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
         match self {
             Params::Latency(p) => p.rt_need(),
+            Params::Load(p) => p.rt_need(),
         }
     }
 }
@@ -132,6 +136,9 @@ pub trait Observer {
     fn start(&mut self, _names: &[String]) {}
     /// The latency threads' values so far, about every 250 ms.
     fn latency(&mut self, _snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {}
+    /// The ops/s of each load (by kind, in spec order) since the last call,
+    /// `elapsed` into the step, about every 500 ms.
+    fn loads(&mut self, _elapsed: std::time::Duration, _rates: &[(&str, f64)]) {}
     /// Measuring has ended.
     fn end(&mut self) {}
 }
