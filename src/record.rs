@@ -267,7 +267,7 @@ pub struct Run {
 pub enum RunParams {
     /// The parameters of the rtlab step that measured it, tagged with its probe
     /// (`"probe": "latency"`).
-    Step(crate::step::Params),
+    Step(Box<crate::step::Params>),
     /// Parameters as recorded by the tool a run was imported from, or by an
     /// rtlab from before runs recorded their step's parameters.
     Recorded(serde_json::Value),

@@ -352,23 +352,27 @@ pub struct Asked {
 /// What a latency run was asked: from its step's parameters, or as recorded by
 /// an import or by an rtlab from before runs recorded their step's parameters.
 pub fn asked(params: &RunParams) -> Asked {
-    match params {
-        RunParams::Step(super::Params::Latency(p)) => {
+    if let RunParams::Step(step) = params {
+        if let super::Params::Latency(p) = step.as_ref() {
             let (policy, priority) = p.sched();
             let us = |t: &str| parse_positive_duration(t, DefaultUnit::Micros).ok();
-            Asked {
+            return Asked {
                 policy: policy.name().to_string(),
                 priority: i64::from(priority),
                 interval_ns: us(&p.interval).unwrap_or(0),
                 max_latency_ns: p.max_latency.as_deref().and_then(us),
-            }
+            };
         }
-        other => Asked {
-            policy: other.recorded("policy").as_str().unwrap_or("?").to_string(),
-            priority: other.recorded("priority").as_i64().unwrap_or(0),
-            interval_ns: other.recorded("interval_ns").as_u64().unwrap_or(0),
-            max_latency_ns: other.recorded("max_latency_ns").as_u64(),
-        },
+    }
+    Asked {
+        policy: params
+            .recorded("policy")
+            .as_str()
+            .unwrap_or("?")
+            .to_string(),
+        priority: params.recorded("priority").as_i64().unwrap_or(0),
+        interval_ns: params.recorded("interval_ns").as_u64().unwrap_or(0),
+        max_latency_ns: params.recorded("max_latency_ns").as_u64(),
     }
 }
 

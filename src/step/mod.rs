@@ -149,7 +149,13 @@ impl Observer for () {}
 /// label and the system's audit summary. The step fills in what it measured.
 pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) -> Run {
     let label = record::default_label(&fp);
-    let mut run = Run::new(kind, label, fp, started_at, RunParams::Step(params));
+    let mut run = Run::new(
+        kind,
+        label,
+        fp,
+        started_at,
+        RunParams::Step(Box::new(params)),
+    );
     run.audit = Some(crate::tune::audit::summary());
     run
 }
