@@ -4,8 +4,8 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use super::loadargs::PlacementArgs;
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
-use crate::loadset::{LoadSet, WORKER_COMMAND};
-use crate::loadspec;
+use crate::loads::set::{LoadSet, WORKER_COMMAND};
+use crate::loads::spec;
 use crate::record::{self, LoadRecord, Status};
 use crate::report::table::Table;
 use crate::system;
@@ -121,11 +121,11 @@ fn spec_text(a: &LoadCmdArgs) -> Result<String> {
 /// Runs `rtlab load`.
 pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     if a.list {
-        print!("{}", loadspec::listing());
+        print!("{}", spec::listing());
         return Ok(0);
     }
     let text = spec_text(&a)?;
-    let specs = loadspec::parse(&text).map_err(UsageError)?;
+    let specs = spec::parse(&text).map_err(UsageError)?;
     let placement = a.place.placement()?;
     let duration = a
         .duration

@@ -3,8 +3,8 @@
 //! share CPUs or SMT siblings.
 
 use crate::error::bad_flag;
-use crate::loadset::{LoadSet, Placement};
-use crate::loadspec::{self, LoadSpec};
+use crate::loads::set::{LoadSet, Placement};
+use crate::loads::spec::{self, LoadSpec};
 use crate::record::{LoadRecord, Warning};
 use anyhow::Result;
 use clap::Args;
@@ -141,7 +141,7 @@ impl LoadArgs {
     pub fn parse(&self) -> Result<Vec<LoadSpec>> {
         let mut out = Vec::new();
         for s in &self.specs {
-            out.extend(loadspec::parse(s).map_err(|e| bad_flag("--load", e))?);
+            out.extend(spec::parse(s).map_err(|e| bad_flag("--load", e))?);
         }
         Ok(out)
     }

@@ -179,9 +179,9 @@ fn check_load(v: &Val, memo: &mut Memo) -> Result<(), String> {
         .or_insert_with(|| {
             let mut specs = Vec::new();
             for t in &texts {
-                specs.extend(crate::loadspec::parse(t)?);
+                specs.extend(crate::loads::spec::parse(t)?);
             }
-            crate::loadset::check(&specs)
+            crate::loads::guard::check(&specs)
                 .map(|_| ())
                 .map_err(|e| format!("{e:#}"))
         })

@@ -398,7 +398,7 @@ fn parse_step(
             .iter()
             .any(|v| super::plan::mix_of(v).is_none() && v.to_string() != "none");
         if mixes == 0 || plain {
-            let names: Vec<&str> = crate::loadspec::MIXES.iter().map(|m| m.name).collect();
+            let names: Vec<&str> = crate::loads::mix::MIXES.iter().map(|m| m.name).collect();
             return Err(cx.err(
                 t.get("attribute").and_then(Item::span),
                 Some(at("attribute")),
@@ -525,7 +525,7 @@ fn value(cx: &Ctx, v: &Value, kind: Kind, key: &str) -> Result<Val, ScenarioErro
                 }
             };
             for s in specs.iter().filter(|s| s.as_str() != "none") {
-                crate::loadspec::parse(s).map_err(bad)?;
+                crate::loads::spec::parse(s).map_err(bad)?;
             }
             Ok(match v.as_str() {
                 Some(s) => Val::Str(s.to_string()),

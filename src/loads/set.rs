@@ -2,7 +2,7 @@
 //! binary, for every command that takes `--load`.
 //!
 //! ```ignore
-//! let specs = loadspec::parse("cpu:2")?;              // or several specs
+//! let specs = spec::parse("cpu:2")?;                  // or several specs
 //! let set = LoadSet::start(&specs, &Placement::default())?;   // all workers ready
 //! /* measure */
 //! let done = set.stop();                              // Vec<LoadRecord> + warnings
@@ -28,9 +28,9 @@
 //! a killed `io` worker may have left, and turns the counters into
 //! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
 
+use super::guard;
+use super::spec::LoadSpec;
 use crate::error::{SystemError, UsageError};
-use crate::limits::Bytes;
-use crate::loadspec::LoadSpec;
 use crate::record::{LoadRecord, LoadWorker, Warning};
 use anyhow::Result;
 use rtlab_engine::load::{io, Load, SharedCounters};
@@ -165,83 +165,11 @@ fn first_line(child: &mut Child, deadline: Instant) -> Option<String> {
     text.lines().next().map(str::to_string)
 }
 
-/// Refuses loads the machine cannot carry (unless their spec says `force`):
-/// memory beyond 90% of MemAvailable, io without the free space it needs.
-pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
-    let mut warnings = Vec::new();
-    let guarded: Vec<&LoadSpec> = specs.iter().filter(|s| !s.force).collect();
-    let need = guarded.iter().fold(0u64, |sum, s| {
-        sum.saturating_add(s.load.memory_per_worker().saturating_mul(s.workers as u64))
-    });
-    let over_budget = crate::limits::memory_budget().is_some_and(|budget| need > budget);
-    if let (true, Some(available)) = (over_budget, crate::limits::available_memory()) {
-        let what: Vec<String> = guarded
-            .iter()
-            .filter(|s| s.load.memory_per_worker() > 0)
-            .map(|s| {
-                format!(
-                    "'{}' = {} × {}",
-                    s.text,
-                    s.workers,
-                    Bytes(s.load.memory_per_worker())
-                )
-            })
-            .collect();
-        return Err(UsageError(format!(
-            "load {} needs {} of memory, more than 90% of MemAvailable ({}): the OOM killer would step in. \
-             Use fewer workers or a smaller size, or add 'force' to the spec (rtlab load: --force) to run it anyway",
-            what.join(" + "),
-            Bytes(need),
-            Bytes(available)
-        ))
-        .into());
-    }
-    for s in specs {
-        if let Load::Io {
-            dir,
-            bytes,
-            sync: false,
-        } = &s.load
-        {
-            let need = bytes.saturating_mul(s.workers as u64) + (16 << 20);
-            match io::free_bytes(dir) {
-                Some(free) if free < need && !s.force => {
-                    return Err(UsageError(format!(
-                        "load '{}': {dir} has {} free, the io load needs {} (bytes per file × workers + 16 MiB); \
-                         choose another dir= or a smaller bytes=, or add 'force' to write until the disk is full",
-                        s.text,
-                        Bytes(free),
-                        Bytes(need)
-                    ))
-                    .into())
-                }
-                None => {
-                    return Err(UsageError(format!(
-                        "load '{}': io dir {dir} does not exist or is not accessible (set dir=PATH)",
-                        s.text
-                    ))
-                    .into())
-                }
-                _ => {}
-            }
-            if io::on_tmpfs(dir) {
-                warnings.push(Warning::new(
-                    "load_io_tmpfs",
-                    format!(
-                        "io load dir {dir} is a tmpfs: its writes and fsyncs never reach a disk"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(warnings)
-}
-
 impl LoadSet {
-    /// Checks the specs ([`check`]), starts every worker and waits until all are
-    /// ready. On any failure, whatever was started is stopped and removed.
+    /// Checks the specs ([`guard::check`]), starts every worker and waits until
+    /// all are ready. On any failure, whatever was started is stopped and removed.
     pub fn start(specs: &[LoadSpec], placement: &Placement) -> Result<LoadSet> {
-        let warnings = check(specs)?;
+        let warnings = guard::check(specs)?;
         let t0 = Instant::now();
         let total: usize = specs.iter().map(|s| s.workers as usize).sum();
         let counters = SharedCounters::create(total).map_err(|e| {
