@@ -29,15 +29,15 @@
 //! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
 
 use super::guard;
+use super::record::{self, Ended, Span, WorkerEnd};
 use super::spec::LoadSpec;
 use crate::error::{SystemError, UsageError};
-use crate::record::{LoadRecord, LoadWorker, Warning};
+use crate::record::{LoadRecord, Warning};
 use anyhow::Result;
 use rtlab_engine::load::{io, Load, SharedCounters};
 use rtlab_engine::rt;
-use rtlab_engine::rt::process::{self, Exit, Usage, SIGKILL, SIGTERM};
+use rtlab_engine::rt::process::{self, SIGKILL, SIGTERM};
 use rtlab_engine::rt::sched::{self, Policy};
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
@@ -73,16 +73,6 @@ impl Default for Placement {
             priority: 0,
         }
     }
-}
-
-/// How a worker ended.
-struct Ended {
-    exit: Exit,
-    usage: Usage,
-    /// Ended before the stop request.
-    early: bool,
-    /// Needed SIGKILL.
-    killed: bool,
 }
 
 struct Worker {
@@ -315,13 +305,17 @@ impl LoadSet {
     pub fn stop(mut self) -> Stopped {
         self.alive();
         self.halt();
-        let elapsed = self
-            .stopping
-            .unwrap_or_else(Instant::now)
-            .saturating_duration_since(self.ready_at);
+        let span = Span {
+            elapsed: self
+                .stopping
+                .unwrap_or_else(Instant::now)
+                .saturating_duration_since(self.ready_at),
+            start_ms: self.start_ms,
+            stop_ms: self.stop_ms,
+        };
         let mut warnings = Vec::new();
         let records = (0..self.specs.len())
-            .map(|si| self.record(si, elapsed, &mut warnings))
+            .map(|si| self.record(si, &span, &mut warnings))
             .collect();
         Stopped { records, warnings }
     }
@@ -383,127 +377,25 @@ impl LoadSet {
         }
     }
 
-    fn record(&self, si: usize, elapsed: Duration, warnings: &mut Vec<Warning>) -> LoadRecord {
-        let spec = &self.specs[si];
-        let secs = elapsed.as_secs_f64().max(1e-9);
-        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-        let mut per_worker = Vec::new();
-        let mut max_rss = 0u64;
-        for (slot, w) in self
+    fn record(&self, si: usize, span: &Span, warnings: &mut Vec<Warning>) -> LoadRecord {
+        let workers: Vec<WorkerEnd> = self
             .workers
             .iter()
             .enumerate()
             .filter(|(_, w)| w.spec == si)
-        {
-            let c = self.counters.slot(slot).snapshot();
-            let (usage, end) = match &w.ended {
-                Some(e) => (Some(e.usage), describe_end(e)),
-                None => (None, "unknown".to_string()),
-            };
-            if end != "stopped" {
-                warnings.push(Warning::new(
-                    "load_worker",
-                    format!(
-                        "load '{}' worker {} (pid {}) {end}: its rates cover only part of the run",
-                        spec.text, w.index, w.pid
-                    ),
-                ));
-            }
-            let cpu_ns = usage.map_or(0, |u| u.cpu_ns);
-            let minflt = usage.map_or(0, |u| u.minor_faults);
-            let rss = usage.map_or(0, |u| u.max_rss_kib);
-            max_rss = max_rss.max(rss);
-            for (k, v) in [
-                ("ops", c.ops),
-                ("bytes", c.bytes),
-                ("rounds", c.rounds),
-                ("restarts", c.restarts),
-                ("errors", c.errors),
-                ("cpu_ns", cpu_ns),
-                ("minor_faults", minflt),
-                ("major_faults", usage.map_or(0, |u| u.major_faults)),
-                ("ctx_switches", usage.map_or(0, |u| u.ctx_switches)),
-            ] {
-                *totals.entry(k.into()).or_default() += v;
-            }
-            per_worker.push(LoadWorker {
+            .map(|(slot, w)| WorkerEnd {
                 index: w.index,
                 pid: w.pid,
-                ops: c.ops,
-                ops_per_s: c.ops as f64 / secs,
-                cpu_pct: cpu_ns as f64 / 1e9 / secs * 100.0,
-                minor_faults_per_s: minflt as f64 / secs,
-                max_rss_kib: rss,
-                end,
-            });
-        }
-        totals.insert("max_rss_kib".into(), max_rss);
-        let rate = |k: &str| totals.get(k).copied().unwrap_or(0) as f64 / secs;
-        let workers = spec.workers.max(1) as f64;
-        let mut achieved = serde_json::Map::new();
-        for (k, v) in [
-            ("ops_per_s", rate("ops")),
-            (spec.load.op_rate_name(), rate("ops")),
-            ("ops_per_s_per_worker", rate("ops") / workers),
-            ("bytes_per_s", rate("bytes")),
-            ("mb_per_s", rate("bytes") / 1e6),
-            ("cpu_pct_per_worker", rate("cpu_ns") / 1e9 * 100.0 / workers),
-            ("minor_faults_per_s", rate("minor_faults")),
-            ("major_faults_per_s", rate("major_faults")),
-            ("ctx_switches_per_s", rate("ctx_switches")),
-        ] {
-            achieved.insert(k.into(), round3(v).into());
-        }
-        let mut params = match serde_json::to_value(&spec.load) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        params.remove("kind");
-        params.insert("force".into(), spec.force.into());
-        if let Some(m) = spec.mix {
-            params.insert("mix".into(), m.into());
-        }
-        params.insert("cpus".into(), serde_json::json!(self.placement.cpus));
-        params.insert("nice".into(), serde_json::json!(self.placement.nice));
-        params.insert("policy".into(), self.placement.policy.name().into());
-        params.insert("priority".into(), self.placement.priority.into());
-        LoadRecord {
-            spec: spec.text.clone(),
-            kind: spec.load.kind().into(),
-            workers: spec.workers,
-            params: params.into(),
-            achieved,
-            totals,
-            per_worker,
-            start_ms: round3(self.start_ms),
-            stop_ms: round3(self.stop_ms),
-            elapsed_ns: elapsed.as_nanos() as u64,
-        }
+                counts: self.counters.slot(slot).snapshot(),
+                ended: w.ended.as_ref(),
+            })
+            .collect();
+        record::record(&self.specs[si], &self.placement, &workers, span, warnings)
     }
 }
 
 impl Drop for LoadSet {
     fn drop(&mut self) {
         self.halt();
-    }
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
-}
-
-fn describe_end(e: &Ended) -> String {
-    if e.killed {
-        return format!(
-            "killed (no exit within {} ms of SIGTERM)",
-            STOP_GRACE.as_millis()
-        );
-    }
-    match e.exit {
-        Exit::Signal(sig) => format!("crashed: signal {sig}"),
-        Exit::Code(code) if e.early => format!("exited {code} before the stop"),
-        Exit::Code(0) => "stopped".into(),
-        Exit::Code(code) => format!("exited {code}"),
-        Exit::Other(s) => format!("ended with status {s}"),
     }
 }
