@@ -1,7 +1,8 @@
 //! What a stopped load did: its [`LoadRecord`], with the rates it achieved, the
 //! totals over its workers and how each of them ended.
 
-use super::set::{Placement, STOP_GRACE};
+use super::placement::Placement;
+use super::set::STOP_GRACE;
 use super::spec::LoadSpec;
 use crate::record::{LoadRecord, LoadWorker, Warning};
 use rtlab_engine::load::CounterValues;

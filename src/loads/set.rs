@@ -29,6 +29,7 @@
 //! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
 
 use super::guard;
+use super::placement::Placement;
 use super::record::{self, Ended, Span, WorkerEnd};
 use super::spec::LoadSpec;
 use crate::error::{SystemError, UsageError};
@@ -37,7 +38,7 @@ use anyhow::Result;
 use rtlab_engine::load::{io, Load, SharedCounters};
 use rtlab_engine::rt;
 use rtlab_engine::rt::process::{self, SIGKILL, SIGTERM};
-use rtlab_engine::rt::sched::{self, Policy};
+use rtlab_engine::rt::sched;
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
@@ -50,30 +51,6 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(3);
 pub const STOP_GRACE: Duration = Duration::from_millis(400);
 /// The hidden subcommand a worker process runs.
 pub const WORKER_COMMAND: &str = "__load-worker";
-
-/// Where and how load workers run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
-    /// CPUs the workers may run on (default: the parent's affinity).
-    pub cpus: Option<Vec<usize>>,
-    /// Nice value (SCHED_OTHER/BATCH).
-    pub nice: Option<i32>,
-    /// Scheduling policy (default SCHED_OTHER).
-    pub policy: Policy,
-    /// Priority for SCHED_FIFO/RR.
-    pub priority: i32,
-}
-
-impl Default for Placement {
-    fn default() -> Self {
-        Placement {
-            cpus: None,
-            nice: None,
-            policy: Policy::Other,
-            priority: 0,
-        }
-    }
-}
 
 struct Worker {
     spec: usize,
