@@ -2,12 +2,13 @@
 
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
 use crate::report::table::Table;
+use crate::tune::prio::guard::protection;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
+use crate::tune::prio::select::{compile, select, Selector};
 use crate::tune::prio::state::{self, Entry, Journal, State};
-use crate::tune::prio::{
-    self, check_cpus, compile, select, tasks_of, validate, Selector, Setting, Snapshot, Target,
-    Task,
-};
+use crate::tune::prio::target::{check_cpus, online_cpus, validate, Target};
+use crate::tune::prio::task::{proc_dir, read_task, tasks_of, Setting, Task};
+use crate::tune::prio::thread::{self, Snapshot};
 use crate::tune::{json_document, print, text_table};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -154,7 +155,7 @@ impl SchedArgs {
                         "empty CPU list (e.g. --affinity 2-3)",
                     ));
                 }
-                check_cpus(&l, &prio::online_cpus()).map_err(|e| bad_flag("--affinity", e))?;
+                check_cpus(&l, &online_cpus()).map_err(|e| bad_flag("--affinity", e))?;
                 Some(l)
             }
             None => None,
@@ -280,10 +281,6 @@ pub fn run(args: PrioArgs) -> Result<i32> {
         PrioCommand::Unit(a) => unit(a),
         PrioCommand::Restore(a) => restore(a),
     }
-}
-
-fn proc_dir() -> &'static Path {
-    Path::new("/proc")
 }
 
 fn list(a: ListArgs) -> Result<i32> {
@@ -412,7 +409,7 @@ impl Outcome {
 }
 
 /// Leaves out the threads rtlab must not change: PID 1 and the kernel's per-CPU
-/// threads unless `force` (see [`prio::protection`]), SCHED_DEADLINE threads
+/// threads unless `force` (see [`protection`]), SCHED_DEADLINE threads
 /// always (their runtime, deadline and period could not be put back). Warns once
 /// per reason, naming the threads; returns the others and how many were left out.
 /// When every thread is left out, that is a usage error (exit 2): nothing changed.
@@ -424,7 +421,7 @@ fn guard(items: Vec<(&Task, Target)>, force: bool) -> Result<(Vec<(&Task, Target
         let reason = if t.setting.policy == Some(Policy::Deadline) {
             Some(DEADLINE)
         } else {
-            prio::protection(t).filter(|_| !force)
+            protection(t).filter(|_| !force)
         };
         match reason {
             Some(r) => left.entry(r).or_default().push(t),
@@ -464,7 +461,7 @@ enum Step<'a> {
     /// Exited since it was listed.
     Gone,
     /// Could not be read.
-    Unreadable(prio::Failure),
+    Unreadable(thread::Failure),
     /// To change: (before, policy, affinity).
     Change(Setting, Option<(Policy, i32)>, Option<&'a CpuList>),
 }
@@ -499,9 +496,9 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
     let mut steps = Vec::with_capacity(items.len());
     for (t, target) in items {
         // A tid reused since the listing belongs to another thread.
-        let alive = prio::read_task(proc_dir(), t.pid, t.tid, &t.process, "")
+        let alive = read_task(proc_dir(), t.pid, t.tid, &t.process, "")
             .is_some_and(|now| now.starttime == t.starttime);
-        let snap: Snapshot = match alive.then(|| prio::snapshot(t.tid)) {
+        let snap: Snapshot = match alive.then(|| thread::snapshot(t.tid)) {
             Some(Ok(s)) => s,
             None => {
                 steps.push(Step::Gone);
@@ -512,7 +509,7 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
                 continue;
             }
             Some(Err(error)) => {
-                steps.push(Step::Unreadable(prio::Failure {
+                steps.push(Step::Unreadable(thread::Failure {
                     error,
                     what: "reading",
                 }));
@@ -562,33 +559,35 @@ fn change(items: &[(&Task, Target)], dry_run: bool) -> Result<Outcome> {
                 let now = setting_text(&t.setting);
                 o.row(t, &t.setting, now, format!("FAILED {}", f.message()));
             }
-            Step::Change(before, policy, affinity) => match prio::apply(t.tid, policy, affinity) {
-                Ok(()) => {
-                    let after = prio::current_setting(t.tid).map_or_else(
-                        || setting_text(&target.applied_to(&before)),
-                        |n| setting_text(&n),
-                    );
-                    o.changed += 1;
-                    o.row(t, &before, after, "changed".into());
-                }
-                Err(f) => {
-                    st.revert(t.tid, t.starttime, &earlier);
-                    taken_back = true;
-                    if f.error.errno == ESRCH {
-                        o.gone += 1;
-                        o.row(t, &before, "-".into(), "exited".into());
-                    } else {
-                        o.failed += 1;
-                        let now = prio::current_setting(t.tid).unwrap_or(before.clone());
-                        o.row(
-                            t,
-                            &before,
-                            setting_text(&now),
-                            format!("FAILED {}", f.message()),
+            Step::Change(before, policy, affinity) => {
+                match thread::apply(t.tid, policy, affinity) {
+                    Ok(()) => {
+                        let after = thread::current_setting(t.tid).map_or_else(
+                            || setting_text(&target.applied_to(&before)),
+                            |n| setting_text(&n),
                         );
+                        o.changed += 1;
+                        o.row(t, &before, after, "changed".into());
+                    }
+                    Err(f) => {
+                        st.revert(t.tid, t.starttime, &earlier);
+                        taken_back = true;
+                        if f.error.errno == ESRCH {
+                            o.gone += 1;
+                            o.row(t, &before, "-".into(), "exited".into());
+                        } else {
+                            o.failed += 1;
+                            let now = thread::current_setting(t.tid).unwrap_or(before.clone());
+                            o.row(
+                                t,
+                                &before,
+                                setting_text(&now),
+                                format!("FAILED {}", f.message()),
+                            );
+                        }
                     }
                 }
-            },
+            }
         }
     }
     if taken_back {
@@ -643,7 +642,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     }
     // rtlab is single-threaded here: the calling thread is the process, and its
     // policy and affinity are inherited across exec.
-    prio::apply(0, target.policy, target.affinity.as_ref())
+    thread::apply(0, target.policy, target.affinity.as_ref())
         .map_err(|f| SystemError(format!("cannot set {}", f.message())))?;
     let err = std::process::Command::new(&a.command[0])
         .args(&a.command[1..])
@@ -684,7 +683,7 @@ fn apply(a: ApplyArgs) -> Result<i32> {
             warn_priority_99(&format!("rule {} priority 99", i + 1));
         }
     }
-    let online = prio::online_cpus();
+    let online = online_cpus();
     for (i, r) in rules.iter().enumerate() {
         if let Some(cpus) = &r.target.affinity {
             check_cpus(cpus, &online).map_err(|e| {
@@ -885,8 +884,8 @@ fn restore_misses(
         if *s != now.sched {
             d.push(format!(
                 "{} (wanted {})",
-                prio::sched_text(&now.sched),
-                prio::sched_text(s)
+                thread::sched_text(&now.sched),
+                thread::sched_text(s)
             ));
         }
     }
@@ -919,8 +918,8 @@ fn restore(a: RestoreArgs) -> Result<i32> {
     let mut left = State::default();
     let mut o = Outcome::default();
     for e in &st.entries {
-        let current = prio::read_task(proc_dir(), e.pid, e.tid, &e.name, "")
-            .filter(|t| t.starttime == e.starttime);
+        let current =
+            read_task(proc_dir(), e.pid, e.tid, &e.name, "").filter(|t| t.starttime == e.starttime);
         let Some(t) = current else {
             o.gone += 1;
             continue;
@@ -932,8 +931,8 @@ fn restore(a: RestoreArgs) -> Result<i32> {
             o.row(&t, &t.setting, want_text, "would restore".into());
             continue;
         }
-        let done = prio::put_back(e.tid, sched.as_ref(), affinity.as_ref()).and_then(|()| {
-            prio::snapshot(e.tid).map_err(|error| prio::Failure {
+        let done = thread::put_back(e.tid, sched.as_ref(), affinity.as_ref()).and_then(|()| {
+            thread::snapshot(e.tid).map_err(|error| thread::Failure {
                 error,
                 what: "reading back",
             })

@@ -11,7 +11,8 @@
 //! unit = "myapp.service"   # optional, for `prio unit`
 //! ```
 
-use super::{compile, validate, Selector, Target};
+use super::select::{compile, Selector};
+use super::target::{validate, Target};
 use crate::error::UsageError;
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
