@@ -42,6 +42,57 @@ impl Target {
     }
 }
 
+/// The policy and priority asked for: a priority needs a policy, a real-time
+/// policy needs a priority (the others default to 0), and the pair must be one
+/// the kernel takes.
+pub fn policy_of(
+    policy: Option<Policy>,
+    priority: Option<i32>,
+) -> Result<Option<(Policy, i32)>, String> {
+    let (p, prio) = match (policy, priority) {
+        (None, Some(_)) => return Err("needs --policy (e.g. --policy fifo --priority 50)".into()),
+        (None, None) => return Ok(None),
+        (Some(p), Some(n)) => (p, n),
+        (Some(p), None) if p.is_realtime() => return Err(format!("{p} needs a priority 1-99")),
+        (Some(p), None) => (p, 0),
+    };
+    validate(p, prio)?;
+    Ok(Some((p, prio)))
+}
+
+/// The CPUs of a list to set: not empty, each one online.
+pub fn affinity_of(text: &str) -> Result<CpuList, String> {
+    let l = CpuList::parse(text).map_err(|e| e.to_string())?;
+    if l.is_empty() {
+        return Err("empty CPU list (e.g. --affinity 2-3)".into());
+    }
+    check_cpus(&l, &online_cpus())?;
+    Ok(l)
+}
+
+impl Target {
+    /// A target that sets something.
+    pub fn new(policy: Option<(Policy, i32)>, affinity: Option<CpuList>) -> Result<Target, String> {
+        if policy.is_none() && affinity.is_none() {
+            return Err("nothing to set: give --policy/--priority and/or --affinity".into());
+        }
+        Ok(Target { policy, affinity })
+    }
+}
+
+/// Whether this real-time priority is the top one, which starves what the kernel
+/// runs at real-time priority.
+pub fn is_top(policy: Policy, priority: i32) -> bool {
+    policy.is_realtime() && priority == 99
+}
+
+/// The warning about priority 99 (`what` names where it was asked for).
+pub fn top_priority_warning(what: &str) -> String {
+    format!(
+        "{what} is the top priority: a thread there that spins starves threaded IRQs and kernel RT threads; 80-90 leaves them room"
+    )
+}
+
 /// The CPUs that are online (`/sys/devices/system/cpu/online`; this thread's
 /// affinity when sysfs is not there).
 pub fn online_cpus() -> CpuList {
@@ -122,5 +173,28 @@ mod tests {
         assert_eq!(t.drift(&s), ["other (want fifo/50)", "CPUs 0-3 (want 2-3)"]);
         let done = t.applied_to(&s);
         assert!(t.drift(&done).is_empty());
+    }
+
+    #[test]
+    fn what_is_asked_for_is_complete() {
+        assert_eq!(policy_of(None, None), Ok(None));
+        assert!(policy_of(None, Some(5))
+            .unwrap_err()
+            .contains("needs --policy"));
+        assert_eq!(
+            policy_of(Some(Policy::Fifo), None).unwrap_err(),
+            "fifo needs a priority 1-99"
+        );
+        assert_eq!(
+            policy_of(Some(Policy::Batch), None),
+            Ok(Some((Policy::Batch, 0)))
+        );
+        assert!(policy_of(Some(Policy::Rr), Some(0)).is_err());
+        assert!(affinity_of(" ").unwrap_err().contains("empty CPU list"));
+        assert!(affinity_of("x").is_err());
+        assert!(Target::new(None, None)
+            .unwrap_err()
+            .starts_with("nothing to set"));
+        assert!(is_top(Policy::Fifo, 99) && !is_top(Policy::Fifo, 98));
     }
 }
