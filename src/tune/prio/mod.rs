@@ -7,7 +7,7 @@
 //! threads ([`guard`]), set under the journal ([`change`], [`state`]) one thread
 //! at a time ([`thread`]), reported ([`outcome`]) and put back ([`restore`]).
 //! Profiles ([`profile`]) are applied ([`apply`]), captured ([`capture`]) and
-//! turned into systemd drop-ins ([`unit`]); [`list`] is what `prio list` shows.
+//! turned into systemd drop-ins ([`mod@unit`]); [`list`] is what `prio list` shows.
 
 pub mod apply;
 pub mod capture;

@@ -21,7 +21,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The policy, priority and CPUs, as listed and compared with a [`Target`].
+    /// The policy, priority and CPUs, as listed and compared with a [`Target`](super::target::Target).
     pub fn setting(&self) -> Setting {
         Setting {
             policy: self.sched.known_policy(),
