@@ -2,12 +2,11 @@
 
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
 use crate::record::AuditSummary;
-use crate::tune::audit::{self, Check, Input, Status};
-use crate::tune::{json_document, print, text_table};
+use crate::tune::audit::{self, Check, Input};
+use crate::tune::{json_document, print};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::sysinfo::SysRoot;
-use std::fmt::Write;
 use std::path::PathBuf;
 
 /// Arguments of `rtlab audit`.
@@ -66,67 +65,11 @@ pub fn run(args: AuditArgs) -> Result<i32> {
             },
         )?);
     } else {
-        print(&render(&input, &checks, &summary, args.verbose));
+        print(&audit::render(&input, &checks, &summary, args.verbose));
     }
     Ok(if args.strict && summary.fail > 0 {
         EXIT_FAILED
     } else {
         EXIT_OK
     })
-}
-
-fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) -> String {
-    let fp = &input.fp;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} {} on {} ({} CPUs{})",
-        if fp.kernel_release.is_empty() {
-            "unknown kernel"
-        } else {
-            &fp.kernel_release
-        },
-        fp.preempt.name(),
-        if fp.hostname.is_empty() {
-            "?"
-        } else {
-            &fp.hostname
-        },
-        fp.cpu_count,
-        match &input.config {
-            Some((src, _)) => format!(", config {src}"),
-            None => ", no kernel config found".into(),
-        }
-    );
-    out.push('\n');
-    let mut t = text_table(&["status", "check", "current", "recommended"]);
-    for c in checks {
-        t.row(vec![
-            c.status.name().into(),
-            c.title.into(),
-            c.current.clone(),
-            c.recommended.clone(),
-        ]);
-    }
-    out.push_str(&t.render());
-    let detailed: Vec<&Check> = checks
-        .iter()
-        .filter(|c| verbose || matches!(c.status, Status::Warn | Status::Fail))
-        .collect();
-    if !detailed.is_empty() {
-        out.push('\n');
-    }
-    for c in detailed {
-        let _ = writeln!(out, "{} {} [{}]", c.status.name(), c.title, c.id);
-        let _ = writeln!(out, "    why: {}", c.why);
-        if !c.fix.is_empty() {
-            let _ = writeln!(out, "    fix: {}", c.fix);
-        }
-    }
-    let _ = writeln!(
-        out,
-        "\n{} ok, {} warn, {} fail, {} n.a.",
-        s.ok, s.warn, s.fail, s.na
-    );
-    out
 }

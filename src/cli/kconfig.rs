@@ -1,9 +1,8 @@
 //! `rtlab kconfig`: compare kernel configurations and check one for latency.
 
-use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
-use crate::system;
+use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
 use crate::tune::kconfig::{check, diff, Config};
-use crate::tune::{json_document, print, text_table};
+use crate::tune::{json_document, print};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -111,25 +110,10 @@ fn run_diff(a: DiffArgs) -> Result<i32> {
 fn run_check(a: CheckArgs) -> Result<i32> {
     let (source, config) = match &a.config {
         Some(p) => (p.display().to_string(), Config::read(p)?),
-        None => {
-            let (src, text) = system::kernel_config::running().ok_or_else(|| {
-                UsageError(
-                    "the running kernel's configuration was not found (no /proc/config.gz, \
-                     /boot/config-$(uname -r)); give a .config file, or load the configs \
-                     module (modprobe configs)"
-                        .into(),
-                )
-            })?;
-            let c = Config::parse(&text)
-                .map_err(|why| UsageError(format!("{src} is not a kernel configuration: {why}")))?;
-            (src, c)
-        }
+        None => Config::running()?,
     };
     let findings = check::check(&config);
-    let hurts = findings
-        .iter()
-        .filter(|f| f.effect == check::Effect::Hurts)
-        .count();
+    let hurts = check::hurting(&findings);
     if a.json {
         #[derive(serde::Serialize)]
         struct Doc<'a> {
@@ -152,39 +136,7 @@ fn run_check(a: CheckArgs) -> Result<i32> {
             },
         )?);
     } else {
-        let mut out = format!(
-            "{source}{}: {}\n\n",
-            config
-                .version
-                .as_deref()
-                .map(|v| format!(" (Linux {v})"))
-                .unwrap_or_default(),
-            config.preempt_model()
-        );
-        let mut t = text_table(&["effect", "option", "value", "why"]);
-        for f in &findings {
-            t.row(vec![
-                format!("{:?}", f.effect).to_lowercase(),
-                f.symbol.clone(),
-                f.value.clone(),
-                f.why.clone(),
-            ]);
-        }
-        out.push_str(&t.render());
-        let fixes: Vec<String> = findings
-            .iter()
-            .filter(|f| !f.fix.is_empty())
-            .map(|f| format!("  {}: {}\n", f.symbol, f.fix))
-            .collect();
-        if !fixes.is_empty() {
-            out.push_str("\nfixes:\n");
-            out.extend(fixes);
-        }
-        out.push_str(&format!(
-            "\n{hurts} hurt, {} help\n",
-            findings.len() - hurts
-        ));
-        print(&out);
+        print(&check::render(&source, &config, &findings));
     }
     Ok(if a.strict && hurts > 0 {
         EXIT_FAILED

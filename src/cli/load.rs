@@ -3,8 +3,8 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{BadValue, UsageError};
-use crate::loadset::WORKER_COMMAND;
-use crate::loadspec;
+use crate::loads::set::WORKER_COMMAND;
+use crate::loads::spec;
 use crate::record::{LoadRecord, Status};
 use crate::report::table::Table;
 use crate::step::load::{self, Params};
@@ -42,7 +42,7 @@ pub struct LoadCmdArgs {
 /// Runs `rtlab load`: its SPEC words are one spec.
 pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     if a.list {
-        print!("{}", loadspec::listing());
+        print!("{}", spec::listing());
         return Ok(0);
     }
     let mut params = a.params;

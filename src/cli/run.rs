@@ -136,8 +136,8 @@ fn requirements(texts: &[String], scn: &Scenario) -> Result<Vec<Requirement>> {
 
 /// The scenario `--attribute MIX` runs.
 fn attribution_scenario(mix: &str) -> Result<String> {
-    if !crate::loadspec::MIXES.iter().any(|m| m.name == mix) {
-        let names: Vec<&str> = crate::loadspec::MIXES.iter().map(|m| m.name).collect();
+    if !crate::loads::mix::MIXES.iter().any(|m| m.name == mix) {
+        let names: Vec<&str> = crate::loads::mix::MIXES.iter().map(|m| m.name).collect();
         return Err(bad_flag(
             "--attribute",
             format!("'{mix}' is not a load mix (mixes: {})", names.join(", ")),

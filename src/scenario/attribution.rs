@@ -189,7 +189,7 @@ mod tests {
         )
         .unwrap();
         let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
-        let parts = crate::loadspec::MIXES[0].parts;
+        let parts = crate::loads::mix::MIXES[0].parts;
         assert_eq!(plan.len(), parts.len() + 2);
         // Baseline p99.9 12 µs, max 40 µs; fswalk ×25.8 on p99.9, memcopy ×3 on max
         // only, the rest unchanged; the whole mix worst.

@@ -390,7 +390,7 @@ fn parse_step(
             .iter()
             .any(|v| super::plan::mix_of(v).is_none() && v.to_string() != "none");
         if mixes == 0 || plain {
-            let names: Vec<&str> = crate::loadspec::MIXES.iter().map(|m| m.name).collect();
+            let names: Vec<&str> = crate::loads::mix::MIXES.iter().map(|m| m.name).collect();
             return Err(cx.err(
                 t.get("attribute").and_then(Item::span),
                 Some(at("attribute")),

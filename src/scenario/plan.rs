@@ -32,10 +32,10 @@ pub struct Attribution {
 }
 
 /// The mix a load value names, if it names one.
-pub fn mix_of(v: &Val) -> Option<&'static crate::loadspec::Mix> {
+pub fn mix_of(v: &Val) -> Option<&'static crate::loads::mix::Mix> {
     let text = v.to_string();
     let name = text.split(':').next().unwrap_or("").trim();
-    crate::loadspec::MIXES.iter().find(|m| m.name == name)
+    crate::loads::mix::MIXES.iter().find(|m| m.name == name)
 }
 
 /// One run to make.
@@ -394,7 +394,7 @@ repeat = 3
         )
         .unwrap();
         let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
-        let parts = crate::loadspec::MIXES[0].parts;
+        let parts = crate::loads::mix::MIXES[0].parts;
         // load=none runs once as is; dohell runs as baseline + parts + whole.
         assert_eq!(plan.len(), 1 + 1 + parts.len() + 1);
         assert_eq!(plan[0].attribution, None);
@@ -420,7 +420,7 @@ repeat = 3
             "name = \"m\"\n[[step]]\nprobe = \"latency\"\nrepeat = 3\nmatrix.priority = [1, 2]\nmatrix.load = [\"none\", \"dohell\"]\nattribute = true\n[[step]]\nprobe = \"latency\"\n",
         )
         .unwrap();
-        let parts = crate::loadspec::MIXES[0].parts.len() as u64;
+        let parts = crate::loads::mix::MIXES[0].parts.len() as u64;
         let (total, steps) = count(&s);
         // priority × (none + baseline, parts, whole) × repeat, then one step.
         let first = 2 * (1 + parts + 2) * 3;

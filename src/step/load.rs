@@ -4,8 +4,10 @@
 use super::loads::PlacementArgs;
 use super::{de, Observer};
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
-use crate::loadset::{self, LoadSet, Placement};
-use crate::loadspec::{self, LoadSpec};
+use crate::loads::guard;
+use crate::loads::placement::Placement;
+use crate::loads::set::LoadSet;
+use crate::loads::spec::{self, LoadSpec};
 use crate::record::{self, Run, Status};
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit};
@@ -97,7 +99,7 @@ impl Params {
         let mut specs = Vec::new();
         for spec in &self.load {
             let text = self.spec_text(spec)?;
-            specs.extend(loadspec::parse(&text).map_err(|e| bad_flag("--load", e))?);
+            specs.extend(spec::parse(&text).map_err(|e| bad_flag("--load", e))?);
         }
         let placement = self.place.placement()?;
         let duration = self
@@ -120,7 +122,7 @@ impl Params {
     /// machine can carry them (memory, free space for io).
     pub fn check(&self) -> Result<()> {
         let plan = self.plan()?;
-        loadset::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
+        guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
         Ok(())
     }
 

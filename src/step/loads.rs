@@ -1,16 +1,13 @@
 //! The load options a probe takes (`--load SPEC` repeatable, `--load-cpus`,
-//! `--load-nice`, `--load-policy`), and the warnings when loads and probe threads
-//! share CPUs or SMT siblings.
+//! `--load-nice`, `--load-policy`), handed to [`crate::loads`].
 
 use super::de;
 use crate::error::bad_flag;
-use crate::loadset::{LoadSet, Placement};
-use crate::loadspec::{self, LoadSpec};
-use crate::record::{LoadRecord, Warning};
+use crate::loads::placement::{self, Placement};
+use crate::loads::running::Running;
+use crate::loads::spec::{self, LoadSpec};
 use anyhow::Result;
 use clap::Args;
-use rtlab_engine::rt::cpuset::CpuList;
-use rtlab_engine::rt::sched::{self, Policy};
 use serde::{Deserialize, Serialize};
 
 /// Where load workers run.
@@ -29,77 +26,20 @@ pub struct PlacementArgs {
     pub load_policy: String,
 }
 
-/// The CPUs this process may use.
-fn allowed_cpus() -> Vec<usize> {
-    sched::thread_affinity(0).unwrap_or_default()
-}
-
 impl PlacementArgs {
     /// The validated placement.
     pub fn placement(&self) -> Result<Placement> {
-        let cpus = match &self.load_cpus {
-            None => None,
-            Some(list) => {
-                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--load-cpus", e))?;
-                if cpus.is_empty() {
-                    return Err(bad_flag("--load-cpus", "the list is empty"));
-                }
-                let allowed = allowed_cpus();
-                if let Some(bad) = cpus.cpus().iter().find(|c| !allowed.contains(c)) {
-                    return Err(bad_flag(
-                        "--load-cpus",
-                        format!(
-                            "CPU {bad} is not online or not allowed for this process (usable: {})",
-                            CpuList::from_cpus(allowed)
-                        ),
-                    ));
-                }
-                Some(cpus.cpus().to_vec())
-            }
-        };
+        let cpus = self
+            .load_cpus
+            .as_deref()
+            .map(placement::cpus)
+            .transpose()
+            .map_err(|e| bad_flag("--load-cpus", e))?;
         if let Some(n) = self.load_nice {
-            if !(-20..=19).contains(&n) {
-                return Err(bad_flag("--load-nice", format!("{n} is outside -20 to 19")));
-            }
+            placement::check_nice(n).map_err(|e| bad_flag("--load-nice", e))?;
         }
-        let text = self.load_policy.trim();
-        let (name, prio) = match text.split_once(':') {
-            Some((n, p)) => (n, Some(p)),
-            None => (text, None),
-        };
-        let policy = match name {
-            "other" => Policy::Other,
-            "batch" => Policy::Batch,
-            "idle" => Policy::Idle,
-            "fifo" => Policy::Fifo,
-            "rr" => Policy::Rr,
-            _ => {
-                return Err(bad_flag(
-                    "--load-policy",
-                    format!("'{name}' is not one of other, batch, idle, fifo:PRIO, rr:PRIO"),
-                ))
-            }
-        };
-        let priority = match (policy.is_realtime(), prio) {
-            (true, Some(p)) => p
-                .parse::<i32>()
-                .ok()
-                .filter(|p| (1..=99).contains(p))
-                .ok_or_else(|| bad_flag("--load-policy", format!("priority '{p}' is not 1-99")))?,
-            (true, None) => {
-                return Err(bad_flag(
-                    "--load-policy",
-                    format!("{name} needs a priority, e.g. {name}:10 (keep it below the probe's)"),
-                ))
-            }
-            (false, Some(_)) => {
-                return Err(bad_flag(
-                    "--load-policy",
-                    format!("{name} takes no priority; use --load-nice"),
-                ))
-            }
-            (false, None) => 0,
-        };
+        let (policy, priority) =
+            placement::policy(&self.load_policy).map_err(|e| bad_flag("--load-policy", e))?;
         Ok(Placement {
             cpus,
             nice: self.load_nice,
@@ -129,32 +69,12 @@ pub struct LoadArgs {
     pub place: PlacementArgs,
 }
 
-/// Loads started for a measurement.
-pub struct Running {
-    set: Option<LoadSet>,
-    /// Warnings known at start (shared CPUs, tmpfs io dir).
-    pub warnings: Vec<Warning>,
-}
-
-impl Running {
-    /// Stops the loads; their records and any new warnings.
-    pub fn finish(self) -> (Vec<LoadRecord>, Vec<Warning>) {
-        match self.set {
-            Some(set) => {
-                let done = set.stop();
-                (done.records, done.warnings)
-            }
-            None => (Vec::new(), Vec::new()),
-        }
-    }
-}
-
 impl LoadArgs {
     /// The parsed specs (a mix gives one per part).
     pub fn parse(&self) -> Result<Vec<LoadSpec>> {
         let mut out = Vec::new();
         for s in &self.load {
-            out.extend(loadspec::parse(s).map_err(|e| bad_flag("--load", e))?);
+            out.extend(spec::parse(s).map_err(|e| bad_flag("--load", e))?);
         }
         Ok(out)
     }
@@ -164,90 +84,23 @@ impl LoadArgs {
     pub fn check(&self) -> Result<()> {
         let specs = self.parse()?;
         self.place.placement()?;
-        crate::loadset::check(&specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
+        crate::loads::guard::check(&specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
         Ok(())
     }
 
-    /// Validates the options, starts the loads (if any) and works out whether they
-    /// share CPUs with probe threads placed on `probe_cpus` (`None`: unpinned).
+    /// Validates the options and starts the loads (if any) beside probe threads
+    /// placed on `probe_cpus` (`None`: unpinned).
     pub fn start(&self, probe_cpus: &[Option<usize>]) -> Result<Running> {
         let specs = self.parse()?;
         let placement = self.place.placement()?;
-        if specs.is_empty() {
-            return Ok(Running {
-                set: None,
-                warnings: Vec::new(),
-            });
-        }
-        let allowed = allowed_cpus();
-        let load_cpus = placement.cpus.clone().unwrap_or_else(|| allowed.clone());
-        let probe: Vec<usize> = if probe_cpus.iter().any(Option::is_none) {
-            allowed
-        } else {
-            probe_cpus.iter().flatten().copied().collect()
-        };
-        let set = LoadSet::start(&specs, &placement)?;
-        let mut warnings = sharing_warnings(&load_cpus, &probe, smt_siblings);
-        warnings.extend_from_slice(set.start_warnings());
-        Ok(Running {
-            set: Some(set),
-            warnings,
-        })
+        Running::start(&specs, &placement, probe_cpus)
     }
-}
-
-/// The SMT siblings of `cpu` (itself included), from sysfs.
-pub fn smt_siblings(cpu: usize) -> Option<CpuList> {
-    let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|s| CpuList::parse(&s).ok())
-}
-
-/// Warnings when load CPUs are probe CPUs, or SMT siblings of them.
-pub fn sharing_warnings(
-    load: &[usize],
-    probe: &[usize],
-    siblings: impl Fn(usize) -> Option<CpuList>,
-) -> Vec<Warning> {
-    let mut out = Vec::new();
-    let shared: Vec<usize> = probe.iter().copied().filter(|c| load.contains(c)).collect();
-    if !shared.is_empty() {
-        out.push(Warning::new(
-            "load_cpu_shared",
-            format!(
-                "loads run on CPU {} where probe threads run too: the probe competes with them for those CPUs \
-                 (use --load-cpus to keep them apart)",
-                CpuList::from_cpus(shared)
-            ),
-        ));
-    }
-    let mut smt = Vec::new();
-    for &p in probe {
-        if let Some(sib) = siblings(p) {
-            smt.extend(
-                sib.cpus()
-                    .iter()
-                    .copied()
-                    .filter(|&s| s != p && load.contains(&s) && !probe.contains(&s)),
-            );
-        }
-    }
-    if !smt.is_empty() {
-        out.push(Warning::new(
-            "load_smt_shared",
-            format!(
-                "loads run on CPU {}, SMT siblings of probe CPUs: they share a core's execution units and caches",
-                CpuList::from_cpus(smt)
-            ),
-        ));
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_engine::rt::sched::Policy;
 
     fn place(cpus: Option<&str>, nice: Option<i32>, policy: &str) -> Result<Placement> {
         PlacementArgs {
@@ -280,20 +133,6 @@ mod tests {
             let e = place(cpus, nice, pol).unwrap_err().to_string();
             assert!(e.starts_with(flag), "{e}");
         }
-    }
-
-    #[test]
-    fn sharing_is_reported() {
-        let sib = |c: usize| Some(CpuList::from_cpus(vec![c & !1, c | 1]));
-        let w = sharing_warnings(&[0, 1], &[0], sib);
-        let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
-        assert_eq!(codes, ["load_cpu_shared", "load_smt_shared"]);
-        assert!(w[0].message.contains("CPU 0 "));
-        assert!(w[1].message.contains("CPU 1,"));
-        assert!(sharing_warnings(&[2, 3], &[0], sib).is_empty());
-        let w = sharing_warnings(&[1], &[0], sib);
-        assert_eq!(w.len(), 1);
-        assert_eq!(w[0].code, "load_smt_shared");
     }
 
     #[test]

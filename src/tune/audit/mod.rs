@@ -9,8 +9,10 @@ mod checks;
 use crate::record::AuditSummary;
 use crate::system::kernel_config;
 use crate::tune::kconfig::Config;
+use crate::tune::text_table;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write;
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,8 +134,93 @@ pub fn summarize(checks: &[Check]) -> AuditSummary {
     s
 }
 
+/// The audit as text: a line about the system, a table of the checks, why and
+/// how to fix each that warns or fails (every check with `verbose`), and the
+/// counts.
+pub fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) -> String {
+    let fp = &input.fp;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} on {} ({} CPUs{})",
+        if fp.kernel_release.is_empty() {
+            "unknown kernel"
+        } else {
+            &fp.kernel_release
+        },
+        fp.preempt.name(),
+        if fp.hostname.is_empty() {
+            "?"
+        } else {
+            &fp.hostname
+        },
+        fp.cpu_count,
+        match &input.config {
+            Some((src, _)) => format!(", config {src}"),
+            None => ", no kernel config found".into(),
+        }
+    );
+    out.push('\n');
+    let mut t = text_table(&["status", "check", "current", "recommended"]);
+    for c in checks {
+        t.row(vec![
+            c.status.name().into(),
+            c.title.into(),
+            c.current.clone(),
+            c.recommended.clone(),
+        ]);
+    }
+    out.push_str(&t.render());
+    let detailed: Vec<&Check> = checks
+        .iter()
+        .filter(|c| verbose || matches!(c.status, Status::Warn | Status::Fail))
+        .collect();
+    if !detailed.is_empty() {
+        out.push('\n');
+    }
+    for c in detailed {
+        let _ = writeln!(out, "{} {} [{}]", c.status.name(), c.title, c.id);
+        let _ = writeln!(out, "    why: {}", c.why);
+        if !c.fix.is_empty() {
+            let _ = writeln!(out, "    fix: {}", c.fix);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} ok, {} warn, {} fail, {} n.a.",
+        s.ok, s.warn, s.fail, s.na
+    );
+    out
+}
+
 /// The audit summary of the running system: a few hundred small file reads,
 /// cheap enough for every measuring command to record in its run.
 pub fn summary() -> AuditSummary {
     summarize(&audit(&Input::read(SysRoot::default())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_tree_renders_with_every_check_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = Input::read(SysRoot::new(dir.path()));
+        let checks = audit(&input);
+        let s = summarize(&checks);
+        let text = render(&input, &checks, &s, true);
+        assert!(text.starts_with("unknown kernel "), "{text}");
+        assert!(
+            text.contains(", no kernel config found)\n\nstatus "),
+            "{text}"
+        );
+        assert_eq!(text.matches("    why: ").count(), checks.len());
+        let counts = format!(
+            "\n{} ok, {} warn, {} fail, {} n.a.\n",
+            s.ok, s.warn, s.fail, s.na
+        );
+        assert!(text.ends_with(&counts), "{text}");
+        assert_eq!(s.ok + s.warn + s.fail + s.na, checks.len());
+    }
 }

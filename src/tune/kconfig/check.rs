@@ -1,6 +1,7 @@
 //! What in a kernel configuration helps or hurts latency.
 
 use super::{Config, Value};
+use crate::tune::text_table;
 use serde::Serialize;
 
 /// Debug options that put work on hot kernel paths (locking, allocation,
@@ -264,6 +265,53 @@ pub fn check(c: &Config) -> Vec<Finding> {
     f
 }
 
+/// How many findings hurt latency.
+pub fn hurting(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .filter(|f| f.effect == Effect::Hurts)
+        .count()
+}
+
+/// The findings about `config` (read from `source`) as text: a heading with the
+/// version and preemption model, a table, the fixes, and the counts.
+pub fn render(source: &str, config: &Config, findings: &[Finding]) -> String {
+    let mut out = format!(
+        "{source}{}: {}\n\n",
+        config
+            .version
+            .as_deref()
+            .map(|v| format!(" (Linux {v})"))
+            .unwrap_or_default(),
+        config.preempt_model()
+    );
+    let mut t = text_table(&["effect", "option", "value", "why"]);
+    for f in findings {
+        t.row(vec![
+            format!("{:?}", f.effect).to_lowercase(),
+            f.symbol.clone(),
+            f.value.clone(),
+            f.why.clone(),
+        ]);
+    }
+    out.push_str(&t.render());
+    let fixes: Vec<String> = findings
+        .iter()
+        .filter(|f| !f.fix.is_empty())
+        .map(|f| format!("  {}: {}\n", f.symbol, f.fix))
+        .collect();
+    if !fixes.is_empty() {
+        out.push_str("\nfixes:\n");
+        out.extend(fixes);
+    }
+    let hurts = hurting(findings);
+    out.push_str(&format!(
+        "\n{hurts} hurt, {} help\n",
+        findings.len() - hurts
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +341,11 @@ mod tests {
             assert!(hurts.contains(&s), "{s} missing from {hurts:?}");
         }
         assert_eq!(f[0].effect, Effect::Hurts, "what hurts comes first");
+        let text = render("bad.config", &bad, &f);
+        assert!(text.starts_with("bad.config: "), "{text}");
+        assert!(text.contains("\nfixes:\n  PREEMPT_RT: "), "{text}");
+        let summary = format!("\n{} hurt, {} help\n", hurts.len(), f.len() - hurts.len());
+        assert!(text.ends_with(&summary), "{text}");
 
         let good = Config::parse(
             "CONFIG_PREEMPT_RT=y\nCONFIG_HIGH_RES_TIMERS=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_CPU_ISOLATION=y\n\

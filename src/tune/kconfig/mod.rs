@@ -120,6 +120,23 @@ impl Config {
         Ok(c)
     }
 
+    /// The running kernel's configuration and where it came from
+    /// (/proc/config.gz, then /boot/config-$(uname -r)); none readable is a usage
+    /// error saying what to give instead.
+    pub fn running() -> Result<(String, Config)> {
+        let (src, text) = crate::system::kernel_config::running().ok_or_else(|| {
+            UsageError(
+                "the running kernel's configuration was not found (no /proc/config.gz, \
+                 /boot/config-$(uname -r)); give a .config file, or load the configs \
+                 module (modprobe configs)"
+                    .into(),
+            )
+        })?;
+        let c = Config::parse(&text)
+            .map_err(|why| UsageError(format!("{src} is not a kernel configuration: {why}")))?;
+        Ok((src, c))
+    }
+
     /// Reads a configuration file, plain or gzip-compressed; a file that is not a
     /// configuration is a usage error naming the file and the bad line.
     pub fn read(path: &Path) -> Result<Config> {

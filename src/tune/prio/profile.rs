@@ -11,13 +11,13 @@
 //! unit = "myapp.service"   # optional, for `prio unit`
 //! ```
 
-use super::{compile, validate, Selector, Target};
+use super::select::{compile, Selector};
+use super::target::{validate, Target};
 use crate::error::UsageError;
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write;
 use std::path::Path;
 
 /// One rule.
@@ -162,46 +162,6 @@ impl Profile {
             "# rtlab priority profile: rtlab prio apply FILE [--check], rtlab prio unit FILE\n{doc}"
         ))
     }
-
-    /// systemd drop-ins, one per unit, as one text: each starts with a comment
-    /// naming the file to write.
-    pub fn units(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        for r in &self.rule {
-            let unit = r.unit_name();
-            let mut text = String::new();
-            if r.threads.is_some() {
-                let _ = writeln!(
-                    text,
-                    "# pattern {:?} selects threads {:?}: systemd sets the whole service;\n# run `rtlab prio apply` (ExecStartPost=) for per-thread settings",
-                    r.pattern,
-                    r.threads.as_deref().unwrap_or("")
-                );
-            }
-            let _ = writeln!(text, "[Service]");
-            let _ = writeln!(text, "CPUSchedulingPolicy={}", r.policy);
-            if r.policy.is_realtime() {
-                let _ = writeln!(text, "CPUSchedulingPriority={}", r.priority);
-                let _ = writeln!(text, "LimitRTPRIO={}", r.priority);
-                let _ = writeln!(text, "LimitMEMLOCK=infinity");
-            }
-            if let Some(a) = &r.affinity {
-                let _ = writeln!(text, "CPUAffinity={}", a.replace(',', " "));
-            }
-            match out.iter_mut().find(|(u, _)| *u == unit) {
-                // A second rule for the same unit: systemd keeps the last value of
-                // each setting, so the later rule wins, as in `prio apply`.
-                Some((_, existing)) => existing.push_str(&text),
-                None => out.push((unit, text)),
-            }
-        }
-        out
-    }
-}
-
-/// The drop-in path of a unit below `dir`.
-pub fn dropin_path(dir: &Path, unit: &str) -> std::path::PathBuf {
-    dir.join(format!("{unit}.d")).join("50-rtlab-prio.conf")
 }
 
 #[cfg(test)]
@@ -245,19 +205,5 @@ mod tests {
             "[[rule]]\npattern = \"a\"\npolicy = \"fifo\"\nprio = 3\n"
         )
         .is_err());
-    }
-
-    #[test]
-    fn units_carry_the_systemd_settings() {
-        let p: Profile = toml_edit::de::from_str(
-            "[[rule]]\npattern = \"^a$\"\npolicy = \"rr\"\npriority = 20\naffinity = \"0,2-3\"\nunit = \"plc\"\n\
-             [[rule]]\npattern = \"logger\"\npolicy = \"batch\"\n",
-        )
-        .unwrap();
-        let u = p.units();
-        assert_eq!(u[0].0, "plc.service");
-        assert!(u[0].1.contains("CPUSchedulingPolicy=rr\nCPUSchedulingPriority=20\nLimitRTPRIO=20\nLimitMEMLOCK=infinity\nCPUAffinity=0 2-3\n"));
-        assert_eq!(u[1].0, "logger.service");
-        assert_eq!(u[1].1, "[Service]\nCPUSchedulingPolicy=batch\n");
     }
 }

@@ -12,7 +12,7 @@
 //! over it, the directory synced): a reader sees the old or the new journal, never
 //! a mix, even after a crash or power loss.
 
-use super::Setting;
+use super::task::Setting;
 use anyhow::{bail, Context, Result};
 use rtlab_engine::rt::flock;
 use rtlab_engine::rt::sched::ThreadSched;

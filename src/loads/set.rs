@@ -2,7 +2,7 @@
 //! binary, for every command that takes `--load`.
 //!
 //! ```ignore
-//! let specs = loadspec::parse("cpu:2")?;              // or several specs
+//! let specs = spec::parse("cpu:2")?;                  // or several specs
 //! let set = LoadSet::start(&specs, &Placement::default())?;   // all workers ready
 //! /* measure */
 //! let done = set.stop();                              // Vec<LoadRecord> + warnings
@@ -28,16 +28,17 @@
 //! a killed `io` worker may have left, and turns the counters into
 //! [`LoadRecord`]s. Dropping a `LoadSet` without `stop` does the same cleanup.
 
+use super::guard;
+use super::placement::Placement;
+use super::record::{self, Ended, Span, WorkerEnd};
+use super::spec::LoadSpec;
 use crate::error::{SystemError, UsageError};
-use crate::limits::Bytes;
-use crate::loadspec::LoadSpec;
-use crate::record::{LoadRecord, LoadWorker, Warning};
+use crate::record::{LoadRecord, Warning};
 use anyhow::Result;
 use rtlab_engine::load::{io, Load, SharedCounters};
 use rtlab_engine::rt;
-use rtlab_engine::rt::process::{self, Exit, Usage, SIGKILL, SIGTERM};
-use rtlab_engine::rt::sched::{self, Policy};
-use std::collections::BTreeMap;
+use rtlab_engine::rt::process::{self, SIGKILL, SIGTERM};
+use rtlab_engine::rt::sched;
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
@@ -50,40 +51,6 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(3);
 pub const STOP_GRACE: Duration = Duration::from_millis(400);
 /// The hidden subcommand a worker process runs.
 pub const WORKER_COMMAND: &str = "__load-worker";
-
-/// Where and how load workers run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
-    /// CPUs the workers may run on (default: the parent's affinity).
-    pub cpus: Option<Vec<usize>>,
-    /// Nice value (SCHED_OTHER/BATCH).
-    pub nice: Option<i32>,
-    /// Scheduling policy (default SCHED_OTHER).
-    pub policy: Policy,
-    /// Priority for SCHED_FIFO/RR.
-    pub priority: i32,
-}
-
-impl Default for Placement {
-    fn default() -> Self {
-        Placement {
-            cpus: None,
-            nice: None,
-            policy: Policy::Other,
-            priority: 0,
-        }
-    }
-}
-
-/// How a worker ended.
-struct Ended {
-    exit: Exit,
-    usage: Usage,
-    /// Ended before the stop request.
-    early: bool,
-    /// Needed SIGKILL.
-    killed: bool,
-}
 
 struct Worker {
     spec: usize,
@@ -165,83 +132,11 @@ fn first_line(child: &mut Child, deadline: Instant) -> Option<String> {
     text.lines().next().map(str::to_string)
 }
 
-/// Refuses loads the machine cannot carry (unless their spec says `force`):
-/// memory beyond 90% of MemAvailable, io without the free space it needs.
-pub fn check(specs: &[LoadSpec]) -> Result<Vec<Warning>> {
-    let mut warnings = Vec::new();
-    let guarded: Vec<&LoadSpec> = specs.iter().filter(|s| !s.force).collect();
-    let need = guarded.iter().fold(0u64, |sum, s| {
-        sum.saturating_add(s.load.memory_per_worker().saturating_mul(s.workers as u64))
-    });
-    let over_budget = crate::limits::memory_budget().is_some_and(|budget| need > budget);
-    if let (true, Some(available)) = (over_budget, crate::limits::available_memory()) {
-        let what: Vec<String> = guarded
-            .iter()
-            .filter(|s| s.load.memory_per_worker() > 0)
-            .map(|s| {
-                format!(
-                    "'{}' = {} × {}",
-                    s.text,
-                    s.workers,
-                    Bytes(s.load.memory_per_worker())
-                )
-            })
-            .collect();
-        return Err(UsageError(format!(
-            "load {} needs {} of memory, more than 90% of MemAvailable ({}): the OOM killer would step in. \
-             Use fewer workers or a smaller size, or add 'force' to the spec (rtlab load: --force) to run it anyway",
-            what.join(" + "),
-            Bytes(need),
-            Bytes(available)
-        ))
-        .into());
-    }
-    for s in specs {
-        if let Load::Io {
-            dir,
-            bytes,
-            sync: false,
-        } = &s.load
-        {
-            let need = bytes.saturating_mul(s.workers as u64) + (16 << 20);
-            match io::free_bytes(dir) {
-                Some(free) if free < need && !s.force => {
-                    return Err(UsageError(format!(
-                        "load '{}': {dir} has {} free, the io load needs {} (bytes per file × workers + 16 MiB); \
-                         choose another dir= or a smaller bytes=, or add 'force' to write until the disk is full",
-                        s.text,
-                        Bytes(free),
-                        Bytes(need)
-                    ))
-                    .into())
-                }
-                None => {
-                    return Err(UsageError(format!(
-                        "load '{}': io dir {dir} does not exist or is not accessible (set dir=PATH)",
-                        s.text
-                    ))
-                    .into())
-                }
-                _ => {}
-            }
-            if io::on_tmpfs(dir) {
-                warnings.push(Warning::new(
-                    "load_io_tmpfs",
-                    format!(
-                        "io load dir {dir} is a tmpfs: its writes and fsyncs never reach a disk"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(warnings)
-}
-
 impl LoadSet {
-    /// Checks the specs ([`check`]), starts every worker and waits until all are
-    /// ready. On any failure, whatever was started is stopped and removed.
+    /// Checks the specs ([`guard::check`]), starts every worker and waits until
+    /// all are ready. On any failure, whatever was started is stopped and removed.
     pub fn start(specs: &[LoadSpec], placement: &Placement) -> Result<LoadSet> {
-        let warnings = check(specs)?;
+        let warnings = guard::check(specs)?;
         let t0 = Instant::now();
         let total: usize = specs.iter().map(|s| s.workers as usize).sum();
         let counters = SharedCounters::create(total).map_err(|e| {
@@ -387,13 +282,17 @@ impl LoadSet {
     pub fn stop(mut self) -> Stopped {
         self.alive();
         self.halt();
-        let elapsed = self
-            .stopping
-            .unwrap_or_else(Instant::now)
-            .saturating_duration_since(self.ready_at);
+        let span = Span {
+            elapsed: self
+                .stopping
+                .unwrap_or_else(Instant::now)
+                .saturating_duration_since(self.ready_at),
+            start_ms: self.start_ms,
+            stop_ms: self.stop_ms,
+        };
         let mut warnings = Vec::new();
         let records = (0..self.specs.len())
-            .map(|si| self.record(si, elapsed, &mut warnings))
+            .map(|si| self.record(si, &span, &mut warnings))
             .collect();
         Stopped { records, warnings }
     }
@@ -455,127 +354,25 @@ impl LoadSet {
         }
     }
 
-    fn record(&self, si: usize, elapsed: Duration, warnings: &mut Vec<Warning>) -> LoadRecord {
-        let spec = &self.specs[si];
-        let secs = elapsed.as_secs_f64().max(1e-9);
-        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-        let mut per_worker = Vec::new();
-        let mut max_rss = 0u64;
-        for (slot, w) in self
+    fn record(&self, si: usize, span: &Span, warnings: &mut Vec<Warning>) -> LoadRecord {
+        let workers: Vec<WorkerEnd> = self
             .workers
             .iter()
             .enumerate()
             .filter(|(_, w)| w.spec == si)
-        {
-            let c = self.counters.slot(slot).snapshot();
-            let (usage, end) = match &w.ended {
-                Some(e) => (Some(e.usage), describe_end(e)),
-                None => (None, "unknown".to_string()),
-            };
-            if end != "stopped" {
-                warnings.push(Warning::new(
-                    "load_worker",
-                    format!(
-                        "load '{}' worker {} (pid {}) {end}: its rates cover only part of the run",
-                        spec.text, w.index, w.pid
-                    ),
-                ));
-            }
-            let cpu_ns = usage.map_or(0, |u| u.cpu_ns);
-            let minflt = usage.map_or(0, |u| u.minor_faults);
-            let rss = usage.map_or(0, |u| u.max_rss_kib);
-            max_rss = max_rss.max(rss);
-            for (k, v) in [
-                ("ops", c.ops),
-                ("bytes", c.bytes),
-                ("rounds", c.rounds),
-                ("restarts", c.restarts),
-                ("errors", c.errors),
-                ("cpu_ns", cpu_ns),
-                ("minor_faults", minflt),
-                ("major_faults", usage.map_or(0, |u| u.major_faults)),
-                ("ctx_switches", usage.map_or(0, |u| u.ctx_switches)),
-            ] {
-                *totals.entry(k.into()).or_default() += v;
-            }
-            per_worker.push(LoadWorker {
+            .map(|(slot, w)| WorkerEnd {
                 index: w.index,
                 pid: w.pid,
-                ops: c.ops,
-                ops_per_s: c.ops as f64 / secs,
-                cpu_pct: cpu_ns as f64 / 1e9 / secs * 100.0,
-                minor_faults_per_s: minflt as f64 / secs,
-                max_rss_kib: rss,
-                end,
-            });
-        }
-        totals.insert("max_rss_kib".into(), max_rss);
-        let rate = |k: &str| totals.get(k).copied().unwrap_or(0) as f64 / secs;
-        let workers = spec.workers.max(1) as f64;
-        let mut achieved = serde_json::Map::new();
-        for (k, v) in [
-            ("ops_per_s", rate("ops")),
-            (spec.load.op_rate_name(), rate("ops")),
-            ("ops_per_s_per_worker", rate("ops") / workers),
-            ("bytes_per_s", rate("bytes")),
-            ("mb_per_s", rate("bytes") / 1e6),
-            ("cpu_pct_per_worker", rate("cpu_ns") / 1e9 * 100.0 / workers),
-            ("minor_faults_per_s", rate("minor_faults")),
-            ("major_faults_per_s", rate("major_faults")),
-            ("ctx_switches_per_s", rate("ctx_switches")),
-        ] {
-            achieved.insert(k.into(), round3(v).into());
-        }
-        let mut params = match serde_json::to_value(&spec.load) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        params.remove("kind");
-        params.insert("force".into(), spec.force.into());
-        if let Some(m) = spec.mix {
-            params.insert("mix".into(), m.into());
-        }
-        params.insert("cpus".into(), serde_json::json!(self.placement.cpus));
-        params.insert("nice".into(), serde_json::json!(self.placement.nice));
-        params.insert("policy".into(), self.placement.policy.name().into());
-        params.insert("priority".into(), self.placement.priority.into());
-        LoadRecord {
-            spec: spec.text.clone(),
-            kind: spec.load.kind().into(),
-            workers: spec.workers,
-            params: params.into(),
-            achieved,
-            totals,
-            per_worker,
-            start_ms: round3(self.start_ms),
-            stop_ms: round3(self.stop_ms),
-            elapsed_ns: elapsed.as_nanos() as u64,
-        }
+                counts: self.counters.slot(slot).snapshot(),
+                ended: w.ended.as_ref(),
+            })
+            .collect();
+        record::record(&self.specs[si], &self.placement, &workers, span, warnings)
     }
 }
 
 impl Drop for LoadSet {
     fn drop(&mut self) {
         self.halt();
-    }
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
-}
-
-fn describe_end(e: &Ended) -> String {
-    if e.killed {
-        return format!(
-            "killed (no exit within {} ms of SIGTERM)",
-            STOP_GRACE.as_millis()
-        );
-    }
-    match e.exit {
-        Exit::Signal(sig) => format!("crashed: signal {sig}"),
-        Exit::Code(code) if e.early => format!("exited {code} before the stop"),
-        Exit::Code(0) => "stopped".into(),
-        Exit::Code(code) => format!("exited {code}"),
-        Exit::Other(s) => format!("ended with status {s}"),
     }
 }

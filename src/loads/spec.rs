@@ -11,6 +11,7 @@
 //! `dohell`. SIZE is per worker. `force` lifts the memory guard. Errors name the
 //! part of the spec that is wrong and what is accepted there.
 
+use super::mix::MIXES;
 use crate::units::{parse_duration, parse_size, DefaultUnit};
 use rtlab_engine::load::{cpu::Method, Load, KINDS};
 
@@ -28,23 +29,6 @@ pub struct LoadSpec {
     /// The mix this load is a part of.
     pub mix: Option<&'static str>,
 }
-
-/// A named mix of loads that can also be run part by part.
-pub struct Mix {
-    /// Name used as a spec.
-    pub name: &'static str,
-    /// What it reproduces.
-    pub about: &'static str,
-    /// Each part as a spec of its own.
-    pub parts: &'static [&'static str],
-}
-
-/// The mixes.
-pub const MIXES: &[Mix] = &[Mix {
-    name: "dohell",
-    about: "Xenomai's dohell: cat /proc/interrupts, ps w, hackbench, dd if=/dev/zero of=/dev/null, ls -lR /, disk writes",
-    parts: &["procfs", "msg", "memcopy", "fswalk", "io"],
-}];
 
 /// Keys each kind accepts (besides `workers` and `force`), for errors and help.
 fn keys_of(kind: &str) -> &'static [&'static str] {
