@@ -1,14 +1,14 @@
 //! rtlab: measure, compare and tune Linux real-time behaviour.
 
+mod analysis;
 mod cli;
 mod error;
-mod export;
+mod format;
 mod import;
 mod limits;
 mod loadset;
 mod loadspec;
 mod record;
-mod report;
 mod scenario;
 mod store;
 mod system;

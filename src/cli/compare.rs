@@ -2,12 +2,13 @@
 //! between them, plots and an HTML report.
 
 use super::common::{self, Context};
+use crate::analysis::compare;
+use crate::analysis::diff::differences;
+use crate::analysis::verdict::{self, Requirement};
 use crate::error::{bad_flag, UsageError, EXIT_FAILED, EXIT_OK};
+use crate::format::svg::primary_histograms;
+use crate::format::{csv, html, markdown, run_name, svg, text};
 use crate::record::{Run, Status};
-use crate::report::compare::{self, markdown_table, primary_histograms, run_name};
-use crate::report::diff::differences;
-use crate::report::verdict::{self, Requirement};
-use crate::report::{html, svg};
 use crate::scenario::runner::{campaign_steps, step_view};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
@@ -382,21 +383,14 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
         });
         serde_json::to_string_pretty(&doc)? + "\n"
     } else if a.csv {
-        table.render_csv()
+        csv::comparison(&table)
     } else if a.markdown {
-        let mut out = table.render_markdown(a.unit);
-        if !verdicts.is_empty() {
-            let header: Vec<String> = verdict::HEADER.iter().map(|h| h.to_string()).collect();
-            let rows: Vec<Vec<String>> = verdicts.iter().map(verdict::cells).collect();
-            out.push('\n');
-            out.push_str(&markdown_table(&header, &rows));
-        }
-        out
+        markdown::comparison_with_verdicts(&table, &verdicts, a.unit)
     } else {
-        let mut out = table.render_text(a.unit);
+        let mut out = text::compare::render_text(&table, a.unit);
         if !verdicts.is_empty() {
             out.push('\n');
-            out.push_str(&verdict::render_text(&verdicts));
+            out.push_str(&text::verdict::render_text(&verdicts));
         }
         if runs.len() > 1 {
             out.push('\n');
@@ -415,7 +409,7 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::{run_from_samples, series_from_samples};
+    use crate::analysis::fixture::{run_from_samples, series_from_samples};
 
     #[test]
     fn plot_files_cover_every_chart() {

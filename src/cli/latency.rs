@@ -3,9 +3,9 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use super::loadargs::LoadArgs;
 use crate::error::{bad_flag, SystemError, UsageError};
+use crate::format::{self, histfile};
 use crate::limits;
 use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
-use crate::report::{self, histfile};
 use crate::system;
 use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
 use anyhow::{Context as _, Result};
@@ -437,7 +437,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
     let mut live = a
         .out
         .live()
-        .then(|| report::live::LiveView::new(names.clone(), a.out.unit));
+        .then(|| format::text::live::LiveView::new(names.clone(), a.out.unit));
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut |snaps| {
         if let Some(v) = live.as_mut() {
             v.draw(snaps);
@@ -560,7 +560,7 @@ pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
     common::finish(ctx, &a.save, &a.out, &mut run, |r| {
         let loads = super::load::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
-        report::latency::render(r, unit) + sep + &loads
+        format::text::latency::render(r, unit) + sep + &loads
     })
 }
 

@@ -4,10 +4,10 @@
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use super::loadargs::PlacementArgs;
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
+use crate::format::text::table::Table;
 use crate::loadset::{LoadSet, WORKER_COMMAND};
 use crate::loadspec;
 use crate::record::{self, LoadRecord, Status};
-use crate::report::table::Table;
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::{Context as _, Result};

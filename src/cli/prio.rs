@@ -1,7 +1,7 @@
 //! `rtlab prio`: list, set, run, apply, save, unit and restore thread priorities.
 
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
-use crate::report::table::Table;
+use crate::format::text::table::Table;
 use crate::tune::prio::profile::{dropin_path, Profile, Rule};
 use crate::tune::prio::state::{self, Entry, Journal, State};
 use crate::tune::prio::{

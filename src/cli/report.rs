@@ -2,11 +2,12 @@
 
 use super::common::Context;
 use super::compare::{finish, open_existing, warnings_text, ReportFiles, RequireArgs};
+use crate::analysis::diff::system_fields;
+use crate::analysis::verdict::{self, Requirement};
+use crate::format::text;
+use crate::format::text::latency::{self, series_table};
+use crate::format::text::table::Table;
 use crate::record::Run;
-use crate::report::diff::system_fields;
-use crate::report::latency::{self, series_table};
-use crate::report::table::Table;
-use crate::report::verdict::{self, Requirement};
 use crate::scenario::runner::{campaign_steps, step_view};
 use crate::scenario::summary::{risks, risks_text, step_table};
 use crate::store::Store;
@@ -52,7 +53,7 @@ fn text(run: &Run, unit: TimeUnit) -> String {
         );
         if !run.series.is_empty() {
             out.push('\n');
-            out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+            out.push_str(&series_table(run, unit));
         }
         let warnings = warnings_text(std::slice::from_ref(run));
         if !warnings.is_empty() {
@@ -99,7 +100,7 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let mut out = text(&run, a.unit);
     if !verdicts.is_empty() {
         out.push('\n');
-        out.push_str(&verdict::render_text(&verdicts));
+        out.push_str(&text::verdict::render_text(&verdicts));
     }
     finish(&files, &out, &verdicts)
 }
@@ -127,7 +128,7 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: &[Requirement]) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::run_from_samples;
 
     #[test]
     fn bench_runs_show_their_metrics_and_system() {

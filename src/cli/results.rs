@@ -3,10 +3,10 @@
 
 use super::common::{self, Context};
 use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::export::{self, Format};
+use crate::format::text::{latency::series_table, table::Table};
+use crate::format::{self, Format};
 use crate::import;
 use crate::record::Run;
-use crate::report::{latency::series_table, table::Table};
 use crate::store::{CampaignStatus, ListFilter, RunRow, Store};
 use crate::units::{parse_duration, DefaultUnit, Human, TimeUnit};
 use anyhow::{Context as _, Result};
@@ -171,7 +171,7 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
                 .iter()
                 .map(|&id| store.load(id))
                 .collect::<Result<Vec<_>>>()?;
-            let text = export::export(&runs, e.format)?;
+            let text = format::export(&runs, e.format)?;
             write_output(e.output.as_deref(), &text)?;
             Ok(0)
         }
@@ -413,7 +413,7 @@ fn render_run(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     if run.total.is_some() || !run.series.is_empty() {
         out.push('\n');
-        out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+        out.push_str(&series_table(run, unit));
         let unknown = run.unreported();
         if !unknown.is_empty() {
             out.push_str(&format!(
@@ -452,7 +452,7 @@ fn render_run(run: &Run, unit: TimeUnit) -> Result<String> {
 fn show(store: &Store, a: &ShowArgs) -> Result<i32> {
     let run = store.load(a.id)?;
     let text = if a.json {
-        export::export(std::slice::from_ref(&run), Format::Json)?
+        format::export(std::slice::from_ref(&run), Format::Json)?
     } else {
         render_run(&run, a.unit)?
     };

@@ -2,10 +2,10 @@
 //! (with no arguments) the quick check of this machine.
 
 use super::common::Context;
+use crate::analysis::verdict::{self, Requirement};
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::html;
 use crate::record::{self, Run};
-use crate::report::html;
-use crate::report::verdict::{self, Requirement};
 use crate::scenario::attribution::{self, Ranking};
 use crate::scenario::check::{self, Machine};
 use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};

@@ -166,7 +166,7 @@ pub fn render(rankings: &[Ranking]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::run_from_samples;
     use crate::scenario::{expand, parse, DEFAULT_MAX_STEPS};
 
     /// Runs with a known p99.9 and max: 1000 samples of `base`, the top two set.

@@ -1,8 +1,8 @@
 //! What a campaign found: a table of its steps, verdicts, and the biggest risks.
 
 use super::runner::StepRun;
-use crate::report::table::Table;
-use crate::report::verdict::{self, Requirement};
+use crate::analysis::verdict::{self, Requirement};
+use crate::format::text::table::Table;
 use crate::units::{Human, TimeUnit};
 use serde::Serialize;
 
@@ -199,8 +199,8 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::fixture::run_from_samples;
     use crate::record::{LoadRecord, Warning};
-    use crate::report::fixture::run_from_samples;
 
     fn step(name: &str, samples: &[u64], load: Option<&str>) -> StepRun {
         let mut run = run_from_samples("k", samples);

@@ -1,6 +1,8 @@
 //! The human table of a latency run.
 
-use crate::record::{Run, Series};
+use super::series::{table, Col};
+use crate::analysis::series;
+use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
 /// Headline text of a run: what, where, how long, observed how much.
@@ -23,9 +25,8 @@ pub fn headline(run: &Run) -> String {
     )
 }
 
-/// The per-thread table with an `all` row.
-pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -> String {
-    use super::series::{table, Col};
+/// The per-thread table of a run with its `all` row.
+pub fn series_table(run: &Run, unit: TimeUnit) -> String {
     let cols = [
         Col::Count("samples"),
         Col::Min,
@@ -43,7 +44,7 @@ pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -
     ];
     format!(
         "{}(times in {})\n",
-        table(series.iter().chain(total), "thread", &cols, unit),
+        table(series::all(run), "thread", &cols, unit),
         unit.symbol()
     )
 }
@@ -52,7 +53,7 @@ pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let mut out = headline(run);
     out.push('\n');
-    out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+    out.push_str(&series_table(run, unit));
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(
             "\nbreaktrace: thread {} (tid {}) at cycle {}: {} ({})\n",

@@ -1,13 +1,19 @@
-//! Exporters: a stored run as rtlab JSON (the `--json` document, which
-//! `rtlab results import` reads back), CSV (one row per series) or cyclictest's
-//! `-h` histogram layout. One file per format; each turns a [`Run`] into text.
+//! Turning runs into output: text tables for terminals, rtlab JSON (the `--json`
+//! document, which `rtlab results import` reads back), CSV, cyclictest's `-h`
+//! histogram layout, SVG plots and HTML reports. One file per format. Measuring
+//! code never prints; it hands results here.
 
 pub mod csv;
+pub mod histfile;
+pub mod html;
+pub mod markdown;
+pub mod svg;
+pub mod text;
 
 use crate::error::UsageError;
 use crate::record::Run;
-use crate::report::histfile::{self, HistColumn};
 use anyhow::{bail, Result};
+use histfile::HistColumn;
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -62,4 +68,17 @@ fn hist(run: &Run) -> Result<String> {
         )));
     }
     Ok(histfile::render(&cols))
+}
+
+/// How a run is named in tables and plots: `label #id`.
+pub fn name_with_id(label: &str, id: Option<i64>) -> String {
+    match id {
+        Some(id) => format!("{label} #{id}"),
+        None => label.to_string(),
+    }
+}
+
+/// The name of a run in tables and plots.
+pub fn run_name(run: &Run) -> String {
+    name_with_id(&run.label, run.id)
 }

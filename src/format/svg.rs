@@ -3,7 +3,8 @@
 //! and latency over time. One colour per series, in [`PALETTE`] order, with a
 //! legend. Each function returns `None` when there is nothing to draw.
 
-use super::compare::run_name;
+use super::run_name;
+use crate::analysis::series;
 use crate::record::Run;
 use anyhow::{anyhow, Result};
 use plotters::coord::ranged1d::AsRangedCoord;
@@ -12,6 +13,13 @@ use plotters::prelude::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
 use rtlab_engine::stats::trace::TracePoint;
 use std::borrow::Borrow;
+
+/// The histogram of each run's primary series, named after the run.
+pub fn primary_histograms(runs: &[Run]) -> Vec<(String, HistogramData)> {
+    runs.iter()
+        .filter_map(|r| series::primary(r).map(|s| (run_name(r), s.histogram.clone())))
+        .collect()
+}
 
 /// Plot size in pixels; the SVG scales (it has a viewBox).
 const SIZE: (u32, u32) = (900, 480);
@@ -367,7 +375,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::series_from_samples;
+    use crate::analysis::fixture::series_from_samples;
 
     /// Parses the SVG as XML and counts the polylines drawn in each colour.
     fn polylines_by_colour(svg: &str, n: usize) -> Vec<usize> {

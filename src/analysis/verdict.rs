@@ -4,10 +4,9 @@
 //! states the samples and the time it was observed over, because a PASS over 500
 //! samples says much less than one over ten million.
 
-use super::compare::{name_with_id, primary_series};
-use super::table::Table;
+use super::series;
 use crate::record::{Run, Status};
-use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use crate::units::{parse_positive_duration, DefaultUnit};
 use rtlab_engine::stats::hist::LatencyHistogram;
 use serde::Serialize;
 
@@ -136,7 +135,7 @@ impl Verdict {
 pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for run in runs {
-        let series = primary_series(run).filter(|s| s.counters.samples > 0);
+        let series = series::primary(run).filter(|s| s.counters.samples > 0);
         let hist = series
             .as_ref()
             .map(|s| LatencyHistogram::from_data(&s.histogram));
@@ -184,75 +183,10 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     out
 }
 
-/// A signed duration in human form (`-1.5ms`).
-pub fn signed(ns: i64) -> String {
-    if ns < 0 {
-        format!("-{}", Human(ns.unsigned_abs()))
-    } else {
-        Human(ns as u64).to_string()
-    }
-}
-
-/// The cells of a verdict row: run, requirement, budget, result, max, margin,
-/// misses, overruns, samples, observed, note.
-pub fn cells(v: &Verdict) -> Vec<String> {
-    let opt = |o: Option<u64>| o.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-    vec![
-        name_with_id(&v.label, v.run_id),
-        v.requirement.clone(),
-        Human(v.budget_ns).to_string(),
-        v.result.into(),
-        v.max_ns.map(|m| Human(m).to_string()).unwrap_or("-".into()),
-        v.margin_ns.map(signed).unwrap_or("-".into()),
-        opt(v.misses),
-        opt(v.overruns),
-        v.samples.to_string(),
-        if v.duration_ns > 0 {
-            Human(v.duration_ns).to_string()
-        } else {
-            "unknown".into()
-        },
-        v.note.clone().unwrap_or_default(),
-    ]
-}
-
-/// Column headers matching [`cells`].
-pub const HEADER: &[&str] = &[
-    "run",
-    "requirement",
-    "budget",
-    "verdict",
-    "max",
-    "margin",
-    "misses",
-    "overruns",
-    "samples",
-    "observed",
-    "note",
-];
-
-/// The verdict table as text, with a closing line counting the failures.
-pub fn render_text(verdicts: &[Verdict]) -> String {
-    let mut t = Table::new(HEADER);
-    for v in verdicts {
-        t.row(cells(v));
-    }
-    let failed = verdicts.iter().filter(|v| !v.passed()).count();
-    format!(
-        "{}{}\n",
-        t.render(),
-        if failed == 0 {
-            "all requirements met".to_string()
-        } else {
-            format!("{failed} of {} verdict(s) failed", verdicts.len())
-        }
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::run_from_samples;
 
     #[test]
     fn requirements_and_presets() {
@@ -304,9 +238,6 @@ mod tests {
         assert_eq!(baro.result, "PASS");
         assert_eq!(baro.margin_ns, Some(18_800_000));
         assert_eq!(baro.misses, Some(0));
-        let text = render_text(&v);
-        assert!(text.contains("2 of 7 verdict(s) failed"), "{text}");
-        assert!(text.contains("-200us"), "{text}");
     }
 
     #[test]
@@ -323,8 +254,5 @@ mod tests {
         assert_eq!(v.result, "NO DATA");
         assert!(!v.passed());
         assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
-        let mut imported = run_from_samples("ct", &[1_000]);
-        imported.duration_ns = 0;
-        assert_eq!(cells(&judge(&[imported], &req)[0])[9], "unknown");
     }
 }

@@ -77,3 +77,17 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         warnings: Vec::new(),
     }
 }
+
+/// Two runs whose figures are computed by hand:
+/// a = 10, 20, 30, 40 µs: min 10, mean 25, max 40, max-min 30
+/// b = 5, 5, 5, 85 µs:    min 5,  mean 25, max 85, max-min 80
+pub fn two_compared_runs() -> Vec<Run> {
+    let mut a = run_from_samples("a", &[10_000, 20_000, 30_000, 40_000]);
+    let mut b = run_from_samples("b", &[5_000, 5_000, 5_000, 85_000]);
+    a.id = Some(1);
+    b.id = Some(2);
+    b.metrics.insert("events_per_s".into(), 300.0);
+    a.metrics.insert("events_per_s".into(), 200.0);
+    b.metrics.insert("total_time_s".into(), 2.5);
+    vec![a, b]
+}

@@ -1,7 +1,9 @@
 //! CSV: one row per series (the threads, then `all`) of one or more runs, times
-//! in ns, each run's metrics repeated on its rows. Values the source did not
-//! report are empty.
+//! in ns, each run's metrics repeated on its rows, values the source did not
+//! report empty; and a comparison in long form, one line per figure and run.
 
+use crate::analysis::compare::Comparison;
+use crate::analysis::series;
 use crate::record::{Run, Series};
 use std::collections::BTreeSet;
 
@@ -45,7 +47,7 @@ pub fn render(runs: &[Run]) -> String {
     let mut out = header.join(",");
     out.push('\n');
     for run in runs {
-        for s in run.series.iter().chain(run.total.as_ref()) {
+        for s in series::all(run) {
             out.push_str(&row(run, s, &metric_names));
         }
     }
@@ -93,9 +95,41 @@ fn row(run: &Run, s: &Series, metric_names: &BTreeSet<&String>) -> String {
     cells.join(",") + "\n"
 }
 
+/// A comparison in long form, one line per (row, run): raw values (ns for times).
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = String::from("row,quantity,run_id,label,value,ratio_to_baseline,best\n");
+    for row in &c.rows {
+        for (i, col) in c.columns.iter().enumerate() {
+            let value = row.values[i].map(|v| v.to_string()).unwrap_or_default();
+            let ratio = row.ratios[i].map(|r| r.to_string()).unwrap_or_default();
+            let id = col.id.map(|i| i.to_string()).unwrap_or_default();
+            out.push_str(&format!(
+                "{},{},{id},{},{value},{ratio},{}\n",
+                field(&row.name),
+                serde_json::to_value(row.quantity)
+                    .expect("plain enum")
+                    .as_str()
+                    .unwrap_or_default(),
+                field(&col.label),
+                row.best.contains(&i)
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::compare::compare;
+    use crate::analysis::fixture::two_compared_runs;
+
+    #[test]
+    fn comparison_in_long_form() {
+        let csv = comparison(&compare(&two_compared_runs(), 0));
+        assert!(csv.contains("\nmin,time,2,b,5000,0.5,true\n"), "{csv}");
+        assert!(csv.contains("\nmin,time,1,a,10000,,false\n"), "{csv}");
+    }
 
     #[test]
     fn fields_with_commas_and_quotes_are_quoted() {
