@@ -228,15 +228,14 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
         })
         .collect();
     let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(series::primary).collect();
-    let unreported: Vec<Vec<&str>> = runs.iter().map(Run::unreported).collect();
     let mut rows: Vec<Row> = SERIES_ROWS
         .iter()
         .filter_map(|&(name, fields, q, b, get)| {
             let values: Vec<Option<f64>> = primary
                 .iter()
-                .zip(&unreported)
-                .map(|(s, unknown)| {
-                    let known = !fields.iter().any(|f| unknown.contains(f));
+                .zip(runs)
+                .map(|(s, run)| {
+                    let known = fields.iter().all(|f| series::reported(run, f));
                     s.as_deref().filter(|_| known).map(get)
                 })
                 .collect();

@@ -1,6 +1,7 @@
 //! Runs built from known samples, for the unit tests of reports and queries.
 
-use crate::record::{Counters, Run, Series, Status, FORMAT};
+use crate::record::{Counters, LoadRecord, Run, Series, Status, FORMAT};
+use crate::scenario::runner::StepRun;
 use rtlab_engine::stats::hist::LatencyHistogram;
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::{Moments, Summary};
@@ -90,4 +91,24 @@ pub fn two_compared_runs() -> Vec<Run> {
     a.metrics.insert("events_per_s".into(), 200.0);
     b.metrics.insert("total_time_s".into(), 2.5);
     vec![a, b]
+}
+
+/// A campaign step named `name` whose run saw `samples`, under the load `load`
+/// (none: the idle step).
+pub fn step_run(name: &str, samples: &[u64], load: Option<&str>) -> StepRun {
+    let mut run = run_from_samples("k", samples);
+    if let Some(l) = load {
+        run.loads.push(LoadRecord {
+            spec: l.into(),
+            kind: l.into(),
+            workers: 1,
+            params: serde_json::Value::Null,
+            ..LoadRecord::default()
+        });
+    }
+    StepRun {
+        index: 0,
+        name: name.into(),
+        run,
+    }
 }

@@ -3,9 +3,15 @@
 //! they meet their requirements, which risks a campaign shows and which part of
 //! a load mix does the damage. Nothing here renders text; `format` does.
 
+pub mod attribution;
 pub mod compare;
 pub mod diff;
 #[cfg(test)]
 pub mod fixture;
+pub mod risks;
 pub mod series;
 pub mod verdict;
+
+/// A figure at least this many times its baseline's is a harm worth naming: a
+/// loaded step's p99.9 against the idle step's, a mix part's tail against no load.
+pub const HARMFUL_RATIO: f64 = 2.0;

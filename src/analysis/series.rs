@@ -12,6 +12,13 @@ pub fn all(run: &Run) -> impl Iterator<Item = &Series> {
     run.series.iter().chain(&run.total)
 }
 
+/// Whether the run's source reported this summary field (`p99_ns`). Importers
+/// list in `params.unreported` the fields they could not fill; those hold 0
+/// and are shown as unknown, never as a value.
+pub fn reported(run: &Run, field: &str) -> bool {
+    !run.unreported().contains(&field)
+}
+
 /// The series whose figures stand for a run: its total, else its only series,
 /// else its series merged (runs imported without a total).
 pub fn primary(run: &Run) -> Option<Cow<'_, Series>> {
@@ -89,6 +96,14 @@ mod tests {
         );
         assert_eq!(all.counters.overruns, 3);
         assert_eq!(all.histogram.buckets.iter().map(|b| b.1).sum::<u64>(), 4);
+    }
+
+    #[test]
+    fn fields_listed_as_unreported_are_unknown() {
+        let mut run = run_from_samples("x", &[1_000]);
+        assert!(reported(&run, "p99_ns"));
+        run.params = serde_json::json!({"unreported": ["p99_ns"]});
+        assert!(!reported(&run, "p99_ns") && reported(&run, "max_ns"));
     }
 
     #[test]

@@ -3,13 +3,16 @@
 use super::common::Context;
 use super::compare::{finish, open_existing, warnings_text, ReportFiles, RequireArgs};
 use crate::analysis::diff::system_fields;
+use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
-use crate::format::text;
 use crate::format::text::latency::{self, series_table};
 use crate::format::text::table::Table;
+use crate::format::text::{
+    self,
+    campaign::{risks_text, step_table},
+};
 use crate::record::Run;
 use crate::scenario::runner::{campaign_steps, step_view};
-use crate::scenario::summary::{risks, risks_text, step_table};
 use crate::store::Store;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;

@@ -56,13 +56,12 @@ pub fn render(runs: &[Run]) -> String {
 
 /// One series of a run as a CSV line.
 fn row(run: &Run, s: &Series, metric_names: &BTreeSet<&String>) -> String {
-    let unreported = run.unreported();
     let m = &s.summary;
     let stat = |name: &str, v: String| {
-        if unreported.contains(&name) {
-            String::new()
-        } else {
+        if series::reported(run, name) {
             v
+        } else {
+            String::new()
         }
     };
     let mut cells = vec![

@@ -15,7 +15,6 @@
 //! alarm = "5ms"
 //! ```
 
-pub mod attribution;
 pub mod check;
 pub mod parse;
 #[cfg(test)]
@@ -24,7 +23,6 @@ pub mod plan;
 pub mod presets;
 pub mod probes;
 pub mod runner;
-pub mod summary;
 
 pub use parse::parse;
 pub use plan::{expand, PlannedStep, DEFAULT_MAX_STEPS};
