@@ -8,8 +8,10 @@ pub mod compare;
 pub mod diff;
 #[cfg(test)]
 pub mod fixture;
+pub mod metrics;
 pub mod risks;
 pub mod series;
+pub mod status;
 pub mod verdict;
 
 /// A figure at least this many times its baseline's is a harm worth naming: a

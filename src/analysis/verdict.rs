@@ -4,8 +4,8 @@
 //! states the samples and the time it was observed over, because a PASS over 500
 //! samples says much less than one over ten million.
 
-use super::series;
-use crate::record::{Run, Status};
+use super::{series, status};
+use crate::record::Run;
 use crate::units::{parse_positive_duration, DefaultUnit};
 use rtlab_engine::stats::hist::LatencyHistogram;
 use serde::Serialize;
@@ -139,13 +139,12 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
         let hist = series
             .as_ref()
             .map(|s| LatencyHistogram::from_data(&s.histogram));
-        let note = match run.status {
-            Status::Complete => None,
-            s => Some(format!(
+        let note = status::unfinished(run).map(|s| {
+            format!(
                 "run {}: judged on what was observed before it stopped",
                 s.name()
-            )),
-        };
+            )
+        });
         for req in reqs {
             let mut v = Verdict {
                 run_id: run.id,
@@ -183,10 +182,41 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     out
 }
 
+/// How many verdicts failed (NO DATA counts as failed).
+pub fn failures(verdicts: &[Verdict]) -> usize {
+    verdicts.iter().filter(|v| !v.passed()).count()
+}
+
+/// A run's own `--max-latency` threshold and how its maximum fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    /// The threshold (ns).
+    pub limit_ns: u64,
+    /// The observed maximum of all threads (ns; 0 without a total).
+    pub max_ns: u64,
+    /// Threshold − observed max (ns); negative when it is exceeded.
+    pub margin_ns: i64,
+    /// Whether the maximum is within the threshold.
+    pub passed: bool,
+}
+
+/// The run's `--max-latency` threshold judged, when it was given one.
+pub fn max_latency(run: &Run) -> Option<Threshold> {
+    let limit_ns = run.params["max_latency_ns"].as_u64()?;
+    let max_ns = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
+    Some(Threshold {
+        limit_ns,
+        max_ns,
+        margin_ns: limit_ns as i64 - max_ns as i64,
+        passed: max_ns <= limit_ns,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::fixture::run_from_samples;
+    use crate::record::Status;
 
     #[test]
     fn requirements_and_presets() {
@@ -238,6 +268,21 @@ mod tests {
         assert_eq!(baro.result, "PASS");
         assert_eq!(baro.margin_ns, Some(18_800_000));
         assert_eq!(baro.misses, Some(0));
+        assert_eq!(failures(&v), 2);
+    }
+
+    #[test]
+    fn the_max_latency_threshold_of_a_run() {
+        let mut run = run_from_samples("x", &[500_000, 1_200_000]);
+        assert_eq!(max_latency(&run), None);
+        run.params["max_latency_ns"] = serde_json::json!(1_000_000);
+        let t = max_latency(&run).unwrap();
+        assert_eq!(
+            (t.max_ns, t.margin_ns, t.passed),
+            (1_200_000, -200_000, false)
+        );
+        run.params["max_latency_ns"] = serde_json::json!(1_200_000);
+        assert!(max_latency(&run).unwrap().passed, "at the threshold passes");
     }
 
     #[test]

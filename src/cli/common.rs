@@ -2,11 +2,12 @@
 //! `--json`, `--quiet`, `--unit`, and turning a finished run into output and an
 //! exit code.
 
-use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::json;
 use crate::record::{self, Run, Status};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Args;
 use rtlab_engine::sysinfo::Fingerprint;
 use std::io::{IsTerminal, Write};
@@ -23,6 +24,20 @@ impl Context {
     /// Opens the store named by `--db`, `$RTLAB_DB` or the default path.
     pub fn open_store(&self) -> Result<Store> {
         Store::open(&store::default_path(self.db.as_deref())?)
+    }
+
+    /// Opens the results store for reading; a missing database is an input
+    /// error rather than a new empty file.
+    pub fn open_existing(&self) -> Result<Store> {
+        let path = store::default_path(self.db.as_deref())?;
+        if !path.exists() {
+            return Err(UsageError(format!(
+                "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
+                path.display()
+            ))
+            .into());
+        }
+        Store::open(&path)
     }
 }
 
@@ -101,9 +116,7 @@ pub fn finish(
     }
     let mut stdout = std::io::stdout().lock();
     let text = if out.json {
-        let mut s = serde_json::to_string_pretty(run)?;
-        s.push('\n');
-        s
+        json::document(run)?
     } else {
         table(run)
     };
@@ -200,6 +213,26 @@ pub fn exit_code_for(status: Status, by_signal: bool, threshold_failed: bool) ->
     } else {
         EXIT_OK
     }
+}
+
+/// Writes to stdout (a closed pipe is not an error) or, via a temporary file
+/// and a rename, to `path`.
+pub fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
+    match path.filter(|p| p.as_os_str() != "-") {
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        Some(p) => {
+            let tmp = p.with_extension("rtlab-tmp");
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("--output: cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, p)
+                .with_context(|| format!("--output: cannot write {}", p.display()))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod net;
 mod presets;
 mod prio;
 mod report;
+mod reportargs;
 mod results;
 mod run;
 

@@ -2,10 +2,21 @@
 //! in ns, each run's metrics repeated on its rows, values the source did not
 //! report empty; and a comparison in long form, one line per figure and run.
 
+use super::{Exporter, Options};
 use crate::analysis::compare::Comparison;
 use crate::analysis::series;
 use crate::record::{Run, Series};
+use anyhow::Result;
 use std::collections::BTreeSet;
+
+/// Runs as one table, one row per series.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
+        Ok(render(runs))
+    }
+}
 
 const COLUMNS: &[&str] = &[
     "run",

@@ -5,14 +5,14 @@
 //!
 //! The output is well-formed XML (XHTML syntax), so tools and tests can parse it.
 
-use super::run_name;
 use super::svg::{self, primary_histograms};
 use super::text::compare::{headings, label, value_text};
 use super::text::latency::series_table;
 use super::text::verdict::{cells, HEADER};
+use super::{run_name, Exporter, Options};
 use crate::analysis::compare::compare;
 use crate::analysis::diff::{differences, system_fields};
-use crate::analysis::verdict::{judge, Requirement};
+use crate::analysis::verdict::{failures, judge, Requirement};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
@@ -129,7 +129,7 @@ fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
             row
         })
         .collect();
-    let failed = v.iter().filter(|v| !v.passed()).count();
+    let failed = failures(&v);
     let summary = if failed == 0 {
         "<p class=\"PASS\">All requirements met.</p>".to_string()
     } else {
@@ -226,6 +226,16 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         esc(&run.command_line.join(" "))
     ));
     Ok(out)
+}
+
+/// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in
+/// `opts.unit`.
+pub struct Html;
+
+impl Exporter for Html {
+    fn serialize(&self, runs: &[Run], opts: &Options) -> Result<String> {
+        render(opts.title, runs, opts.reqs, opts.unit)
+    }
 }
 
 /// The report of `runs` under `title`, judged against `reqs` (none: no verdict

@@ -9,6 +9,7 @@ use crate::analysis::series;
 use crate::analysis::verdict::{self, Requirement};
 use crate::record::Series;
 use crate::scenario::runner::StepRun;
+use crate::store::Campaign;
 use crate::units::{Human, TimeUnit};
 
 /// The step table: one row per step.
@@ -61,6 +62,26 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         t.row(row);
     }
     format!("{}(times in {})\n", t.render(), unit.symbol())
+}
+
+/// `rtlab report --campaign`: the campaign, its step table and its biggest risks.
+pub fn campaign_report(
+    c: &Campaign,
+    steps: &[StepRun],
+    reqs: &[Requirement],
+    found: &[Risk],
+    unit: TimeUnit,
+) -> String {
+    let mut out = format!(
+        "rtlab run  {}  campaign {}  [{}]  created {}\n\n",
+        c.name,
+        c.id,
+        c.status.name(),
+        c.created_at
+    );
+    out.push_str(&step_table(steps, reqs, unit));
+    out.push_str(&risks_text(found));
+    out
 }
 
 /// The three biggest risks as text ("" when none).

@@ -1,10 +1,16 @@
-//! The comparison as a text table: one column per run, best values marked `*`,
-//! ratios to the baseline in parentheses; and the values, labels and headings
-//! that the markdown and HTML tables share.
+//! `rtlab compare` in words: the comparison table (one column per run, best
+//! values marked `*`, ratios to the baseline in parentheses), the verdicts, what
+//! differs between the runs and their warnings; and the values, labels and
+//! headings that the markdown and HTML tables share.
 
+use super::run::warnings_text;
 use super::table::Table;
+use super::verdict;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
-use crate::format::name_with_id;
+use crate::analysis::diff::differences;
+use crate::analysis::verdict::Verdict;
+use crate::format::{name_with_id, run_name};
+use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
 /// A metric value: whole numbers as such, others with up to 3 decimals.
@@ -90,11 +96,66 @@ pub fn render_text(c: &Comparison, unit: TimeUnit) -> String {
     out
 }
 
+/// Longest value shown in the text "what differs" table (the HTML shows all).
+const DIFF_CELL_MAX: usize = 40;
+
+/// `s`, cut to `max` characters with an ellipsis.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The "what differs" table as text (left-aligned, long values clipped), or a
+/// sentence when nothing differs.
+pub fn differences_text(runs: &[Run]) -> String {
+    let d = differences(runs);
+    if d.is_empty() {
+        return "what differs: nothing (same system fingerprint and parameters)\n".into();
+    }
+    let names: Vec<String> = runs.iter().map(run_name).collect();
+    let mut header = vec!["field"];
+    header.extend(names.iter().map(String::as_str));
+    let mut t = Table::new(&header);
+    for col in 0..header.len() {
+        t.align_left(col);
+    }
+    for d in d {
+        let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
+        t.row(std::iter::once(d.field).chain(values).collect());
+    }
+    format!("what differs:\n{}", t.render())
+}
+
+/// The whole text of `rtlab compare`: the table, the verdicts (when there are
+/// requirements), what differs (between several runs) and the warnings.
+pub fn report(runs: &[Run], table: &Comparison, verdicts: &[Verdict], unit: TimeUnit) -> String {
+    let mut out = render_text(table, unit);
+    if !verdicts.is_empty() {
+        out.push('\n');
+        out.push_str(&verdict::render_text(verdicts));
+    }
+    if runs.len() > 1 {
+        out.push('\n');
+        out.push_str(&differences_text(runs));
+    }
+    let warnings = warnings_text(runs);
+    if !warnings.is_empty() {
+        out.push('\n');
+        out.push_str(&warnings);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::compare::compare;
-    use crate::analysis::fixture::two_compared_runs as two;
+    use crate::analysis::fixture::{run_from_samples, two_compared_runs as two};
 
     #[test]
     fn best_values_and_ratios_in_the_text_table() {
@@ -102,5 +163,22 @@ mod tests {
         assert!(text.contains("a #1 (baseline)"), "{text}");
         let min_line = text.lines().find(|l| l.starts_with("min (us)")).unwrap();
         assert!(min_line.contains("10.0") && min_line.contains("5.0* (0.50x)"));
+    }
+
+    #[test]
+    fn differences_are_left_aligned_and_clipped() {
+        let mut a = run_from_samples("a", &[1_000]);
+        let mut b = run_from_samples("bb", &[1_000]);
+        a.id = Some(1);
+        b.id = Some(2);
+        b.fingerprint.hz = Some(1000);
+        b.fingerprint.cmdline = "x".repeat(50);
+        let text = differences_text(&[a, b]);
+        let want = format!(
+            "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
+            "x".repeat(39)
+        );
+        assert_eq!(text, want);
+        assert_eq!(clip("abc", 3), "abc");
     }
 }

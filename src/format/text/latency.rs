@@ -1,7 +1,9 @@
 //! The human table of a latency run.
 
+use super::run::own_warnings;
 use super::series::{table, Col};
-use crate::analysis::series;
+use super::verdict::signed;
+use crate::analysis::{series, verdict};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
@@ -68,30 +70,15 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             }
         ));
     }
-    if let Some(limit) = run.params["max_latency_ns"].as_u64() {
-        let max = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
-        let verdict = if max > limit { "FAIL" } else { "PASS" };
+    if let Some(t) = verdict::max_latency(run) {
         out.push_str(&format!(
-            "\nmax-latency {}: {verdict} (observed max {}, margin {})\n",
-            Human(limit),
-            Human(max),
-            signed(limit as i128 - max as i128)
+            "\nmax-latency {}: {} (observed max {}, margin {})\n",
+            Human(t.limit_ns),
+            if t.passed { "PASS" } else { "FAIL" },
+            Human(t.max_ns),
+            signed(t.margin_ns)
         ));
     }
-    if !run.warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
-        }
-    }
+    out.push_str(&own_warnings(run));
     out
-}
-
-/// A signed duration in human form.
-fn signed(ns: i128) -> String {
-    if ns < 0 {
-        format!("-{}", Human(ns.unsigned_abs() as u64))
-    } else {
-        Human(ns as u64).to_string()
-    }
 }

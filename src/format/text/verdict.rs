@@ -2,7 +2,7 @@
 //! counting the failures.
 
 use super::table::Table;
-use crate::analysis::verdict::Verdict;
+use crate::analysis::verdict::{failures, Verdict};
 use crate::format::name_with_id;
 use crate::units::Human;
 
@@ -59,7 +59,7 @@ pub fn render_text(verdicts: &[Verdict]) -> String {
     for v in verdicts {
         t.row(cells(v));
     }
-    let failed = verdicts.iter().filter(|v| !v.passed()).count();
+    let failed = failures(verdicts);
     format!(
         "{}{}\n",
         t.render(),
