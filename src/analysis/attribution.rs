@@ -139,7 +139,7 @@ pub fn rank(plan: &[PlannedStep], steps: &[StepRun]) -> Vec<Ranking> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::run_from_samples;
+    use crate::analysis::fixture::{ranking_hurting_only_as_a_whole, run_from_samples};
     use crate::scenario::{expand, parse, DEFAULT_MAX_STEPS};
 
     /// Runs with a known p99.9 and max: 1000 samples of `base`, the top two set.
@@ -205,19 +205,7 @@ mod tests {
 
     #[test]
     fn a_mix_can_hurt_only_as_a_whole() {
-        let mut r = Ranking {
-            mix: "dohell".into(),
-            baseline_p999_ns: 100_000,
-            baseline_max_ns: 1_000_000,
-            whole: Some((6_000_000, 10_000_000)),
-            parts: vec![PartImpact {
-                part: "io".into(),
-                p999_ns: 150_000,
-                max_ns: 1_100_000,
-                p999_ratio: 1.5,
-                max_ratio: 1.1,
-            }],
-        };
+        let mut r = ranking_hurting_only_as_a_whole();
         assert_eq!(r.whole_ratios(), Some((60.0, 10.0)));
         assert!(r.hurts_only_together());
         r.whole = None;

@@ -1,5 +1,7 @@
-//! Runs built from known samples, for the unit tests of reports and queries.
+//! Runs, campaign steps and rankings built from known samples, for the unit
+//! tests of analyses, formats and queries.
 
+use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::record::{Counters, LoadRecord, Run, Series, Status, FORMAT};
 use crate::scenario::runner::StepRun;
 use rtlab_engine::stats::hist::LatencyHistogram;
@@ -110,5 +112,31 @@ pub fn step_run(name: &str, samples: &[u64], load: Option<&str>) -> StepRun {
         index: 0,
         name: name.into(),
         run,
+    }
+}
+
+/// An idle step whose source reported no percentiles (p50, p99, p99.9 are 0 and
+/// unknown), and a step under CPU load with a 9 times higher tail.
+pub fn unreported_idle_and_loaded() -> [StepRun; 2] {
+    let mut idle = step_run("idle", &[10_000; 100], None);
+    idle.run.params = serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]});
+    [idle, step_run("cpu", &[90_000; 100], Some("cpu"))]
+}
+
+/// The attribution of a mix whose one part stays under 2× while the whole mix
+/// multiplies p99.9 by 60 and the maximum by 10.
+pub fn ranking_hurting_only_as_a_whole() -> Ranking {
+    Ranking {
+        mix: "dohell".into(),
+        baseline_p999_ns: 100_000,
+        baseline_max_ns: 1_000_000,
+        whole: Some((6_000_000, 10_000_000)),
+        parts: vec![PartImpact {
+            part: "io".into(),
+            p999_ns: 150_000,
+            max_ns: 1_100_000,
+            p999_ratio: 1.5,
+            max_ratio: 1.1,
+        }],
     }
 }

@@ -1,7 +1,9 @@
 //! Analysis: what stored runs say, computed once for every output. Which series
-//! stand for a run, how runs differ, how they compare figure by figure, whether
-//! they meet their requirements, which risks a campaign shows and which part of
-//! a load mix does the damage. Nothing here renders text; `format` does.
+//! stand for a run and which figures its source reported, whether it finished,
+//! how runs differ, how they compare figure by figure, whether they meet their
+//! requirements, which risks a campaign shows, which part of a load mix does the
+//! damage and which metric is a benchmark's headline. Nothing here lays out a
+//! table or a document; `format` does.
 
 pub mod attribution;
 pub mod compare;

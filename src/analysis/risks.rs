@@ -137,17 +137,14 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::step_run as step;
+    use crate::analysis::fixture::{step_run as step, unreported_idle_and_loaded};
     use crate::record::Warning;
 
     /// An imported run without percentiles is never the idle baseline of a
     /// "raises p99.9" risk.
     #[test]
     fn unreported_percentiles_are_no_risk() {
-        let mut idle = step("idle", &[10_000; 100], None);
-        idle.run.params = serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]});
-        let loaded = step("cpu", &[90_000; 100], Some("cpu"));
-        let found = risks(&[idle, loaded], &[]);
+        let found = risks(&unreported_idle_and_loaded(), &[]);
         assert!(
             !found.iter().any(|r| r.text.contains("raises p99.9")),
             "{found:?}"

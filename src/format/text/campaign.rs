@@ -147,15 +147,14 @@ pub fn attribution_text(rankings: &[Ranking]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::step_run as step;
+    use crate::analysis::fixture::{
+        ranking_hurting_only_as_a_whole, step_run as step, unreported_idle_and_loaded,
+    };
 
     /// An imported run without percentiles shows them as '-'.
     #[test]
     fn unreported_percentiles_are_dashes() {
-        let mut idle = step("idle", &[10_000; 100], None);
-        idle.run.params = serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]});
-        let loaded = step("cpu", &[90_000; 100], Some("cpu"));
-        let table = step_table(&[idle, loaded], &[], TimeUnit::Us);
+        let table = step_table(&unreported_idle_and_loaded(), &[], TimeUnit::Us);
         let idle_row = table.lines().find(|l| l.starts_with("idle")).unwrap();
         let cells: Vec<&str> = idle_row.split_whitespace().collect();
         assert_eq!(
@@ -224,19 +223,7 @@ mod tests {
 
     #[test]
     fn a_mix_that_hurts_only_as_a_whole_says_so() {
-        let r = Ranking {
-            mix: "dohell".into(),
-            baseline_p999_ns: 100_000,
-            baseline_max_ns: 1_000_000,
-            whole: Some((6_000_000, 10_000_000)),
-            parts: vec![PartImpact {
-                part: "io".into(),
-                p999_ns: 150_000,
-                max_ns: 1_100_000,
-                p999_ratio: 1.5,
-                max_ratio: 1.1,
-            }],
-        };
+        let r = ranking_hurting_only_as_a_whole();
         let text = attribution_text(&[r]);
         assert!(text.contains("every part < 2× (io)"), "{text}");
         assert!(text.contains("no part explains it alone"), "{text}");
