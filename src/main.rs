@@ -1,13 +1,13 @@
 //! rtlab: measure, compare and tune Linux real-time behaviour.
 
+mod analysis;
 mod cli;
 mod error;
-mod export;
+mod format;
 mod import;
 mod limits;
 mod loads;
 mod record;
-mod report;
 mod scenario;
 mod step;
 mod store;

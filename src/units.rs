@@ -199,6 +199,35 @@ impl TimeUnit {
     }
 }
 
+/// A point in time given as an age before `now` (`30m`, `12h`, `2d`, `1w`) or
+/// as a date (`2026-05-01`, RFC 3339), as RFC 3339 UTC with microseconds.
+pub fn parse_since(text: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, String> {
+    let t = text.trim();
+    let fmt =
+        |d: chrono::DateTime<chrono::Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(fmt(d.with_timezone(&chrono::Utc)));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return Ok(fmt(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()));
+    }
+    let days = |suffix: char, per: u64| {
+        t.strip_suffix(suffix)
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(|n| n.saturating_mul(per * 86_400_000_000_000))
+    };
+    let ns = match days('d', 1).or_else(|| days('w', 7)) {
+        Some(ns) => ns,
+        None => parse_duration(t, DefaultUnit::Seconds)
+            .map_err(|e| format!("{e}; give an age (30m, 12h, 2d, 1w) or a date (2026-05-01)"))?,
+    };
+    let age = chrono::Duration::nanoseconds(i64::try_from(ns).unwrap_or(i64::MAX));
+    let start = now
+        .checked_sub_signed(age)
+        .ok_or_else(|| format!("'{t}' reaches before year 0"))?;
+    Ok(fmt(start))
+}
+
 /// A human form of a nanosecond duration, in the largest unit that keeps it
 /// readable: `850ns`, `12.5us`, `1.000ms`, `30s`.
 pub struct Human(pub u64);
@@ -375,6 +404,30 @@ mod tests {
             prop_assert_eq!(parse_duration(&text, DefaultUnit::Micros), Ok(us * 1000));
             let cell: f64 = TimeUnit::Us.convert(ns as f64);
             prop_assert!((cell * 1000.0 - ns as f64).abs() <= 1e-6 * ns as f64 + 1e-6);
+        }
+    }
+
+    fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339(s).unwrap().into()
+    }
+
+    #[test]
+    fn since_takes_ages_and_dates() {
+        let now = at("2026-05-10T12:00:00Z");
+        let since = |t: &str| parse_since(t, now);
+        assert_eq!(since("2d").unwrap(), "2026-05-08T12:00:00.000000Z");
+        assert_eq!(since("1w").unwrap(), "2026-05-03T12:00:00.000000Z");
+        assert_eq!(since("90m").unwrap(), "2026-05-10T10:30:00.000000Z");
+        assert_eq!(since("2026-05-01").unwrap(), "2026-05-01T00:00:00.000000Z");
+        let e = since("yesterday").unwrap_err();
+        assert!(e.contains("2d"), "{e}");
+    }
+
+    proptest! {
+        #[test]
+        fn ages_in_hours_and_days_agree(n in 0u64..10_000) {
+            let now = at("2026-05-10T12:00:00Z");
+            prop_assert_eq!(parse_since(&format!("{n}d"), now).unwrap(), parse_since(&format!("{}h", n * 24), now).unwrap());
         }
     }
 }

@@ -4,10 +4,10 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::text::series::{self, Col};
+use crate::format::text::table::Table;
 use crate::limits;
 use crate::record::{self, Counters, Run, Series, Status, Warning};
-use crate::report::series::{self, Col};
-use crate::report::table::Table;
 use crate::system;
 use crate::units::{parse_positive_duration, parse_size, DefaultUnit, Human, TimeUnit};
 use anyhow::Result;

@@ -2,10 +2,12 @@
 //! `--json`, `--quiet`, `--unit`, and turning a finished run into output and an
 //! exit code.
 
+use crate::error::UsageError;
+use crate::format::json;
 use crate::record::{self, Run, RunParams};
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Args;
 use rtlab_engine::sysinfo::Fingerprint;
 use std::io::{IsTerminal, Write};
@@ -22,6 +24,20 @@ impl Context {
     /// Opens the store named by `--db`, `$RTLAB_DB` or the default path.
     pub fn open_store(&self) -> Result<Store> {
         Store::open(&store::default_path(self.db.as_deref())?)
+    }
+
+    /// Opens the results store for reading; a missing database is an input
+    /// error rather than a new empty file.
+    pub fn open_existing(&self) -> Result<Store> {
+        let path = store::default_path(self.db.as_deref())?;
+        if !path.exists() {
+            return Err(UsageError(format!(
+                "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
+                path.display()
+            ))
+            .into());
+        }
+        Store::open(&path)
     }
 }
 
@@ -90,7 +106,7 @@ impl OutputArgs {
 pub struct LiveObserver {
     on: bool,
     unit: TimeUnit,
-    view: Option<crate::report::live::LiveView>,
+    view: Option<crate::format::text::live::LiveView>,
     /// A line of load rates is on the terminal.
     load_line: bool,
 }
@@ -110,7 +126,7 @@ impl LiveObserver {
 impl crate::step::Observer for LiveObserver {
     fn start(&mut self, names: &[String]) {
         if self.on {
-            self.view = Some(crate::report::live::LiveView::new(
+            self.view = Some(crate::format::text::live::LiveView::new(
                 names.to_vec(),
                 self.unit,
             ));
@@ -159,9 +175,7 @@ pub fn finish(
     }
     let mut stdout = std::io::stdout().lock();
     let text = if out.json {
-        let mut s = serde_json::to_string_pretty(run)?;
-        s.push('\n');
-        s
+        json::document(run)?
     } else {
         table(run)
     };
@@ -247,6 +261,27 @@ fn existing_parent(path: &Path) -> Result<(), String> {
             parent.display()
         ))
     }
+}
+
+/// Writes to stdout (a closed pipe is not an error) or, via a temporary file
+/// and a rename, to `path`, so that a reader never sees half a file; errors
+/// name `flag`.
+pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
+    match path.filter(|p| p.as_os_str() != "-") {
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        Some(p) => {
+            let tmp = p.with_extension("rtlab-tmp");
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("{flag}: cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, p)
+                .with_context(|| format!("{flag}: cannot write {}", p.display()))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

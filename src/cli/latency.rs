@@ -1,10 +1,9 @@
 //! `rtlab latency`: the cyclic timer-latency probe.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::record::Run;
-use crate::report::{self, histfile};
+use crate::format::{self, Format};
 use crate::step::latency::{self, Params};
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -44,36 +43,13 @@ pub fn execute(
     let mut run = latency::measure(p, &mut common::LiveObserver::new(out))?;
     save.apply(&mut run);
     if let Some(path) = histfile {
-        write_histfile(path, &run)?;
+        let text = format::export(std::slice::from_ref(&run), Format::Hist)?;
+        common::write_output("--histfile", Some(path), &text)?;
     }
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| {
         let loads = super::load::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
-        report::latency::render(r, unit) + sep + &loads
+        format::text::latency::render(r, unit) + sep + &loads
     })
-}
-
-/// Writes the cyclictest-layout histogram next to its final name, then renames it,
-/// so a reader never sees half a file.
-fn write_histfile(path: &Path, run: &Run) -> Result<()> {
-    let cols: Vec<histfile::HistColumn> = run
-        .series
-        .iter()
-        .filter_map(|s| {
-            let us = s.us_histogram.as_ref()?;
-            Some(histfile::HistColumn::from_series(
-                us,
-                s.summary.min_ns,
-                s.summary.mean_ns,
-                s.summary.max_ns,
-            ))
-        })
-        .collect();
-    let tmp = path.with_extension("rtlab-tmp");
-    std::fs::write(&tmp, histfile::render(&cols))
-        .with_context(|| format!("--histfile: cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("--histfile: cannot write {}", path.display()))?;
-    Ok(())
 }

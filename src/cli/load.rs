@@ -3,10 +3,10 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{BadValue, UsageError};
+use crate::format::text::table::Table;
 use crate::loads::set::WORKER_COMMAND;
 use crate::loads::spec;
 use crate::record::{LoadRecord, Status};
-use crate::report::table::Table;
 use crate::step::load::{self, Params};
 use anyhow::{Context as _, Result};
 use clap::Args;

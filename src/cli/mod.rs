@@ -11,6 +11,7 @@ mod net;
 mod presets;
 mod prio;
 mod report;
+mod reportargs;
 mod results;
 mod run;
 mod step;

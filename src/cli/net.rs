@@ -4,10 +4,10 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::error::{bad_flag, SystemError, EXIT_SYSTEM};
+use crate::format::text::live::LiveView;
+use crate::format::text::series::{self, Col};
+use crate::format::text::table::Table;
 use crate::record::{self, Counters, LoadRecord, Run, Series, Status, Warning};
-use crate::report::live::LiveView;
-use crate::report::series::{self, Col};
-use crate::report::table::Table;
 use crate::step::loads::LoadArgs;
 use crate::system;
 use crate::units::{parse_duration, parse_positive_duration, DefaultUnit, Human, TimeUnit};

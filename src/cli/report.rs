@@ -1,16 +1,14 @@
 //! `rtlab report`: one run in depth, as text or as a self-contained HTML file.
 
 use super::common::Context;
-use super::compare::{finish, open_existing, warnings_text, ReportFiles, RequireArgs};
-use crate::record::Run;
-use crate::report::diff::system_fields;
-use crate::report::latency::{self, series_table};
-use crate::report::table::Table;
-use crate::report::verdict::{self, Requirement};
+use super::reportargs::{finish, ReportFiles, RequireArgs};
+use crate::analysis::risks::risks;
+use crate::analysis::verdict::{self, Requirement};
+use crate::format::text::{campaign::campaign_report, run::Report};
+use crate::format::{Exporter, Options};
 use crate::scenario::runner::{campaign_steps, step_view};
-use crate::scenario::summary::{risks, risks_text, step_table};
 use crate::store::Store;
-use crate::units::{Human, TimeUnit};
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
 
@@ -38,70 +36,24 @@ pub struct ReportArgs {
     unit: TimeUnit,
 }
 
-/// The text report of any kind of run.
-fn text(run: &Run, unit: TimeUnit) -> String {
-    let mut out = if run.kind == "latency" {
-        latency::render(run, unit)
-    } else {
-        let mut out = format!(
-            "rtlab {}  {}  [{}]\n{} observed\n",
-            run.kind,
-            run.label,
-            run.status.name(),
-            Human(run.duration_ns)
-        );
-        if !run.series.is_empty() {
-            out.push('\n');
-            out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
-        }
-        let warnings = warnings_text(std::slice::from_ref(run));
-        if !warnings.is_empty() {
-            out.push('\n');
-            out.push_str(&warnings);
-        }
-        out
-    };
-    if !run.metrics.is_empty() {
-        let mut t = Table::new(&["metric", "value"]);
-        for (k, v) in &run.metrics {
-            t.row(vec![k.clone(), v.to_string()]);
-        }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    out.push_str("\nsystem:\n");
-    for (k, v) in system_fields(run) {
-        out.push_str(&format!("  {k:<16} {v}\n"));
-    }
-    out.push_str(&format!(
-        "\nrun {} started {}, ended {}\ncommand: {}\nparameters: {}\n",
-        run.id.unwrap_or(0),
-        run.started_at,
-        run.ended_at,
-        run.command_line.join(" "),
-        run.params.to_value()
-    ));
-    out
-}
-
 /// Runs `rtlab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = open_existing(ctx)?;
+    let store = ctx.open_existing()?;
     if let Some(c) = a.campaign {
         return campaign(&store, c, &a, &reqs);
     }
     let run = store.load(store.resolve(a.run.as_deref().unwrap_or_default())?)?;
     let runs = std::slice::from_ref(&run);
-    let verdicts = verdict::judge(runs, &reqs);
     let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
-    let files = a.files.render(&title, runs, &reqs, a.unit)?;
-    let mut out = text(&run, a.unit);
-    if !verdicts.is_empty() {
-        out.push('\n');
-        out.push_str(&verdict::render_text(&verdicts));
-    }
-    finish(&files, &out, &verdicts)
+    let opts = Options {
+        unit: a.unit,
+        title: &title,
+        reqs: &reqs,
+    };
+    let files = a.files.render(runs, &opts)?;
+    let text = Report.serialize(runs, &opts)?;
+    finish(&files, &text, &verdict::judge(runs, &reqs))
 }
 
 /// `rtlab report --campaign ID`: the step table, verdicts and risks, and the
@@ -110,47 +62,13 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: &[Requirement]) -> Res
     let c = store.load_campaign(id)?;
     let steps = campaign_steps(store, id)?;
     let runs = step_view(&steps);
-    let verdicts = verdict::judge(&runs, reqs);
     let title = format!("rtlab run: {} (campaign {id})", c.name);
-    let files = a.files.render(&title, &runs, reqs, a.unit)?;
-    let mut out = format!(
-        "rtlab run  {}  campaign {id}  [{}]  created {}\n\n",
-        c.name,
-        c.status.name(),
-        c.created_at
-    );
-    out.push_str(&step_table(&steps, reqs, a.unit));
-    out.push_str(&risks_text(&risks(&steps, reqs)));
-    finish(&files, &out, &verdicts)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::fixture::run_from_samples;
-
-    #[test]
-    fn bench_runs_show_their_metrics_and_system() {
-        let mut run = run_from_samples("pi", &[]);
-        run.kind = "bench.cpu".into();
-        run.total = None;
-        run.series.clear();
-        run.id = Some(4);
-        run.metrics.insert("events_per_s".into(), 1234.5);
-        let t = text(&run, TimeUnit::Us);
-        assert!(t.starts_with("rtlab bench.cpu  pi  [complete]\n"), "{t}");
-        assert!(t.contains("events_per_s  1234.5"), "{t}");
-        assert!(t.contains("  kernel           6.1.0\n"), "{t}");
-        assert!(
-            !t.contains("thread  samples"),
-            "no series table without series"
-        );
-    }
-
-    #[test]
-    fn latency_runs_use_the_latency_table() {
-        let t = text(&run_from_samples("rt", &[1_000, 3_000]), TimeUnit::Us);
-        assert!(t.starts_with("rtlab latency  rt  [complete]"), "{t}");
-        assert!(t.contains("\ncpu0          2"), "{t}");
-    }
+    let opts = Options {
+        unit: a.unit,
+        title: &title,
+        reqs,
+    };
+    let files = a.files.render(&runs, &opts)?;
+    let text = campaign_report(&c, &steps, reqs, &risks(&steps, reqs), a.unit);
+    finish(&files, &text, &verdict::judge(&runs, reqs))
 }

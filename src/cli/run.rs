@@ -2,14 +2,15 @@
 //! (with no arguments) the quick check of this machine.
 
 use super::common::Context;
+use crate::analysis::attribution::{self, Ranking};
+use crate::analysis::risks::{risks, Risk};
+use crate::analysis::verdict::{self, Requirement};
 use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::html;
+use crate::format::text::campaign::{attribution_text, risks_text, step_table};
 use crate::record::{self, Run};
-use crate::report::html;
-use crate::report::verdict::{self, Requirement};
-use crate::scenario::attribution::{self, Ranking};
 use crate::scenario::check;
 use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
-use crate::scenario::summary::{risks, risks_text, step_table, Risk};
 use crate::scenario::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
 use crate::step::Machine;
 use crate::store::{self, Store};
@@ -354,7 +355,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
             render_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit)
         );
         if !ranked.is_empty() {
-            println!("{}", attribution::render(&ranked));
+            println!("{}", attribution_text(&ranked));
         }
         println!("report: {}", html_path.display());
         if outcome.interrupted {

@@ -10,8 +10,8 @@
 //! among them are lower bounds and a warning says so.
 
 use super::{file_label, fingerprint_from_uname, unknown_system, Skeleton, Source};
+use crate::format::histfile::{self, ParseError};
 use crate::record::{self, Counters, Run, Series, Warning};
-use crate::report::histfile::{self, ParseError};
 use rtlab_engine::stats::hist::{LatencyHistogram, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::{Moments, MomentsOverflow, Summary};
 use rtlab_engine::sysinfo::{PreemptModel, Uname};

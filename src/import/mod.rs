@@ -22,8 +22,8 @@ mod sysbench;
 
 pub use sysbench::TESTS as SYSBENCH_TESTS;
 
+use crate::format::histfile::ParseError;
 use crate::record::{self, Run, Warning};
-use crate::report::histfile::ParseError;
 use anyhow::{bail, Context, Result};
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use std::path::Path;

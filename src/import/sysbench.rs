@@ -17,8 +17,8 @@
 //! the histogram would sit above a 99th percentile printed as 0.02 ms.
 
 use super::{file_label, unknown_system, Skeleton, Source};
+use crate::format::histfile::ParseError;
 use crate::record::{Counters, Run, Series, Warning};
-use crate::report::histfile::ParseError;
 use crate::units::{parse_count, parse_duration, DefaultUnit};
 use rtlab_engine::stats::hist::LatencyHistogram;
 use rtlab_engine::stats::{Moments, Summary};

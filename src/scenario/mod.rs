@@ -15,7 +15,6 @@
 //! alarm = "5ms"
 //! ```
 
-pub mod attribution;
 pub mod check;
 pub mod parse;
 #[cfg(test)]
@@ -23,7 +22,6 @@ mod parse_props;
 pub mod plan;
 pub mod presets;
 pub mod runner;
-pub mod summary;
 
 pub use parse::parse;
 pub use plan::{expand, PlannedStep, DEFAULT_MAX_STEPS};

@@ -36,7 +36,7 @@ mod campaign;
 mod query;
 mod schema;
 
-pub use campaign::CampaignStatus;
+pub use campaign::{Campaign, CampaignRow, CampaignStatus};
 
 use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status};

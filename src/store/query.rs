@@ -140,8 +140,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::fixture::run_from_samples;
     use crate::record::Status;
-    use crate::report::fixture::run_from_samples;
     use crate::store::Store;
 
     fn store_with(runs: &[(&str, Status)]) -> (tempfile::TempDir, Store, Vec<i64>) {

@@ -6,7 +6,7 @@ pub mod audit;
 pub mod kconfig;
 pub mod prio;
 
-use crate::report::table::Table;
+use crate::format::text::table::Table;
 use serde::Serialize;
 
 /// A table whose columns are all text, left-aligned.

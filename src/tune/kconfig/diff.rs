@@ -2,7 +2,7 @@
 //! every symbol grouped by subsystem, with counts.
 
 use super::{group_of, Config, Value};
-use crate::report::table::Table;
+use crate::format::text::table::Table;
 use crate::tune::text_table;
 use serde::Serialize;
 use std::collections::BTreeMap;

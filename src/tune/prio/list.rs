@@ -3,7 +3,7 @@
 
 use super::select::{select, Selector};
 use super::task::Task;
-use crate::report::table::Table;
+use crate::format::text::table::Table;
 use rtlab_engine::rt::sched::Policy;
 
 /// The threads of `tasks` that `selector` picks (all without one), only those

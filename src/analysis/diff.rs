@@ -128,7 +128,7 @@ pub fn differences(runs: &[Run]) -> Vec<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::run_from_samples;
     use rtlab_engine::sysinfo::PreemptModel;
 
     #[test]

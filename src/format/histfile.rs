@@ -22,8 +22,42 @@
 //! thread separated by tabs, `Total` counts only values inside the histogram, and
 //! latencies are whole microseconds (averages truncated).
 
+use super::{one, Exporter, Format, Options};
+use crate::error::UsageError;
+use crate::record::Run;
 use crate::units::parse_count;
+use anyhow::{bail, Result};
 use rtlab_engine::stats::hist::{UsBucketsData, MAX_US_BUCKETS};
+
+/// The per-thread 1-µs histograms of one run in cyclictest's layout.
+pub struct Hist;
+
+impl Exporter for Hist {
+    fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
+        let run = one(runs, Format::Hist)?;
+        let cols: Vec<HistColumn> = run
+            .series
+            .iter()
+            .filter_map(|s| {
+                let us = s.us_histogram.as_ref()?;
+                Some(HistColumn::from_series(
+                    us,
+                    s.summary.min_ns,
+                    s.summary.mean_ns,
+                    s.summary.max_ns,
+                ))
+            })
+            .collect();
+        if cols.is_empty() || cols.len() != run.series.len() {
+            bail!(UsageError(format!(
+                "--format hist: run {} ({}) has no 1-µs histogram per thread; export it with --format json or csv",
+                run.id.map(|i| i.to_string()).unwrap_or_default(),
+                run.kind
+            )));
+        }
+        Ok(render(&cols))
+    }
+}
 
 /// One thread's column.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -116,7 +116,7 @@ pub fn table<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::series_from_samples;
+    use crate::analysis::fixture::series_from_samples;
 
     #[test]
     fn cells_come_from_the_summary_in_the_unit() {

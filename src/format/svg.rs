@@ -3,15 +3,61 @@
 //! and latency over time. One colour per series, in [`PALETTE`] order, with a
 //! legend. Each function returns `None` when there is nothing to draw.
 
-use super::compare::run_name;
+use super::{run_name, Exporter, Options};
+use crate::analysis::series;
+use crate::error::UsageError;
 use crate::record::Run;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
 use rtlab_engine::stats::trace::TracePoint;
 use std::borrow::Borrow;
+
+/// The latency histograms of all runs overlaid, one line per run.
+pub struct Overlay;
+
+impl Exporter for Overlay {
+    fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
+        match histograms("Latency histograms", &primary_histograms(runs))? {
+            Some(svg) => Ok(svg),
+            None => bail!(UsageError(
+                "--svg: none of these runs holds a latency histogram to plot".into()
+            )),
+        }
+    }
+}
+
+/// Every plot of `runs` by file name: the overlaid histograms, the percentile
+/// curves, and each run's per-thread histograms and latency over time.
+pub fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let hists = primary_histograms(runs);
+    if let Some(s) = histograms("Latency histograms", &hists)? {
+        out.push(("histograms.svg".to_string(), s));
+    }
+    if let Some(s) = percentiles("Latency by percentile", &hists)? {
+        out.push(("percentiles.svg".to_string(), s));
+    }
+    for run in runs {
+        let id = run.id.unwrap_or(0);
+        if let Some(s) = run_threads(run)? {
+            out.push((format!("run-{id}-threads.svg"), s));
+        }
+        if let Some(s) = run_over_time(run)? {
+            out.push((format!("run-{id}-time.svg"), s));
+        }
+    }
+    Ok(out)
+}
+
+/// The histogram of each run's primary series, named after the run.
+pub fn primary_histograms(runs: &[Run]) -> Vec<(String, HistogramData)> {
+    runs.iter()
+        .filter_map(|r| series::primary(r).map(|s| (run_name(r), s.histogram.clone())))
+        .collect()
+}
 
 /// Plot size in pixels; the SVG scales (it has a viewBox).
 const SIZE: (u32, u32) = (900, 480);
@@ -367,7 +413,46 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::series_from_samples;
+    use crate::analysis::fixture::{run_from_samples, series_from_samples};
+
+    #[test]
+    fn plot_files_cover_every_chart() {
+        let mut a = run_from_samples("a", &[1_000, 2_000]);
+        a.id = Some(3);
+        let mut b = a.clone();
+        b.id = Some(4);
+        b.series.push(series_from_samples("cpu1", &[3_000]));
+        let files: Vec<String> = plot_files(&[a, b])
+            .unwrap()
+            .into_iter()
+            .map(|f| f.0)
+            .collect();
+        assert_eq!(
+            files,
+            vec![
+                "histograms.svg",
+                "percentiles.svg",
+                "run-3-time.svg",
+                "run-4-threads.svg",
+                "run-4-time.svg"
+            ],
+            "per-thread plots only for runs with several threads"
+        );
+    }
+
+    #[test]
+    fn nothing_to_overlay_is_an_error_naming_the_flag() {
+        let mut bench = run_from_samples("b", &[]);
+        bench.series.clear();
+        bench.total = None;
+        let e = Overlay
+            .serialize(&[bench], &Options::default())
+            .unwrap_err();
+        assert!(
+            e.to_string().starts_with("--svg: none of these runs"),
+            "{e}"
+        );
+    }
 
     /// Parses the SVG as XML and counts the polylines drawn in each colour.
     fn polylines_by_colour(svg: &str, n: usize) -> Vec<usize> {

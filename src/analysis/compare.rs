@@ -1,17 +1,13 @@
-//! The comparison table: one column per run, one row per figure, the best value of
-//! each row marked and every value's ratio to a baseline run. Rendered as text,
-//! markdown, CSV or JSON from one [`Comparison`].
+//! The comparison of runs: one column per run, one row per figure, the best value
+//! of each row and every value's ratio to a baseline run. `format` renders one
+//! [`Comparison`] as text, markdown, CSV, JSON or HTML.
 //!
-//! The figures of a run come from its `total` series (all threads together), or
-//! from its only series when it has no total; throughput and other scalars come
-//! from `run.metrics`, one row per metric name found in any run.
+//! The figures of a run come from its primary series (see
+//! [`series::primary`]); throughput and other scalars come from `run.metrics`,
+//! one row per metric name found in any run.
 
-use super::table::Table;
-use crate::export::csv::field;
-use crate::record::{Counters, Run, Series};
-use crate::units::{Human, TimeUnit};
-use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
-use rtlab_engine::stats::{Moments, Summary};
+use super::series;
+use crate::record::{Run, Series};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -76,13 +72,6 @@ pub struct Column {
     pub started_at: String,
 }
 
-impl Column {
-    /// The column heading: label and id.
-    pub fn heading(&self) -> String {
-        name_with_id(&self.label, self.id)
-    }
-}
-
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -94,79 +83,8 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
-/// How a run is named in tables and plots: `label #id`.
-pub fn name_with_id(label: &str, id: Option<i64>) -> String {
-    match id {
-        Some(id) => format!("{label} #{id}"),
-        None => label.to_string(),
-    }
-}
-
-/// The name of a run in tables and plots.
-pub fn run_name(run: &Run) -> String {
-    name_with_id(&run.label, run.id)
-}
-
-/// The series whose figures stand for a run: its total, else its only series,
-/// else its series merged (runs imported without a total).
-pub fn primary_series(run: &Run) -> Option<Cow<'_, Series>> {
-    if let Some(t) = &run.total {
-        return Some(Cow::Borrowed(t));
-    }
-    match run.series.as_slice() {
-        [] => None,
-        [only] => Some(Cow::Borrowed(only)),
-        many => Some(Cow::Owned(merge_series(many))),
-    }
-}
-
-/// The histogram of each run's primary series, named after the run.
-pub fn primary_histograms(runs: &[Run]) -> Vec<(String, HistogramData)> {
-    runs.iter()
-        .filter_map(|r| primary_series(r).map(|s| (run_name(r), s.histogram.clone())))
-        .collect()
-}
-
-/// All series as one: histograms and counters added; the exact mean and standard
-/// deviation recombined from each series' own (to within a nanosecond).
-pub fn merge_series(many: &[Series]) -> Series {
-    let mut h = LatencyHistogram::new();
-    let mut counters = Counters::default();
-    let mut m = Moments::default();
-    for s in many {
-        h.merge(&LatencyHistogram::from_data(&s.histogram));
-        counters.samples += s.counters.samples;
-        counters.overruns += s.counters.overruns;
-        counters.deadline_misses += s.counters.deadline_misses;
-        counters.overflows += s.counters.overflows;
-        let sm = &s.summary;
-        if sm.samples == 0 {
-            continue;
-        }
-        let n = sm.samples as f64;
-        m.count += sm.samples;
-        m.min = m.min.min(sm.min_ns);
-        m.max = m.max.max(sm.max_ns);
-        m.sum += (n * sm.mean_ns).round() as u128;
-        m.sum_sq += (n * (sm.stddev_ns * sm.stddev_ns + sm.mean_ns * sm.mean_ns)).round() as u128;
-    }
-    Series {
-        name: "all".into(),
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters,
-        summary: Summary::new(&m, &h),
-        max_at: None,
-        histogram: h.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
-    }
-}
-
 /// Which way a metric improves, from its name.
-fn metric_direction(name: &str) -> Better {
+pub fn metric_direction(name: &str) -> Better {
     let n = name.to_ascii_lowercase();
     if n.contains("per_s") || n.ends_with("_per_sec") {
         Better::Higher
@@ -252,7 +170,9 @@ const SERIES_ROWS: &[SeriesRow] = &[
 ];
 
 impl Row {
-    fn new(
+    /// A row of `values`: the best of them marked (by `better`) and each one
+    /// divided by `values[baseline]`.
+    pub fn new(
         name: &str,
         quantity: Quantity,
         better: Better,
@@ -307,16 +227,15 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
             started_at: r.started_at.clone(),
         })
         .collect();
-    let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(primary_series).collect();
-    let unreported: Vec<Vec<&str>> = runs.iter().map(Run::unreported).collect();
+    let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(series::primary).collect();
     let mut rows: Vec<Row> = SERIES_ROWS
         .iter()
         .filter_map(|&(name, fields, q, b, get)| {
             let values: Vec<Option<f64>> = primary
                 .iter()
-                .zip(&unreported)
-                .map(|(s, unknown)| {
-                    let known = !fields.iter().any(|f| unknown.contains(f));
+                .zip(runs)
+                .map(|(s, run)| {
+                    let known = fields.iter().all(|f| series::reported(run, f));
                     s.as_deref().filter(|_| known).map(get)
                 })
                 .collect();
@@ -360,163 +279,13 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
     }
 }
 
-/// A metric value: whole numbers as such, others with up to 3 decimals.
-fn metric_text(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-impl Row {
-    /// A value as shown in tables.
-    pub fn value_text(&self, v: f64, unit: TimeUnit) -> String {
-        match self.quantity {
-            Quantity::Time => unit.cell(v),
-            Quantity::Duration => Human(v.max(0.0) as u64).to_string(),
-            Quantity::Count => format!("{v:.0}"),
-            Quantity::Metric => metric_text(v),
-        }
-    }
-
-    /// The row name with its unit, for table headers.
-    pub fn label(&self, unit: TimeUnit) -> String {
-        match self.quantity {
-            Quantity::Time => format!("{} ({})", self.name, unit.symbol()),
-            _ => self.name.clone(),
-        }
-    }
-
-    /// One cell: the value, `mark` around it when it is the best, and the ratio to
-    /// the baseline.
-    fn cell(&self, i: usize, unit: TimeUnit, mark: (&str, &str)) -> String {
-        let Some(v) = self.values[i] else {
-            return "-".into();
-        };
-        let mut text = self.value_text(v, unit);
-        if self.best.contains(&i) {
-            text = format!("{}{text}{}", mark.0, mark.1);
-        }
-        if let Some(r) = self.ratios[i] {
-            text.push_str(&format!(" ({r:.2}x)"));
-        }
-        text
-    }
-}
-
-impl Comparison {
-    fn headings(&self) -> Vec<String> {
-        self.columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == self.baseline && self.columns.len() > 1 {
-                    format!("{} (baseline)", c.heading())
-                } else {
-                    c.heading()
-                }
-            })
-            .collect()
-    }
-
-    /// The text table; best values end in `*`.
-    pub fn render_text(&self, unit: TimeUnit) -> String {
-        let heads = self.headings();
-        let mut header = vec![""];
-        header.extend(heads.iter().map(String::as_str));
-        let mut t = Table::new(&header);
-        for row in &self.rows {
-            let mut cells = vec![row.label(unit)];
-            cells.extend((0..self.columns.len()).map(|i| row.cell(i, unit, ("", "*"))));
-            t.row(cells);
-        }
-        let mut out = t.render();
-        if self.columns.len() > 1 {
-            out.push_str("* best of the row; (1.23x) = value / baseline value\n");
-        }
-        out
-    }
-
-    /// A GitHub-flavoured markdown table; best values in bold.
-    pub fn render_markdown(&self, unit: TimeUnit) -> String {
-        let mut header = vec![String::new()];
-        header.extend(self.headings());
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|row| {
-                let mut cells = vec![row.label(unit)];
-                cells.extend((0..self.columns.len()).map(|i| row.cell(i, unit, ("**", "**"))));
-                cells
-            })
-            .collect();
-        markdown_table(&header, &rows)
-    }
-
-    /// CSV in long form, one line per (row, run): raw values (ns for times).
-    pub fn render_csv(&self) -> String {
-        let mut out = String::from("row,quantity,run_id,label,value,ratio_to_baseline,best\n");
-        for row in &self.rows {
-            for (i, c) in self.columns.iter().enumerate() {
-                let value = row.values[i].map(|v| v.to_string()).unwrap_or_default();
-                let ratio = row.ratios[i].map(|r| r.to_string()).unwrap_or_default();
-                let id = c.id.map(|i| i.to_string()).unwrap_or_default();
-                out.push_str(&format!(
-                    "{},{},{id},{},{value},{ratio},{}\n",
-                    field(&row.name),
-                    serde_json::to_value(row.quantity)
-                        .expect("plain enum")
-                        .as_str()
-                        .unwrap_or_default(),
-                    field(&c.label),
-                    row.best.contains(&i)
-                ));
-            }
-        }
-        out
-    }
-}
-
-/// A markdown table: first column left-aligned, the others right-aligned.
-pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
-    let line = |cells: &[String]| {
-        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    let mut out = line(header);
-    out.push_str("|---|");
-    out.push_str(&"---:|".repeat(header.len().saturating_sub(1)));
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(r));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::two_compared_runs as two;
 
     fn row<'a>(c: &'a Comparison, name: &str) -> &'a Row {
         c.rows.iter().find(|r| r.name == name).unwrap()
-    }
-
-    /// Two runs whose figures are computed by hand:
-    /// a = 10, 20, 30, 40 µs: min 10, mean 25, max 40, max-min 30
-    /// b = 5, 5, 5, 85 µs:    min 5,  mean 25, max 85, max-min 80
-    fn two() -> Vec<Run> {
-        let mut a = run_from_samples("a", &[10_000, 20_000, 30_000, 40_000]);
-        let mut b = run_from_samples("b", &[5_000, 5_000, 5_000, 85_000]);
-        a.id = Some(1);
-        b.id = Some(2);
-        b.metrics.insert("events_per_s".into(), 300.0);
-        a.metrics.insert("events_per_s".into(), 200.0);
-        b.metrics.insert("total_time_s".into(), 2.5);
-        vec![a, b]
     }
 
     #[test]
@@ -598,54 +367,6 @@ mod tests {
             0,
         );
         assert_eq!(r.ratios, vec![None, None]);
-    }
-
-    #[test]
-    fn text_markdown_csv() {
-        let c = compare(&two(), 0);
-        let text = c.render_text(TimeUnit::Us);
-        assert!(text.contains("a #1 (baseline)"), "{text}");
-        let min_line = text.lines().find(|l| l.starts_with("min (us)")).unwrap();
-        assert!(min_line.contains("10.0") && min_line.contains("5.0* (0.50x)"));
-        let md = c.render_markdown(TimeUnit::Ms);
-        assert!(
-            md.contains("| max (ms) | **0.040** | 0.085 (2.12x) |"),
-            "{md}"
-        );
-        let csv = c.render_csv();
-        assert!(csv.contains("\nmin,time,2,b,5000,0.5,true\n"), "{csv}");
-        assert!(csv.contains("\nmin,time,1,a,10000,,false\n"), "{csv}");
-    }
-
-    #[test]
-    fn runs_without_a_total_are_merged() {
-        use crate::report::fixture::series_from_samples;
-        let mut run = run_from_samples("x", &[]);
-        run.total = None;
-        run.series = vec![
-            series_from_samples("cpu0", &[10_000, 20_000]),
-            series_from_samples("cpu1", &[30_000, 40_000]),
-        ];
-        run.series[1].counters.overruns = 3;
-        let all = primary_series(&run).unwrap().into_owned();
-        let s = &all.summary;
-        assert_eq!((s.samples, s.min_ns, s.max_ns), (4, 10_000, 40_000));
-        assert_eq!(s.mean_ns, 25_000.0);
-        // Population stddev of 10, 20, 30, 40 µs: sqrt(125) µs.
-        assert!(
-            (s.stddev_ns - 125f64.sqrt() * 1000.0).abs() < 1.0,
-            "{}",
-            s.stddev_ns
-        );
-        assert_eq!(all.counters.overruns, 3);
-        assert_eq!(all.histogram.buckets.iter().map(|b| b.1).sum::<u64>(), 4);
-    }
-
-    #[test]
-    fn csv_quotes_fields() {
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(field("plain"), "plain");
     }
 
     #[test]

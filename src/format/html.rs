@@ -5,11 +5,14 @@
 //!
 //! The output is well-formed XML (XHTML syntax), so tools and tests can parse it.
 
-use super::compare::{self, primary_histograms, run_name};
-use super::diff::{differences, system_fields};
-use super::latency::series_table;
-use super::svg;
-use super::verdict::{self, Requirement};
+use super::svg::{self, primary_histograms};
+use super::text::compare::{headings, label, value_text};
+use super::text::latency::series_table;
+use super::text::verdict::{cells, HEADER};
+use super::{run_name, Exporter, Options};
+use crate::analysis::compare::compare;
+use crate::analysis::diff::{differences, system_fields};
+use crate::analysis::verdict::{failures, judge, Requirement};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
@@ -83,24 +86,17 @@ fn figure(svg: Option<String>) -> String {
 }
 
 fn comparison(runs: &[Run], unit: TimeUnit) -> String {
-    let c = compare::compare(runs, 0);
+    let c = compare(runs, 0);
     let mut header = vec![String::new()];
-    header.extend(c.columns.iter().enumerate().map(|(i, col)| {
-        let base = if i == c.baseline && runs.len() > 1 {
-            " (baseline)"
-        } else {
-            ""
-        };
-        esc(&format!("{}{base}", col.heading()))
-    }));
+    header.extend(headings(&c).iter().map(|h| esc(h)));
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|row| {
-            let mut cells = vec![esc(&row.label(unit))];
+            let mut cells = vec![esc(&label(row, unit))];
             cells.extend(row.values.iter().enumerate().map(|(i, v)| {
                 let Some(v) = v else { return "-".into() };
-                let text = esc(&row.value_text(*v, unit));
+                let text = esc(&value_text(row, *v, unit));
                 let ratio = row.ratios[i]
                     .map(|r| format!(" <span class=\"ratio\">{r:.2}x</span>"))
                     .unwrap_or_default();
@@ -123,17 +119,17 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
 }
 
 fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
-    let v = verdict::judge(runs, reqs);
-    let header: Vec<String> = verdict::HEADER.iter().map(|h| h.to_string()).collect();
+    let v = judge(runs, reqs);
+    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
     let rows: Vec<Vec<String>> = v
         .iter()
         .map(|v| {
-            let mut cells: Vec<String> = verdict::cells(v).iter().map(|c| esc(c)).collect();
-            cells[3] = format!("<span class=\"{0}\">{0}</span>", v.result);
-            cells
+            let mut row: Vec<String> = cells(v).iter().map(|c| esc(c)).collect();
+            row[3] = format!("<span class=\"{0}\">{0}</span>", v.result);
+            row
         })
         .collect();
-    let failed = v.iter().filter(|v| !v.passed()).count();
+    let failed = failures(&v);
     let summary = if failed == 0 {
         "<p class=\"PASS\">All requirements met.</p>".to_string()
     } else {
@@ -183,7 +179,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     if !run.series.is_empty() {
         out.push_str("<h3>Series</h3>\n");
-        let text = series_table(&run.series, run.total.as_ref(), unit);
+        let text = series_table(run, unit);
         out.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
     }
     out.push_str(&figure(svg::run_threads(run)?));
@@ -230,6 +226,16 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         esc(&run.command_line.join(" "))
     ));
     Ok(out)
+}
+
+/// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in
+/// `opts.unit`.
+pub struct Html;
+
+impl Exporter for Html {
+    fn serialize(&self, runs: &[Run], opts: &Options) -> Result<String> {
+        render(opts.title, runs, opts.reqs, opts.unit)
+    }
 }
 
 /// The report of `runs` under `title`, judged against `reqs` (none: no verdict
@@ -279,9 +285,9 @@ pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::fixture::run_from_samples;
+    use crate::analysis::verdict::parse_requirement;
     use crate::record::Warning;
-    use crate::report::fixture::run_from_samples;
-    use crate::report::verdict::parse_requirement;
 
     fn parse(html: &str) -> roxmltree::Document<'_> {
         let opts = roxmltree::ParsingOptions {

@@ -1,9 +1,22 @@
 //! CSV: one row per series (the threads, then `all`) of one or more runs, times
-//! in ns, each run's metrics repeated on its rows. Values the source did not
-//! report are empty.
+//! in ns, each run's metrics repeated on its rows, values the source did not
+//! report empty; and a comparison in long form, one line per figure and run.
 
+use super::{Exporter, Options};
+use crate::analysis::compare::Comparison;
+use crate::analysis::series;
 use crate::record::{Run, Series};
+use anyhow::Result;
 use std::collections::BTreeSet;
+
+/// Runs as one table, one row per series.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
+        Ok(render(runs))
+    }
+}
 
 const COLUMNS: &[&str] = &[
     "run",
@@ -45,7 +58,7 @@ pub fn render(runs: &[Run]) -> String {
     let mut out = header.join(",");
     out.push('\n');
     for run in runs {
-        for s in run.series.iter().chain(run.total.as_ref()) {
+        for s in series::all(run) {
             out.push_str(&row(run, s, &metric_names));
         }
     }
@@ -54,13 +67,12 @@ pub fn render(runs: &[Run]) -> String {
 
 /// One series of a run as a CSV line.
 fn row(run: &Run, s: &Series, metric_names: &BTreeSet<&String>) -> String {
-    let unreported = run.unreported();
     let m = &s.summary;
     let stat = |name: &str, v: String| {
-        if unreported.contains(&name) {
-            String::new()
-        } else {
+        if series::reported(run, name) {
             v
+        } else {
+            String::new()
         }
     };
     let mut cells = vec![
@@ -93,9 +105,41 @@ fn row(run: &Run, s: &Series, metric_names: &BTreeSet<&String>) -> String {
     cells.join(",") + "\n"
 }
 
+/// A comparison in long form, one line per (row, run): raw values (ns for times).
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = String::from("row,quantity,run_id,label,value,ratio_to_baseline,best\n");
+    for row in &c.rows {
+        for (i, col) in c.columns.iter().enumerate() {
+            let value = row.values[i].map(|v| v.to_string()).unwrap_or_default();
+            let ratio = row.ratios[i].map(|r| r.to_string()).unwrap_or_default();
+            let id = col.id.map(|i| i.to_string()).unwrap_or_default();
+            out.push_str(&format!(
+                "{},{},{id},{},{value},{ratio},{}\n",
+                field(&row.name),
+                serde_json::to_value(row.quantity)
+                    .expect("plain enum")
+                    .as_str()
+                    .unwrap_or_default(),
+                field(&col.label),
+                row.best.contains(&i)
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::compare::compare;
+    use crate::analysis::fixture::two_compared_runs;
+
+    #[test]
+    fn comparison_in_long_form() {
+        let csv = comparison(&compare(&two_compared_runs(), 0));
+        assert!(csv.contains("\nmin,time,2,b,5000,0.5,true\n"), "{csv}");
+        assert!(csv.contains("\nmin,time,1,a,10000,,false\n"), "{csv}");
+    }
 
     #[test]
     fn fields_with_commas_and_quotes_are_quoted() {

@@ -1,6 +1,10 @@
 //! The human table of a latency run.
 
-use crate::record::{Run, Series};
+use super::run::own_warnings;
+use super::series::{table, Col};
+use super::verdict::signed;
+use crate::analysis::{series, verdict};
+use crate::record::Run;
 use crate::step::latency;
 use crate::units::{Human, TimeUnit};
 
@@ -21,9 +25,8 @@ pub fn headline(run: &Run) -> String {
     )
 }
 
-/// The per-thread table with an `all` row.
-pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -> String {
-    use super::series::{table, Col};
+/// The per-thread table of a run with its `all` row.
+pub fn series_table(run: &Run, unit: TimeUnit) -> String {
     let cols = [
         Col::Count("samples"),
         Col::Min,
@@ -41,7 +44,7 @@ pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -
     ];
     format!(
         "{}(times in {})\n",
-        table(series.iter().chain(total), "thread", &cols, unit),
+        table(series::all(run), "thread", &cols, unit),
         unit.symbol()
     )
 }
@@ -50,7 +53,7 @@ pub fn series_table(series: &[Series], total: Option<&Series>, unit: TimeUnit) -
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let mut out = headline(run);
     out.push('\n');
-    out.push_str(&series_table(&run.series, run.total.as_ref(), unit));
+    out.push_str(&series_table(run, unit));
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(
             "\nbreaktrace: thread {} (tid {}) at cycle {}: {} ({})\n",
@@ -65,30 +68,15 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             }
         ));
     }
-    if let Some(limit) = latency::asked(&run.params).max_latency_ns {
-        let max = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
-        let verdict = if max > limit { "FAIL" } else { "PASS" };
+    if let Some(t) = verdict::max_latency(run) {
         out.push_str(&format!(
-            "\nmax-latency {}: {verdict} (observed max {}, margin {})\n",
-            Human(limit),
-            Human(max),
-            signed(limit as i128 - max as i128)
+            "\nmax-latency {}: {} (observed max {}, margin {})\n",
+            Human(t.limit_ns),
+            if t.passed { "PASS" } else { "FAIL" },
+            Human(t.max_ns),
+            signed(t.margin_ns)
         ));
     }
-    if !run.warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
-        }
-    }
+    out.push_str(&own_warnings(run));
     out
-}
-
-/// A signed duration in human form.
-fn signed(ns: i128) -> String {
-    if ns < 0 {
-        format!("-{}", Human(ns.unsigned_abs() as u64))
-    } else {
-        Human(ns as u64).to_string()
-    }
 }

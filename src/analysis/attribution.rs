@@ -1,11 +1,11 @@
 //! Load attribution: which part of a load mix does the damage. A step with
 //! `attribute = true` runs under no load, under each part of its mix alone and
 //! under the whole mix; the parts are then ranked by what they do to p99.9 and to
-//! the maximum, against the baseline.
+//! the maximum, against the baseline (`format::text::campaign` says it in words).
 
-use super::plan::{PlannedStep, Role};
-use super::runner::StepRun;
-use crate::units::Human;
+use super::HARMFUL_RATIO;
+use crate::scenario::plan::{PlannedStep, Role};
+use crate::scenario::runner::StepRun;
 use serde::Serialize;
 
 /// What one part of a mix does to the tail.
@@ -41,6 +41,33 @@ pub struct Ranking {
 /// A ratio that stays finite when the baseline is 0.
 fn ratio(v: u64, base: u64) -> f64 {
     v as f64 / base.max(1) as f64
+}
+
+impl PartImpact {
+    /// Whether the part alone at least doubles p99.9 or the maximum.
+    pub fn is_harmful(&self) -> bool {
+        self.p999_ratio >= HARMFUL_RATIO || self.max_ratio >= HARMFUL_RATIO
+    }
+}
+
+impl Ranking {
+    /// The whole mix's p99.9 and max as ratios to the baseline's, when it ran.
+    pub fn whole_ratios(&self) -> Option<(f64, f64)> {
+        self.whole.map(|(p999, max)| {
+            (
+                ratio(p999, self.baseline_p999_ns),
+                ratio(max, self.baseline_max_ns),
+            )
+        })
+    }
+
+    /// Whether the whole mix harms the tail though no part does alone.
+    pub fn hurts_only_together(&self) -> bool {
+        !self.parts.iter().any(PartImpact::is_harmful)
+            && self
+                .whole_ratios()
+                .is_some_and(|(p, m)| p >= HARMFUL_RATIO || m >= HARMFUL_RATIO)
+    }
 }
 
 /// Ranks every attribution group whose baseline ran.
@@ -109,64 +136,10 @@ pub fn rank(plan: &[PlannedStep], steps: &[StepRun]) -> Vec<Ranking> {
     out
 }
 
-/// The text form: the harmful parts by name, the rest summed up.
-pub fn render(rankings: &[Ranking]) -> String {
-    let mut out = String::new();
-    for r in rankings {
-        out.push_str(&format!(
-            "load attribution of {} (baseline p99.9 {}, max {}):\n",
-            r.mix,
-            Human(r.baseline_p999_ns),
-            Human(r.baseline_max_ns)
-        ));
-        let (harmful, mild): (Vec<&PartImpact>, Vec<&PartImpact>) = r
-            .parts
-            .iter()
-            .partition(|p| p.p999_ratio >= 2.0 || p.max_ratio >= 2.0);
-        for (i, p) in harmful.iter().enumerate() {
-            out.push_str(&format!(
-                "  {}. {}: p99.9 {} → {} (×{:.1}), max {} → {} (×{:.1})\n",
-                i + 1,
-                p.part,
-                Human(r.baseline_p999_ns),
-                Human(p.p999_ns),
-                p.p999_ratio,
-                Human(r.baseline_max_ns),
-                Human(p.max_ns),
-                p.max_ratio
-            ));
-        }
-        if !mild.is_empty() {
-            let names: Vec<&str> = mild.iter().map(|p| p.part.as_str()).collect();
-            let lead = if harmful.is_empty() {
-                "every part"
-            } else {
-                "the other parts"
-            };
-            out.push_str(&format!("  {lead} < 2× ({})\n", names.join(", ")));
-        }
-        if let Some((p999, max)) = r.whole {
-            let (rp, rm) = (
-                ratio(p999, r.baseline_p999_ns),
-                ratio(max, r.baseline_max_ns),
-            );
-            out.push_str(&format!(
-                "  the whole mix: p99.9 {} (×{rp:.1}), max {} (×{rm:.1})\n",
-                Human(p999),
-                Human(max),
-            ));
-            if harmful.is_empty() && (rp >= 2.0 || rm >= 2.0) {
-                out.push_str("  no part explains it alone: the parts hurt together (CPU contention, or their interaction)\n");
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::{ranking_hurting_only_as_a_whole, run_from_samples};
     use crate::scenario::{expand, parse, DEFAULT_MAX_STEPS};
 
     /// Runs with a known p99.9 and max: 1000 samples of `base`, the top two set.
@@ -225,32 +198,18 @@ mod tests {
         );
         assert_eq!(r.parts[1].part, "memcopy");
         assert!((r.parts[1].max_ratio - 3.0).abs() < 1e-9, "exact maxima");
-        let text = render(std::slice::from_ref(r));
-        assert!(text.contains("1. fswalk: p99.9 12.007us → 310."), "{text}");
-        assert!(text.contains("(×25.8), max 40us → 400us (×10.0)"), "{text}");
-        assert!(text.contains("2. memcopy"), "{text}");
-        assert!(text.contains("the other parts < 2× ("), "{text}");
-        assert!(text.contains("the whole mix: p99.9 "), "{text}");
+        assert!(r.parts[0].is_harmful() && r.parts[1].is_harmful());
+        assert!(!r.parts[2].is_harmful());
+        assert!(!r.hurts_only_together());
     }
 
     #[test]
-    fn a_mix_that_hurts_only_as_a_whole_says_so() {
-        let r = Ranking {
-            mix: "dohell".into(),
-            baseline_p999_ns: 100_000,
-            baseline_max_ns: 1_000_000,
-            whole: Some((6_000_000, 10_000_000)),
-            parts: vec![PartImpact {
-                part: "io".into(),
-                p999_ns: 150_000,
-                max_ns: 1_100_000,
-                p999_ratio: 1.5,
-                max_ratio: 1.1,
-            }],
-        };
-        let text = render(&[r]);
-        assert!(text.contains("every part < 2× (io)"), "{text}");
-        assert!(text.contains("no part explains it alone"), "{text}");
+    fn a_mix_can_hurt_only_as_a_whole() {
+        let mut r = ranking_hurting_only_as_a_whole();
+        assert_eq!(r.whole_ratios(), Some((60.0, 10.0)));
+        assert!(r.hurts_only_together());
+        r.whole = None;
+        assert!(!r.hurts_only_together());
     }
 
     #[test]

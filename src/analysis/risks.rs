@@ -1,9 +1,12 @@
-//! What a campaign found: a table of its steps, verdicts, and the biggest risks.
+//! The risks a campaign shows, most severe first: failed requirements, loads that
+//! raise the tail against the idle baseline, overruns, what the system itself
+//! warns about, a failing audit and a kernel that is not preemptible.
 
-use super::runner::StepRun;
-use crate::report::table::Table;
-use crate::report::verdict::{self, Requirement};
-use crate::units::{Human, TimeUnit};
+use super::series;
+use super::verdict::Requirement;
+use super::HARMFUL_RATIO;
+use crate::scenario::runner::StepRun;
+use crate::units::Human;
 use serde::Serialize;
 
 /// A risk found by a campaign, most severe first.
@@ -13,71 +16,6 @@ pub struct Risk {
     pub score: f64,
     /// What it is and what it means.
     pub text: String,
-}
-
-/// The step table: one row per step.
-pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
-    let mut header = vec![
-        "step", "run", "status", "samples", "p50", "p99", "p99.9", "max", "overruns", "misses",
-    ];
-    let req_names: Vec<String> = reqs
-        .iter()
-        .map(|r| format!("{} {}", r.name, Human(r.budget_ns)))
-        .collect();
-    header.extend(req_names.iter().map(String::as_str));
-    let mut t = Table::new(&header);
-    // Runs of several kernels (--compare-with) carry their label in the name.
-    let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
-    for s in steps {
-        let total = s.run.total.as_ref();
-        let unknown = s.run.unreported();
-        // A figure the run's source did not report is '-', never a 0.
-        let cell = |field: &str, f: &dyn Fn(&crate::record::Series) -> f64| {
-            total
-                .filter(|_| !unknown.contains(&field))
-                .map(|t| unit.cell(f(t)))
-                .unwrap_or_else(|| "-".into())
-        };
-        let mut row = vec![
-            if labelled {
-                format!("{} [{}]", s.name, s.run.label)
-            } else {
-                s.name.clone()
-            },
-            s.run.id.map(|i| i.to_string()).unwrap_or_default(),
-            s.run.status.name().to_string(),
-            total
-                .map(|t| t.counters.samples.to_string())
-                .unwrap_or_default(),
-            cell("p50_ns", &|t| t.summary.p50_ns as f64),
-            cell("p99_ns", &|t| t.summary.p99_ns as f64),
-            cell("p999_ns", &|t| t.summary.p999_ns as f64),
-            cell("max_ns", &|t| t.summary.max_ns as f64),
-            total
-                .map(|t| t.counters.overruns.to_string())
-                .unwrap_or_default(),
-            total
-                .map(|t| t.counters.deadline_misses.to_string())
-                .unwrap_or_default(),
-        ];
-        for v in verdict::judge(std::slice::from_ref(&s.run), reqs) {
-            row.push(v.result.to_string());
-        }
-        t.row(row);
-    }
-    format!("{}(times in {})\n", t.render(), unit.symbol())
-}
-
-/// The three biggest risks as text ("" when none).
-pub fn risks_text(found: &[Risk]) -> String {
-    if found.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nbiggest risks:\n");
-    for (i, r) in found.iter().take(3).enumerate() {
-        out.push_str(&format!("  {}. {}\n", i + 1, r.text));
-    }
-    out
 }
 
 fn is_idle(s: &StepRun) -> bool {
@@ -109,7 +47,7 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
     }
     // Loads that raise the tail against the idle baseline of the same probe.
     for s in steps.iter().filter(|s| !is_idle(s)) {
-        let known = |r: &crate::record::Run| !r.unreported().contains(&"p999_ns");
+        let known = |r: &crate::record::Run| series::reported(r, "p999_ns");
         let base = steps
             .iter()
             .find(|b| is_idle(b) && b.run.kind == s.run.kind)
@@ -120,7 +58,7 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
         };
         let (b, v) = (base.summary.p999_ns.max(1), t.summary.p999_ns);
         let ratio = v as f64 / b as f64;
-        if ratio >= 2.0 {
+        if ratio >= HARMFUL_RATIO {
             out.push(Risk {
                 score: 20.0 + 10.0 * ratio.log2(),
                 text: format!(
@@ -199,45 +137,14 @@ pub fn risks(steps: &[StepRun], reqs: &[Requirement]) -> Vec<Risk> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{LoadRecord, Warning};
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::{step_run as step, unreported_idle_and_loaded};
+    use crate::record::Warning;
 
-    fn step(name: &str, samples: &[u64], load: Option<&str>) -> StepRun {
-        let mut run = run_from_samples("k", samples);
-        if let Some(l) = load {
-            run.loads.push(LoadRecord {
-                spec: l.into(),
-                kind: l.into(),
-                workers: 1,
-                params: serde_json::Value::Null,
-                ..LoadRecord::default()
-            });
-        }
-        StepRun {
-            index: 0,
-            name: name.into(),
-            run,
-        }
-    }
-
-    /// An imported run without percentiles shows them as '-' and is never
-    /// the idle baseline of a "raises p99.9" risk.
+    /// An imported run without percentiles is never the idle baseline of a
+    /// "raises p99.9" risk.
     #[test]
-    fn unreported_percentiles_are_dashes_and_no_risk() {
-        let mut idle = step("idle", &[10_000; 100], None);
-        idle.run.params = crate::record::RunParams::Recorded(
-            serde_json::json!({"unreported": ["p50_ns", "p99_ns", "p999_ns"]}),
-        );
-        let loaded = step("cpu", &[90_000; 100], Some("cpu"));
-        let table = step_table(&[idle.clone(), loaded.clone()], &[], TimeUnit::Us);
-        let idle_row = table.lines().find(|l| l.starts_with("idle")).unwrap();
-        let cells: Vec<&str> = idle_row.split_whitespace().collect();
-        assert_eq!(
-            &cells[cells.len() - 6..cells.len() - 2],
-            ["-", "-", "-", "10.0"],
-            "{table}"
-        );
-        let found = risks(&[idle, loaded], &[]);
+    fn unreported_percentiles_are_no_risk() {
+        let found = risks(&unreported_idle_and_loaded(), &[]);
         assert!(
             !found.iter().any(|r| r.text.contains("raises p99.9")),
             "{found:?}"
@@ -298,25 +205,5 @@ mod tests {
             r.iter().filter(|x| x.text.contains("hypervisor")).count(),
             1
         );
-    }
-
-    #[test]
-    fn the_table_has_a_row_per_step_and_a_verdict_column_per_requirement() {
-        let reqs = [Requirement {
-            name: "gyro".into(),
-            budget_ns: 1_000_000,
-        }];
-        let text = step_table(
-            &[
-                step("idle", &[5_000; 10], None),
-                step("load", &[2_000_000; 10], Some("cpu")),
-            ],
-            &reqs,
-            TimeUnit::Us,
-        );
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[0].contains("gyro 1ms"));
-        assert!(lines[1].starts_with("idle") && lines[1].ends_with("PASS"));
-        assert!(lines[2].starts_with("load") && lines[2].ends_with("FAIL"));
     }
 }

@@ -4,10 +4,9 @@
 //! states the samples and the time it was observed over, because a PASS over 500
 //! samples says much less than one over ten million.
 
-use super::compare::{name_with_id, primary_series};
-use super::table::Table;
-use crate::record::{Run, Status};
-use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use super::{series, status};
+use crate::record::Run;
+use crate::units::{parse_positive_duration, DefaultUnit};
 use rtlab_engine::stats::hist::LatencyHistogram;
 use serde::Serialize;
 
@@ -136,17 +135,16 @@ impl Verdict {
 pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for run in runs {
-        let series = primary_series(run).filter(|s| s.counters.samples > 0);
+        let series = series::primary(run).filter(|s| s.counters.samples > 0);
         let hist = series
             .as_ref()
             .map(|s| LatencyHistogram::from_data(&s.histogram));
-        let note = match run.status {
-            Status::Complete => None,
-            s => Some(format!(
+        let note = status::unfinished(run).map(|s| {
+            format!(
                 "run {}: judged on what was observed before it stopped",
                 s.name()
-            )),
-        };
+            )
+        });
         for req in reqs {
             let mut v = Verdict {
                 run_id: run.id,
@@ -184,75 +182,41 @@ pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
     out
 }
 
-/// A signed duration in human form (`-1.5ms`).
-pub fn signed(ns: i64) -> String {
-    if ns < 0 {
-        format!("-{}", Human(ns.unsigned_abs()))
-    } else {
-        Human(ns as u64).to_string()
-    }
+/// How many verdicts failed (NO DATA counts as failed).
+pub fn failures(verdicts: &[Verdict]) -> usize {
+    verdicts.iter().filter(|v| !v.passed()).count()
 }
 
-/// The cells of a verdict row: run, requirement, budget, result, max, margin,
-/// misses, overruns, samples, observed, note.
-pub fn cells(v: &Verdict) -> Vec<String> {
-    let opt = |o: Option<u64>| o.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-    vec![
-        name_with_id(&v.label, v.run_id),
-        v.requirement.clone(),
-        Human(v.budget_ns).to_string(),
-        v.result.into(),
-        v.max_ns.map(|m| Human(m).to_string()).unwrap_or("-".into()),
-        v.margin_ns.map(signed).unwrap_or("-".into()),
-        opt(v.misses),
-        opt(v.overruns),
-        v.samples.to_string(),
-        if v.duration_ns > 0 {
-            Human(v.duration_ns).to_string()
-        } else {
-            "unknown".into()
-        },
-        v.note.clone().unwrap_or_default(),
-    ]
+/// A run's own `--max-latency` threshold and how its maximum fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    /// The threshold (ns).
+    pub limit_ns: u64,
+    /// The observed maximum of all threads (ns; 0 without a total).
+    pub max_ns: u64,
+    /// Threshold − observed max (ns); negative when it is exceeded.
+    pub margin_ns: i64,
+    /// Whether the maximum is within the threshold.
+    pub passed: bool,
 }
 
-/// Column headers matching [`cells`].
-pub const HEADER: &[&str] = &[
-    "run",
-    "requirement",
-    "budget",
-    "verdict",
-    "max",
-    "margin",
-    "misses",
-    "overruns",
-    "samples",
-    "observed",
-    "note",
-];
-
-/// The verdict table as text, with a closing line counting the failures.
-pub fn render_text(verdicts: &[Verdict]) -> String {
-    let mut t = Table::new(HEADER);
-    for v in verdicts {
-        t.row(cells(v));
-    }
-    let failed = verdicts.iter().filter(|v| !v.passed()).count();
-    format!(
-        "{}{}\n",
-        t.render(),
-        if failed == 0 {
-            "all requirements met".to_string()
-        } else {
-            format!("{failed} of {} verdict(s) failed", verdicts.len())
-        }
-    )
+/// The run's `--max-latency` threshold judged, when it was given one.
+pub fn max_latency(run: &Run) -> Option<Threshold> {
+    let limit_ns = crate::step::latency::asked(&run.params).max_latency_ns?;
+    let max_ns = run.total.as_ref().map(|t| t.summary.max_ns).unwrap_or(0);
+    Some(Threshold {
+        limit_ns,
+        max_ns,
+        margin_ns: limit_ns as i64 - max_ns as i64,
+        passed: max_ns <= limit_ns,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::run_from_samples;
+    use crate::analysis::fixture::run_from_samples;
+    use crate::record::Status;
 
     #[test]
     fn requirements_and_presets() {
@@ -304,9 +268,23 @@ mod tests {
         assert_eq!(baro.result, "PASS");
         assert_eq!(baro.margin_ns, Some(18_800_000));
         assert_eq!(baro.misses, Some(0));
-        let text = render_text(&v);
-        assert!(text.contains("2 of 7 verdict(s) failed"), "{text}");
-        assert!(text.contains("-200us"), "{text}");
+        assert_eq!(failures(&v), 2);
+    }
+
+    #[test]
+    fn the_max_latency_threshold_of_a_run() {
+        let mut run = run_from_samples("x", &[500_000, 1_200_000]);
+        assert_eq!(max_latency(&run), None);
+        run.params =
+            crate::record::RunParams::Recorded(serde_json::json!({"max_latency_ns": 1_000_000}));
+        let t = max_latency(&run).unwrap();
+        assert_eq!(
+            (t.max_ns, t.margin_ns, t.passed),
+            (1_200_000, -200_000, false)
+        );
+        run.params =
+            crate::record::RunParams::Recorded(serde_json::json!({"max_latency_ns": 1_200_000}));
+        assert!(max_latency(&run).unwrap().passed, "at the threshold passes");
     }
 
     #[test]
@@ -323,8 +301,5 @@ mod tests {
         assert_eq!(v.result, "NO DATA");
         assert!(!v.passed());
         assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
-        let mut imported = run_from_samples("ct", &[1_000]);
-        imported.duration_ns = 0;
-        assert_eq!(cells(&judge(&[imported], &req)[0])[9], "unknown");
     }
 }

@@ -1,0 +1,134 @@
+//! The flags `compare` and `report` share (`--require`, `--html`, `--title`,
+//! `--plots`), and how they end: the files written whole, the text printed, the
+//! exit code of the verdicts.
+
+use super::common;
+use crate::analysis::verdict::{failures, parse_requirement, Requirement, Verdict};
+use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
+use crate::format::html::Html;
+use crate::format::svg::plot_files;
+use crate::format::{Exporter, Options};
+use crate::record::Run;
+use anyhow::Result;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// A file to write: its path, the flag that asked for it, its content.
+pub type OutFile = (PathBuf, &'static str, String);
+
+/// `--require`, shared by `compare` and `report`.
+#[derive(Debug, Args)]
+pub struct RequireArgs {
+    /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
+    /// preset (drone, messaging); repeatable. A run passes when its observed
+    /// maximum latency is within the budget. Exit 1 if any run fails one.
+    #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
+    require: Vec<String>,
+}
+
+impl RequireArgs {
+    /// The requirements, presets expanded.
+    pub fn parse(&self) -> Result<Vec<Requirement>> {
+        let mut out = Vec::new();
+        for r in &self.require {
+            out.extend(parse_requirement(r).map_err(|e| bad_flag("--require", e))?);
+        }
+        Ok(out)
+    }
+}
+
+/// HTML report and plot directory, shared by `compare` and `report`.
+#[derive(Debug, Args)]
+pub struct ReportFiles {
+    /// Write a self-contained HTML report (inline SVG plots) to this file.
+    #[arg(long, value_name = "FILE", value_parser = common::output_file)]
+    html: Option<PathBuf>,
+    /// Title of the HTML report.
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
+    /// Write every plot as an SVG file into this directory (histograms.svg,
+    /// percentiles.svg, run-ID-threads.svg, run-ID-time.svg).
+    #[arg(long, value_name = "DIR", value_parser = common::output_dir)]
+    plots: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    /// The files to write: path, flag, content. Built completely before anything
+    /// is written, so an error leaves nothing half-written. `opts.title` is the
+    /// report's title unless `--title` gives one.
+    pub fn render(&self, runs: &[Run], opts: &Options) -> Result<Vec<OutFile>> {
+        let mut out = Vec::new();
+        if let Some(path) = &self.html {
+            let opts = Options {
+                title: self.title.as_deref().unwrap_or(opts.title),
+                ..*opts
+            };
+            out.push((path.clone(), "--html", Html.serialize(runs, &opts)?));
+        }
+        if let Some(dir) = &self.plots {
+            for (name, svg) in plot_files(runs)? {
+                out.push((dir.join(name), "--plots", svg));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Writes each file next to its final name, then renames it into place, so that
+/// a reader never sees half a file.
+fn write_files(files: &[OutFile]) -> Result<()> {
+    for (path, flag, content) in files {
+        // Only --plots' own directory is ever made, below one that exists:
+        // the flags' parsers checked that.
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+        {
+            std::fs::create_dir(dir)
+                .map_err(|e| bad_flag(flag, format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let tmp = path.with_extension("rtlab-tmp");
+        std::fs::write(&tmp, content)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                bad_flag(flag, format!("cannot write {}: {e}", path.display()))
+            })?;
+    }
+    Ok(())
+}
+
+/// Writes the files, prints `text` on stdout (a closed pipe is not an error) and
+/// returns the exit code of the verdicts: 1 when any failed.
+pub fn finish(files: &[OutFile], text: &str, verdicts: &[Verdict]) -> Result<i32> {
+    write_files(files)?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    for (path, _, _) in files {
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(if failures(verdicts) == 0 {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_written_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("sub/a.svg");
+        write_files(&[(good.clone(), "--svg", "<svg/>".into())]).unwrap();
+        assert_eq!(std::fs::read_to_string(&good).unwrap(), "<svg/>");
+        let bad = dir.path().join("a.svg/inside-a-file.svg");
+        std::fs::write(dir.path().join("a.svg"), "x").unwrap();
+        let e = write_files(&[(bad, "--html", "x".into())]).unwrap_err();
+        assert!(e.to_string().starts_with("--html: cannot"), "{e}");
+    }
+}

@@ -1,0 +1,231 @@
+//! What a campaign found, in words: the table of its steps with a verdict column
+//! per requirement, its biggest risks, and which part of a load mix does the
+//! damage.
+
+use super::table::Table;
+use crate::analysis::attribution::{PartImpact, Ranking};
+use crate::analysis::risks::Risk;
+use crate::analysis::series;
+use crate::analysis::verdict::{self, Requirement};
+use crate::record::Series;
+use crate::scenario::runner::StepRun;
+use crate::store::Campaign;
+use crate::units::{Human, TimeUnit};
+
+/// The step table: one row per step.
+pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
+    let mut header = vec![
+        "step", "run", "status", "samples", "p50", "p99", "p99.9", "max", "overruns", "misses",
+    ];
+    let req_names: Vec<String> = reqs
+        .iter()
+        .map(|r| format!("{} {}", r.name, Human(r.budget_ns)))
+        .collect();
+    header.extend(req_names.iter().map(String::as_str));
+    let mut t = Table::new(&header);
+    // Runs of several kernels (--compare-with) carry their label in the name.
+    let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
+    for s in steps {
+        let total = s.run.total.as_ref();
+        // A figure the run's source did not report is '-', never a 0.
+        let cell = |field: &str, f: &dyn Fn(&Series) -> f64| {
+            total
+                .filter(|_| series::reported(&s.run, field))
+                .map(|t| unit.cell(f(t)))
+                .unwrap_or_else(|| "-".into())
+        };
+        let mut row = vec![
+            if labelled {
+                format!("{} [{}]", s.name, s.run.label)
+            } else {
+                s.name.clone()
+            },
+            s.run.id.map(|i| i.to_string()).unwrap_or_default(),
+            s.run.status.name().to_string(),
+            total
+                .map(|t| t.counters.samples.to_string())
+                .unwrap_or_default(),
+            cell("p50_ns", &|t| t.summary.p50_ns as f64),
+            cell("p99_ns", &|t| t.summary.p99_ns as f64),
+            cell("p999_ns", &|t| t.summary.p999_ns as f64),
+            cell("max_ns", &|t| t.summary.max_ns as f64),
+            total
+                .map(|t| t.counters.overruns.to_string())
+                .unwrap_or_default(),
+            total
+                .map(|t| t.counters.deadline_misses.to_string())
+                .unwrap_or_default(),
+        ];
+        for v in verdict::judge(std::slice::from_ref(&s.run), reqs) {
+            row.push(v.result.to_string());
+        }
+        t.row(row);
+    }
+    format!("{}(times in {})\n", t.render(), unit.symbol())
+}
+
+/// `rtlab report --campaign`: the campaign, its step table and its biggest risks.
+pub fn campaign_report(
+    c: &Campaign,
+    steps: &[StepRun],
+    reqs: &[Requirement],
+    found: &[Risk],
+    unit: TimeUnit,
+) -> String {
+    let mut out = format!(
+        "rtlab run  {}  campaign {}  [{}]  created {}\n\n",
+        c.name,
+        c.id,
+        c.status.name(),
+        c.created_at
+    );
+    out.push_str(&step_table(steps, reqs, unit));
+    out.push_str(&risks_text(found));
+    out
+}
+
+/// The three biggest risks as text ("" when none).
+pub fn risks_text(found: &[Risk]) -> String {
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nbiggest risks:\n");
+    for (i, r) in found.iter().take(3).enumerate() {
+        out.push_str(&format!("  {}. {}\n", i + 1, r.text));
+    }
+    out
+}
+
+/// Load attribution: the harmful parts by name, the rest summed up.
+pub fn attribution_text(rankings: &[Ranking]) -> String {
+    let mut out = String::new();
+    for r in rankings {
+        out.push_str(&format!(
+            "load attribution of {} (baseline p99.9 {}, max {}):\n",
+            r.mix,
+            Human(r.baseline_p999_ns),
+            Human(r.baseline_max_ns)
+        ));
+        let (harmful, mild): (Vec<&PartImpact>, Vec<&PartImpact>) =
+            r.parts.iter().partition(|p| p.is_harmful());
+        for (i, p) in harmful.iter().enumerate() {
+            out.push_str(&format!(
+                "  {}. {}: p99.9 {} → {} (×{:.1}), max {} → {} (×{:.1})\n",
+                i + 1,
+                p.part,
+                Human(r.baseline_p999_ns),
+                Human(p.p999_ns),
+                p.p999_ratio,
+                Human(r.baseline_max_ns),
+                Human(p.max_ns),
+                p.max_ratio
+            ));
+        }
+        if !mild.is_empty() {
+            let names: Vec<&str> = mild.iter().map(|p| p.part.as_str()).collect();
+            let lead = if harmful.is_empty() {
+                "every part"
+            } else {
+                "the other parts"
+            };
+            out.push_str(&format!("  {lead} < 2× ({})\n", names.join(", ")));
+        }
+        if let (Some((p999, max)), Some((rp, rm))) = (r.whole, r.whole_ratios()) {
+            out.push_str(&format!(
+                "  the whole mix: p99.9 {} (×{rp:.1}), max {} (×{rm:.1})\n",
+                Human(p999),
+                Human(max),
+            ));
+            if r.hurts_only_together() {
+                out.push_str("  no part explains it alone: the parts hurt together (CPU contention, or their interaction)\n");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{
+        ranking_hurting_only_as_a_whole, step_run as step, unreported_idle_and_loaded,
+    };
+
+    /// An imported run without percentiles shows them as '-'.
+    #[test]
+    fn unreported_percentiles_are_dashes() {
+        let table = step_table(&unreported_idle_and_loaded(), &[], TimeUnit::Us);
+        let idle_row = table.lines().find(|l| l.starts_with("idle")).unwrap();
+        let cells: Vec<&str> = idle_row.split_whitespace().collect();
+        assert_eq!(
+            &cells[cells.len() - 6..cells.len() - 2],
+            ["-", "-", "-", "10.0"],
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_step_and_a_verdict_column_per_requirement() {
+        let reqs = [Requirement {
+            name: "gyro".into(),
+            budget_ns: 1_000_000,
+        }];
+        let text = step_table(
+            &[
+                step("idle", &[5_000; 10], None),
+                step("load", &[2_000_000; 10], Some("cpu")),
+            ],
+            &reqs,
+            TimeUnit::Us,
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("gyro 1ms"));
+        assert!(lines[1].starts_with("idle") && lines[1].ends_with("PASS"));
+        assert!(lines[2].starts_with("load") && lines[2].ends_with("FAIL"));
+    }
+
+    fn part(part: &str, p999_ns: u64, max_ns: u64) -> PartImpact {
+        PartImpact {
+            part: part.into(),
+            p999_ns,
+            max_ns,
+            p999_ratio: p999_ns as f64 / 12_000.0,
+            max_ratio: max_ns as f64 / 40_000.0,
+        }
+    }
+
+    #[test]
+    fn harmful_parts_by_name_the_others_summed_up() {
+        let r = Ranking {
+            mix: "dohell".into(),
+            baseline_p999_ns: 12_000,
+            baseline_max_ns: 40_000,
+            whole: Some((350_000, 900_000)),
+            parts: vec![
+                part("fswalk", 310_000, 400_000),
+                part("memcopy", 13_000, 120_000),
+                part("cpu", 12_500, 41_000),
+            ],
+        };
+        let text = attribution_text(&[r]);
+        assert!(
+            text.contains("1. fswalk: p99.9 12us → 310us (×25.8), max 40us → 400us (×10.0)"),
+            "{text}"
+        );
+        assert!(text.contains("2. memcopy"), "{text}");
+        assert!(text.contains("the other parts < 2× (cpu)"), "{text}");
+        assert!(
+            text.contains("the whole mix: p99.9 350us (×29.2)"),
+            "{text}"
+        );
+        assert!(!text.contains("no part explains it alone"), "{text}");
+    }
+
+    #[test]
+    fn a_mix_that_hurts_only_as_a_whole_says_so() {
+        let r = ranking_hurting_only_as_a_whole();
+        let text = attribution_text(&[r]);
+        assert!(text.contains("every part < 2× (io)"), "{text}");
+        assert!(text.contains("no part explains it alone"), "{text}");
+    }
+}

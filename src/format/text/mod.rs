@@ -1,0 +1,13 @@
+//! Text for terminals: aligned tables, the series table of every probe, the
+//! latency report, the live view, comparisons, verdicts, campaign summaries,
+//! one run in depth and the results store's listings.
+
+pub mod campaign;
+pub mod compare;
+pub mod latency;
+pub mod live;
+pub mod results;
+pub mod run;
+pub mod series;
+pub mod table;
+pub mod verdict;

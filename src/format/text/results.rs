@@ -1,0 +1,129 @@
+//! The results store in words: the list of runs, the campaigns and one
+//! campaign's steps, and the line of each imported run.
+
+use super::table::Table;
+use crate::analysis::metrics::headline_rate;
+use crate::record::Run;
+use crate::store::{Campaign, CampaignRow, RunRow};
+use crate::units::{Human, TimeUnit};
+use std::path::Path;
+
+fn cell(ns: Option<i64>, unit: TimeUnit) -> String {
+    ns.map(|v| unit.cell(v as f64))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn count(n: Option<i64>) -> String {
+    n.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// `rtlab results list`: one row per run and a count, or a sentence naming the
+/// database when no run matches.
+pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
+    if rows.is_empty() {
+        return format!("no runs match in {}\n", db.display());
+    }
+    let mut t = Table::new(&[
+        "id",
+        "started (UTC)",
+        "kind",
+        "label",
+        "status",
+        "samples",
+        "p99",
+        "max",
+        "misses",
+        "events/s",
+        "tags",
+    ]);
+    for col in [1, 2, 3, 4, 10] {
+        t.align_left(col);
+    }
+    for r in rows {
+        t.row(vec![
+            r.id.to_string(),
+            r.started_at
+                .get(..19)
+                .unwrap_or(&r.started_at)
+                .replace('T', " "),
+            r.kind.clone(),
+            r.label.clone(),
+            r.status.clone(),
+            count(r.samples),
+            cell(r.p99_ns, unit),
+            cell(r.max_ns, unit),
+            count(r.misses),
+            headline_rate(&r.metrics)
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            r.tags.join(","),
+        ]);
+    }
+    format!(
+        "{}{} run(s), times in {}\n",
+        t.render(),
+        rows.len(),
+        unit.symbol()
+    )
+}
+
+/// `rtlab results campaigns`: one row per campaign.
+pub fn campaigns(rows: Vec<CampaignRow>) -> String {
+    let mut t = Table::new(&["id", "name", "status", "created (UTC)", "runs"]);
+    for col in [1, 2, 3] {
+        t.align_left(col);
+    }
+    for c in rows {
+        t.row(vec![
+            c.id.to_string(),
+            c.name,
+            c.status.name().to_string(),
+            c.created_at,
+            c.runs.to_string(),
+        ]);
+    }
+    t.render()
+}
+
+/// `rtlab results campaigns ID`: the campaign and its steps' runs.
+pub fn campaign(c: &Campaign) -> String {
+    let mut out = format!(
+        "campaign {}  {}  [{}]  created {}  ended {}\n",
+        c.id,
+        c.name,
+        c.status.name(),
+        c.created_at,
+        c.ended_at.as_deref().unwrap_or("-")
+    );
+    let mut t = Table::new(&["step", "name", "run"]);
+    t.align_left(1);
+    for s in &c.steps {
+        t.row(vec![
+            s.step_index.to_string(),
+            s.step_name.clone(),
+            s.run_id.to_string(),
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
+/// The line of a run imported from `file` and saved as run `id`.
+pub fn imported(id: i64, run: &Run, file: &Path) -> String {
+    let what = match &run.total {
+        Some(t) if run.kind == "latency" => format!(
+            "{} thread(s), {} samples, max {}",
+            run.series.len(),
+            t.counters.samples,
+            Human(t.summary.max_ns)
+        ),
+        Some(t) => format!("{} events", t.counters.samples),
+        None => String::new(),
+    };
+    format!(
+        "run {id}: {} '{}' ({what}) from {}\n",
+        run.kind,
+        run.label,
+        file.display()
+    )
+}
