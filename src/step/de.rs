@@ -8,22 +8,12 @@ use std::fmt;
 /// A duration is a string with a unit (`"200us"`); its text is checked when the
 /// step is checked, against the unit bare numbers take.
 pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a duration string with a unit, e.g. \"200us\"")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-    }
-    d.deserialize_any(V)
+    d.deserialize_any(Duration)
 }
 
 /// An optional [`duration`].
 pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    duration(d).map(Some)
+    d.deserialize_any(OrNull(Duration))
 }
 
 /// A word: a string, or a whole number written bare (`dma_latency = 0`).
@@ -49,56 +39,102 @@ pub fn word<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 /// A size is a string with a unit (`"256M"`) or a whole number of bytes.
 pub fn size<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a size such as \"256M\" or a whole number of bytes")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-            Err(E::custom(format!("{v} is not a size; give bytes ≥ 0")))
-        }
-    }
-    d.deserialize_any(V)
+    d.deserialize_any(Size)
 }
 
 /// An optional [`size`].
 pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    size(d).map(Some)
+    d.deserialize_any(OrNull(Size))
 }
 
 /// A CPU list: a string (`"0,2-3"`), one CPU number, or an array of CPU numbers
 /// (`[0, 2]`); read as the list string.
 pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct V;
-    const HOW: &str =
-        "a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
-    impl<'de> Visitor<'de> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(HOW)
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
-            let mut parts = Vec::new();
-            while let Some(c) = seq.next_element::<u64>()? {
-                parts.push(c.to_string());
-            }
-            Ok(parts.join(","))
-        }
+    d.deserialize_any(OrNull(Cpus))
+}
+
+struct Duration;
+
+impl Visitor<'_> for Duration {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration string with a unit, e.g. \"200us\"")
     }
-    d.deserialize_any(V).map(Some)
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+}
+
+struct Size;
+
+impl Visitor<'_> for Size {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a size such as \"256M\" or a whole number of bytes")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Err(E::custom(format!("{v} is not a size; give bytes ≥ 0")))
+    }
+}
+
+struct Cpus;
+
+impl<'de> Visitor<'de> for Cpus {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(c) = seq.next_element::<u64>()? {
+            parts.push(c.to_string());
+        }
+        Ok(parts.join(","))
+    }
+}
+
+/// What `V` reads, or nothing for `null`: how a run records a value left out,
+/// so that recorded parameters read back as they were.
+struct OrNull<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for OrNull<V> {
+    type Value = Option<V::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self.0).map(Some)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        self.0.visit_str(s).map(Some)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.0.visit_u64(v).map(Some)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.0.visit_i64(v).map(Some)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq).map(Some)
+    }
 }
 
 /// Load specs: one spec string or an array of them; `"none"` is no load.
@@ -225,6 +261,12 @@ mod tests {
             .unwrap()
             .load
             .is_empty());
+    }
+
+    #[test]
+    fn null_is_a_value_left_out() {
+        let v = t(serde_json::json!({"cpus": null})).unwrap();
+        assert_eq!(v.cpus, None);
     }
 
     #[test]
