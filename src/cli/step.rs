@@ -25,5 +25,6 @@ pub fn run(ctx: &Context, a: StepArgs) -> Result<i32> {
         .map_err(|e| UsageError(format!("--params: not a step's parameters: {e}")))?;
     match params {
         Params::Latency(p) => super::latency::execute(ctx, &p, None, &a.out, &a.save),
+        Params::Net(p) => super::net::execute(ctx, &p, &a.out, &a.save),
     }
 }

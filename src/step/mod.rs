@@ -10,6 +10,7 @@
 pub mod de;
 pub mod latency;
 pub mod loads;
+pub mod net;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -28,6 +29,9 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab net ping`.
+    #[serde(rename = "net")]
+    Net(net::Params),
 }
 
 /// How a scenario reads a probe's steps.
@@ -47,7 +51,7 @@ pub struct Probe {
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[latency::PROBE];
+pub const PROBES: &[Probe] = &[latency::PROBE, net::PROBE];
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
@@ -102,6 +106,7 @@ impl Params {
     pub fn name(&self) -> &'static str {
         match self {
             Params::Latency(_) => latency::PROBE.name,
+            Params::Net(_) => net::PROBE.name,
         }
     }
 
@@ -109,6 +114,7 @@ impl Params {
     pub fn planned_ns(&self) -> Option<u64> {
         match self {
             Params::Latency(p) => p.planned_ns(),
+            Params::Net(p) => p.planned_ns(),
         }
     }
 
@@ -117,6 +123,7 @@ impl Params {
     pub fn check(&self, m: &Machine) -> Result<()> {
         match self {
             Params::Latency(p) => p.plan(m).map(drop),
+            Params::Net(p) => p.plan(m).map(drop),
         }
     }
 
@@ -124,6 +131,7 @@ impl Params {
     pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
         match self {
             Params::Latency(p) => p.rt_need(),
+            Params::Net(p) => p.rt_need(),
         }
     }
 }
