@@ -58,9 +58,13 @@ pub struct BadValue {
 }
 
 impl BadValue {
-    /// The scenario key of the flag: `--histogram-max` → `histogram_max`.
+    /// The scenario key of the flag: `--histogram-max` → `histogram_max`; a
+    /// positional argument (`HOST:PORT`) is the step's `target`.
     pub fn key(&self) -> String {
-        self.flag.trim_start_matches('-').replace('-', "_")
+        match self.flag.strip_prefix("--") {
+            Some(long) => long.replace('-', "_"),
+            None => "target".into(),
+        }
     }
 }
 

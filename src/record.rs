@@ -283,6 +283,14 @@ impl RunParams {
         }
     }
 
+    /// The step's parameters, when a step of this rtlab made the run.
+    pub fn step(&self) -> Option<&crate::step::Params> {
+        match self {
+            RunParams::Step(p) => Some(p),
+            RunParams::Recorded(_) => None,
+        }
+    }
+
     /// As JSON, the way a run document shows it.
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()

@@ -26,5 +26,6 @@ pub fn run(ctx: &Context, a: StepArgs) -> Result<i32> {
     match params {
         Params::Latency(p) => super::latency::execute(ctx, &p, None, &a.out, &a.save),
         Params::Load(p) => super::load::execute(ctx, &p, &a.out, &a.save),
+        Params::Net(p) => super::net::execute(ctx, &p, &a.out, &a.save),
     }
 }

@@ -352,17 +352,15 @@ pub struct Asked {
 /// What a latency run was asked: from its step's parameters, or as recorded by
 /// an import or by an rtlab from before runs recorded their step's parameters.
 pub fn asked(params: &RunParams) -> Asked {
-    if let RunParams::Step(step) = params {
-        if let super::Params::Latency(p) = step.as_ref() {
-            let (policy, priority) = p.sched();
-            let us = |t: &str| parse_positive_duration(t, DefaultUnit::Micros).ok();
-            return Asked {
-                policy: policy.name().to_string(),
-                priority: i64::from(priority),
-                interval_ns: us(&p.interval).unwrap_or(0),
-                max_latency_ns: p.max_latency.as_deref().and_then(us),
-            };
-        }
+    if let Some(super::Params::Latency(p)) = params.step() {
+        let (policy, priority) = p.sched();
+        let us = |t: &str| parse_positive_duration(t, DefaultUnit::Micros).ok();
+        return Asked {
+            policy: policy.name().to_string(),
+            priority: i64::from(priority),
+            interval_ns: us(&p.interval).unwrap_or(0),
+            max_latency_ns: p.max_latency.as_deref().and_then(us),
+        };
     }
     Asked {
         policy: params

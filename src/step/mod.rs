@@ -11,6 +11,7 @@ pub mod de;
 pub mod latency;
 pub mod load;
 pub mod loads;
+pub mod net;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -32,6 +33,9 @@ pub enum Params {
     /// `rtlab load`.
     #[serde(rename = "load")]
     Load(load::Params),
+    /// `rtlab net ping`.
+    #[serde(rename = "net")]
+    Net(net::Params),
 }
 
 /// How a scenario reads a probe's steps.
@@ -51,7 +55,7 @@ pub struct Probe {
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[latency::PROBE, load::PROBE];
+pub const PROBES: &[Probe] = &[latency::PROBE, load::PROBE, net::PROBE];
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
@@ -107,6 +111,7 @@ impl Params {
         match self {
             Params::Latency(p) => p.planned_ns(),
             Params::Load(p) => p.planned_ns(),
+            Params::Net(p) => p.planned_ns(),
         }
     }
 
@@ -116,6 +121,7 @@ impl Params {
         match self {
             Params::Latency(p) => p.check(m),
             Params::Load(p) => p.check(),
+            Params::Net(p) => p.check(m),
         }
     }
 
@@ -124,6 +130,7 @@ impl Params {
         match self {
             Params::Latency(p) => p.rt_need(),
             Params::Load(p) => p.rt_need(),
+            Params::Net(p) => p.rt_need(),
         }
     }
 }
