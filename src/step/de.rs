@@ -8,22 +8,43 @@ use std::fmt;
 /// A duration is a string with a unit (`"200us"`); its text is checked when the
 /// step is checked, against the unit bare numbers take.
 pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a duration string with a unit, e.g. \"200us\"")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-    }
-    d.deserialize_any(V)
+    d.deserialize_any(Duration)
 }
 
-/// An optional [`duration`].
+/// An optional [`duration`]: `null` is none.
 pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    duration(d).map(Some)
+    d.deserialize_option(Opt(Duration))
+}
+
+struct Duration;
+
+impl Visitor<'_> for Duration {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration string with a unit, e.g. \"200us\"")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+}
+
+/// What `V` reads, or none for `null` (how an unset value is serialised).
+struct Opt<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Opt<V> {
+    type Value = Option<V::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self.0).map(Some)
+    }
 }
 
 /// A word: a string, or a whole number written bare (`dma_latency = 0`).
@@ -49,56 +70,84 @@ pub fn word<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 /// A size is a string with a unit (`"256M"`) or a whole number of bytes.
 pub fn size<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    d.deserialize_any(Size)
+}
+
+/// An optional [`size`]: `null` is none.
+pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    d.deserialize_option(Opt(Size))
+}
+
+struct Size;
+
+impl Visitor<'_> for Size {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a size such as \"256M\" or a whole number of bytes")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Err(E::custom(format!("{v} is not a size; give bytes ≥ 0")))
+    }
+}
+
+/// A number: written bare (`1.5`, `2`) or as a string (`"1.5"`).
+pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     struct V;
     impl Visitor<'_> for V {
-        type Value = String;
+        type Value = f64;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a size such as \"256M\" or a whole number of bytes")
+            f.write_str("a number such as 1.5")
         }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+            Ok(v)
         }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+            Ok(v as f64)
         }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-            Err(E::custom(format!("{v} is not a size; give bytes ≥ 0")))
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<f64, E> {
+            s.trim()
+                .parse()
+                .map_err(|_| E::custom(format!("'{s}' is not a number (e.g. 1.5)")))
         }
     }
     d.deserialize_any(V)
 }
 
-/// An optional [`size`].
-pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    size(d).map(Some)
+/// A CPU list: a string (`"0,2-3"`), one CPU number, or an array of CPU numbers
+/// (`[0, 2]`); read as the list string. `null` is none.
+pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    d.deserialize_option(Opt(Cpus))
 }
 
-/// A CPU list: a string (`"0,2-3"`), one CPU number, or an array of CPU numbers
-/// (`[0, 2]`); read as the list string.
-pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct V;
-    const HOW: &str =
-        "a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
-    impl<'de> Visitor<'de> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(HOW)
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
-            let mut parts = Vec::new();
-            while let Some(c) = seq.next_element::<u64>()? {
-                parts.push(c.to_string());
-            }
-            Ok(parts.join(","))
-        }
+struct Cpus;
+
+impl<'de> Visitor<'de> for Cpus {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers")
     }
-    d.deserialize_any(V).map(Some)
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(c) = seq.next_element::<u64>()? {
+            parts.push(c.to_string());
+        }
+        Ok(parts.join(","))
+    }
 }
 
 /// Load specs: one spec string or an array of them; `"none"` is no load.
@@ -178,6 +227,10 @@ mod tests {
     struct T {
         #[serde(default, deserialize_with = "cpus")]
         cpus: Option<String>,
+        #[serde(default, deserialize_with = "opt_duration")]
+        time: Option<String>,
+        #[serde(default, deserialize_with = "number")]
+        ratio: f64,
         #[serde(default, deserialize_with = "loads")]
         load: Vec<String>,
         #[serde(default)]
@@ -225,6 +278,18 @@ mod tests {
             .unwrap()
             .load
             .is_empty());
+    }
+
+    #[test]
+    fn null_is_an_unset_value_and_numbers_may_be_strings() {
+        let v = t(serde_json::json!({"cpus": null, "time": null})).unwrap();
+        assert_eq!((v.cpus, v.time), (None, None));
+        let v = t(serde_json::json!({"time": "2s", "ratio": "1.5"})).unwrap();
+        assert_eq!((v.time.as_deref(), v.ratio), (Some("2s"), 1.5));
+        assert_eq!(t(serde_json::json!({"ratio": 2})).unwrap().ratio, 2.0);
+        assert!(t(serde_json::json!({"ratio": "x"}))
+            .unwrap_err()
+            .contains("'x' is not a number"));
     }
 
     #[test]
