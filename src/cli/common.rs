@@ -86,9 +86,11 @@ impl OutputArgs {
     }
 }
 
-/// The live view of a measuring step, on a terminal unless `--quiet`.
+/// The live view of a measuring step, on a terminal unless `--quiet`; the
+/// interval lines of a bench, on stdout (stderr with `--json`).
 pub struct LiveObserver {
     on: bool,
+    json: bool,
     unit: TimeUnit,
     view: Option<crate::report::live::LiveView>,
 }
@@ -98,6 +100,7 @@ impl LiveObserver {
     pub fn new(out: &OutputArgs) -> LiveObserver {
         LiveObserver {
             on: out.live(),
+            json: out.json,
             unit: out.unit,
             view: None,
         }
@@ -123,6 +126,22 @@ impl crate::step::Observer for LiveObserver {
     fn end(&mut self) {
         if let Some(v) = self.view.as_mut() {
             v.clear();
+        }
+    }
+
+    fn interval(&mut self, line: &str) {
+        if self.json {
+            eprintln!("{line}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        if self.on {
+            eprintln!("{text}");
         }
     }
 }

@@ -7,6 +7,7 @@
 //! child process by handing the serialised `Params` to `rtlab step`. A run
 //! records the `Params` it was made with (tagged with the probe's name).
 
+pub mod bench;
 pub mod de;
 pub mod latency;
 pub mod loads;
@@ -28,6 +29,21 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab bench cpu`.
+    #[serde(rename = "bench.cpu")]
+    BenchCpu(bench::cpu::Params),
+    /// `rtlab bench memory`.
+    #[serde(rename = "bench.memory")]
+    BenchMemory(bench::memory::Params),
+    /// `rtlab bench fileio`.
+    #[serde(rename = "bench.fileio")]
+    BenchFileio(bench::fileio::Params),
+    /// `rtlab bench threads`.
+    #[serde(rename = "bench.threads")]
+    BenchThreads(bench::threads::Params),
+    /// `rtlab bench mutex`.
+    #[serde(rename = "bench.mutex")]
+    BenchMutex(bench::mutex::Params),
 }
 
 /// How a scenario reads a probe's steps.
@@ -47,7 +63,14 @@ pub struct Probe {
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[latency::PROBE];
+pub const PROBES: &[Probe] = &[
+    latency::PROBE,
+    bench::cpu::PROBE,
+    bench::memory::PROBE,
+    bench::fileio::PROBE,
+    bench::threads::PROBE,
+    bench::mutex::PROBE,
+];
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
@@ -102,6 +125,11 @@ impl Params {
     pub fn name(&self) -> &'static str {
         match self {
             Params::Latency(_) => latency::PROBE.name,
+            Params::BenchCpu(_) => bench::cpu::PROBE.name,
+            Params::BenchMemory(_) => bench::memory::PROBE.name,
+            Params::BenchFileio(_) => bench::fileio::PROBE.name,
+            Params::BenchThreads(_) => bench::threads::PROBE.name,
+            Params::BenchMutex(_) => bench::mutex::PROBE.name,
         }
     }
 
@@ -109,6 +137,11 @@ impl Params {
     pub fn planned_ns(&self) -> Option<u64> {
         match self {
             Params::Latency(p) => p.planned_ns(),
+            Params::BenchCpu(p) => p.planned_ns(),
+            Params::BenchMemory(p) => p.planned_ns(),
+            Params::BenchFileio(p) => p.planned_ns(),
+            Params::BenchThreads(p) => p.planned_ns(),
+            Params::BenchMutex(p) => p.planned_ns(),
         }
     }
 
@@ -117,6 +150,11 @@ impl Params {
     pub fn check(&self, m: &Machine) -> Result<()> {
         match self {
             Params::Latency(p) => p.plan(m).map(drop),
+            Params::BenchCpu(p) => p.plan(m).map(drop),
+            Params::BenchMemory(p) => p.plan(m).map(drop),
+            Params::BenchFileio(p) => p.plan(m).map(drop),
+            Params::BenchThreads(p) => p.plan(m).map(drop),
+            Params::BenchMutex(p) => p.plan(m).map(drop),
         }
     }
 
@@ -124,6 +162,11 @@ impl Params {
     pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
         match self {
             Params::Latency(p) => p.rt_need(),
+            Params::BenchCpu(_)
+            | Params::BenchMemory(_)
+            | Params::BenchFileio(_)
+            | Params::BenchThreads(_)
+            | Params::BenchMutex(_) => None,
         }
     }
 }
@@ -138,6 +181,10 @@ pub trait Observer {
     fn latency(&mut self, _snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {}
     /// Measuring has ended.
     fn end(&mut self) {}
+    /// A bench's rates over the --report-interval that just ended, as a line.
+    fn interval(&mut self, _line: &str) {}
+    /// What the step does before it measures (fileio preparing its files).
+    fn note(&mut self, _text: &str) {}
 }
 
 impl Observer for () {}
