@@ -4,12 +4,11 @@
 
 use crate::error::UsageError;
 use crate::format::json;
-use crate::record::{self, Run, RunParams};
+use crate::record::Run;
 use crate::store::{self, Store};
 use crate::units::TimeUnit;
 use anyhow::{Context as _, Result};
 use clap::Args;
-use rtlab_engine::sysinfo::Fingerprint;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -56,22 +55,6 @@ pub struct SaveArgs {
 }
 
 impl SaveArgs {
-    /// A new run of a measuring command on this system: labelled and tagged as
-    /// asked, with the system's audit summary. The caller fills in what it measured.
-    pub fn new_run(
-        &self,
-        kind: &str,
-        fp: Fingerprint,
-        started_at: String,
-        params: serde_json::Value,
-    ) -> Run {
-        let label = record::default_label(&fp);
-        let mut run = Run::new(kind, label, fp, started_at, RunParams::Recorded(params));
-        run.audit = Some(crate::tune::audit::summary());
-        self.apply(&mut run);
-        run
-    }
-
     /// Labels and tags `run` as asked.
     pub fn apply(&self, run: &mut Run) {
         if let Some(label) = &self.label {
@@ -102,9 +85,11 @@ impl OutputArgs {
     }
 }
 
-/// The live view of a measuring step, on a terminal unless `--quiet`.
+/// The live view of a measuring step, on a terminal unless `--quiet`; the
+/// interval lines of a bench, on stdout (stderr with `--json`).
 pub struct LiveObserver {
     on: bool,
+    json: bool,
     unit: TimeUnit,
     view: Option<crate::format::text::live::LiveView>,
     /// A line of load rates is on the terminal.
@@ -116,6 +101,7 @@ impl LiveObserver {
     pub fn new(out: &OutputArgs) -> LiveObserver {
         LiveObserver {
             on: out.live(),
+            json: out.json,
             unit: out.unit,
             view: None,
             load_line: false,
@@ -152,6 +138,22 @@ impl crate::step::Observer for LiveObserver {
         }
         if self.load_line {
             eprint!("\r\x1b[K");
+        }
+    }
+
+    fn interval(&mut self, line: &str) {
+        if self.json {
+            eprintln!("{line}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        if self.on {
+            eprintln!("{text}");
         }
     }
 }

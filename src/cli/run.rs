@@ -442,7 +442,7 @@ fn check_plan(scn: &Scenario, plan: &[PlannedStep], from: usize, machine: &Machi
     // The highest RT priority any step needs, tried once on a throwaway thread.
     let need = todo
         .iter()
-        .filter_map(|s| s.params.rt_need().map(|n| (s, n)))
+        .filter_map(|s| s.params.step().rt_need().map(|n| (s, n)))
         .max_by_key(|(_, (_, prio, _))| *prio);
     if let Some((step, (policy, prio, key))) = need {
         if let Err(e) = check::try_rt(policy, prio) {

@@ -3,6 +3,7 @@
 
 use super::common::{Context, OutputArgs, SaveArgs};
 use crate::error::UsageError;
+use crate::step::bench::{cpu, fileio, memory, mutex, threads};
 use crate::step::Params;
 use anyhow::Result;
 use clap::Args;
@@ -27,5 +28,18 @@ pub fn run(ctx: &Context, a: StepArgs) -> Result<i32> {
         Params::Latency(p) => super::latency::execute(ctx, &p, None, &a.out, &a.save),
         Params::Load(p) => super::load::execute(ctx, &p, &a.out, &a.save),
         Params::Net(p) => super::net::execute(ctx, &p, &a.out, &a.save),
+        Params::BenchCpu(p) => super::bench::execute(ctx, &a.out, &a.save, |o| cpu::measure(&p, o)),
+        Params::BenchMemory(p) => {
+            super::bench::execute(ctx, &a.out, &a.save, |o| memory::measure(&p, o))
+        }
+        Params::BenchFileio(p) => {
+            super::bench::execute(ctx, &a.out, &a.save, |o| fileio::measure(&p, o))
+        }
+        Params::BenchThreads(p) => {
+            super::bench::execute(ctx, &a.out, &a.save, |o| threads::measure(&p, o))
+        }
+        Params::BenchMutex(p) => {
+            super::bench::execute(ctx, &a.out, &a.save, |o| mutex::measure(&p, o))
+        }
     }
 }

@@ -23,7 +23,7 @@ pub fn check(scn: &Scenario, plan: &[PlannedStep], m: &Machine) -> Result<(), Sc
         if !seen.insert(serde_json::to_string(&step.params).unwrap_or_default()) {
             continue;
         }
-        if let Err(e) = step.params.check(m) {
+        if let Err(e) = step.params.step().check(m) {
             let (key, message) = match e.downcast_ref::<BadValue>() {
                 Some(b) => (b.key(), b.message.clone()),
                 None => (String::new(), format!("{e:#}")),
@@ -200,7 +200,7 @@ mod tests {
         .unwrap();
         let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
         let needs: Vec<Option<(Policy, i32, &str)>> =
-            plan.iter().map(|s| s.params.rt_need()).collect();
+            plan.iter().map(|s| s.params.step().rt_need()).collect();
         assert_eq!(
             needs,
             [

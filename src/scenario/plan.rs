@@ -315,7 +315,7 @@ pub fn expand(
                         step: si,
                         name,
                         probe: step.probe,
-                        planned_ns: params.planned_ns(),
+                        planned_ns: params.step().planned_ns(),
                         params,
                         values,
                         attribution: attribution.clone(),

@@ -37,6 +37,10 @@ pub const PRESETS: &[Preset] = &[
         name: "lab",
         text: include_str!("presets/lab.toml"),
     },
+    Preset {
+        name: "suite",
+        text: include_str!("presets/suite.toml"),
+    },
 ];
 
 /// The preset called `name`.

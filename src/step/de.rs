@@ -86,6 +86,32 @@ pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
     Ok(Option::<SizeValue>::deserialize(d)?.map(|v| v.0))
 }
 
+/// A number: written bare (`1.5`, `2`) or as a string (`"1.5"`).
+pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = f64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number such as 1.5")
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<f64, E> {
+            s.trim()
+                .parse()
+                .map_err(|_| E::custom(format!("'{s}' is not a number (e.g. 1.5)")))
+        }
+    }
+    d.deserialize_any(V)
+}
+
 /// An optional CPU list: a string (`"0,2-3"`), one CPU number, or an array of
 /// CPU numbers (`[0, 2]`), read as the list string; null (how `None` is
 /// written) is `None`.

@@ -308,25 +308,6 @@ impl Params {
         })
     }
 
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    pub fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
-    }
-
-    /// How long it is planned to run (ns), when it says.
-    pub fn planned_ns(&self) -> Option<u64> {
-        let d = self.duration.as_deref()?;
-        parse_positive_duration(d, DefaultUnit::Seconds).ok()
-    }
-
-    /// The real-time scheduling it needs, and the flag that asks for it.
-    pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let (policy, priority) = self.sched();
-        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
-    }
-
     /// The policy and priority of the measuring threads: priority 90 unless
     /// given, 0 under SCHED_OTHER.
     fn sched(&self) -> (Policy, i32) {
@@ -612,6 +593,31 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.warnings = warnings;
 
     Ok(run)
+}
+
+impl super::Step for Params {
+    fn probe(&self) -> &'static super::Probe {
+        &PROBE
+    }
+
+    /// Every check [`Params::plan`] makes, and whether the machine can carry
+    /// the loads.
+    fn check(&self, m: &Machine) -> Result<()> {
+        self.plan(m)?;
+        self.load.check()
+    }
+
+    /// How long it is planned to run (ns), when it says.
+    fn planned_ns(&self) -> Option<u64> {
+        let d = self.duration.as_deref()?;
+        parse_positive_duration(d, DefaultUnit::Seconds).ok()
+    }
+
+    /// The real-time scheduling it needs, and the flag that asks for it.
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        let (policy, priority) = self.sched();
+        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    }
 }
 
 #[cfg(test)]

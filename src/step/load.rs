@@ -2,7 +2,7 @@
 //! for a while and record what each achieved.
 
 use super::loads::PlacementArgs;
-use super::{de, Observer};
+use super::{de, Machine, Observer};
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loads::guard;
 use crate::loads::placement::Placement;
@@ -118,14 +118,6 @@ impl Params {
         })
     }
 
-    /// Every check before the loads start: [`Params::plan`], and whether this
-    /// machine can carry them (memory, free space for io).
-    pub fn check(&self) -> Result<()> {
-        let plan = self.plan()?;
-        guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
-        Ok(())
-    }
-
     /// The text of `spec` with the keys the flags give added.
     fn spec_text(&self, spec: &str) -> Result<String> {
         let mut text = spec.to_string();
@@ -173,18 +165,6 @@ impl Params {
             }
         }
         Ok(text)
-    }
-
-    /// How long it is planned to run (ns), when it says.
-    pub fn planned_ns(&self) -> Option<u64> {
-        let d = self.duration.as_deref()?;
-        parse_positive_duration(d, DefaultUnit::Seconds).ok()
-    }
-
-    /// The real-time scheduling its workers need, and the key that asks for it.
-    pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let p = self.place.placement().ok()?;
-        (p.policy.is_realtime() && p.priority > 0).then_some((p.policy, p.priority, "load_policy"))
     }
 }
 
@@ -274,10 +254,37 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     Ok(run)
 }
 
+impl super::Step for Params {
+    fn probe(&self) -> &'static super::Probe {
+        &PROBE
+    }
+
+    /// Every check before the loads start: [`Params::plan`], and whether this
+    /// machine can carry them (memory, free space for io).
+    fn check(&self, _m: &Machine) -> Result<()> {
+        let plan = self.plan()?;
+        guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
+        Ok(())
+    }
+
+    /// How long it is planned to run (ns), when it says.
+    fn planned_ns(&self) -> Option<u64> {
+        let d = self.duration.as_deref()?;
+        parse_positive_duration(d, DefaultUnit::Seconds).ok()
+    }
+
+    /// The real-time scheduling its workers need, and the key that asks for it.
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        let p = self.place.placement().ok()?;
+        (p.policy.is_realtime() && p.priority > 0).then_some((p.policy, p.priority, "load_policy"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::BadValue;
+    use crate::step::Step as _;
     use serde_json::json;
 
     fn params(v: serde_json::Value) -> Params {
@@ -362,7 +369,7 @@ mod tests {
                 "--load-policy",
             ),
         ] {
-            let e = params(v.clone()).check().unwrap_err();
+            let e = params(v.clone()).check(&Machine::this()).unwrap_err();
             let bad = e
                 .downcast_ref::<BadValue>()
                 .unwrap_or_else(|| panic!("{v}: {e}"));

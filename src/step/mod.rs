@@ -7,6 +7,7 @@
 //! child process by handing the serialised `Params` to `rtlab step`. A run
 //! records the `Params` it was made with (tagged with the probe's name).
 
+pub mod bench;
 pub mod de;
 pub mod latency;
 pub mod load;
@@ -36,6 +37,21 @@ pub enum Params {
     /// `rtlab net ping`.
     #[serde(rename = "net")]
     Net(net::Params),
+    /// `rtlab bench cpu`.
+    #[serde(rename = "bench.cpu")]
+    BenchCpu(bench::cpu::Params),
+    /// `rtlab bench memory`.
+    #[serde(rename = "bench.memory")]
+    BenchMemory(bench::memory::Params),
+    /// `rtlab bench fileio`.
+    #[serde(rename = "bench.fileio")]
+    BenchFileio(bench::fileio::Params),
+    /// `rtlab bench threads`.
+    #[serde(rename = "bench.threads")]
+    BenchThreads(bench::threads::Params),
+    /// `rtlab bench mutex`.
+    #[serde(rename = "bench.mutex")]
+    BenchMutex(bench::mutex::Params),
 }
 
 /// How a scenario reads a probe's steps.
@@ -55,7 +71,16 @@ pub struct Probe {
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[latency::PROBE, load::PROBE, net::PROBE];
+pub const PROBES: &[Probe] = &[
+    latency::PROBE,
+    net::PROBE,
+    load::PROBE,
+    bench::cpu::PROBE,
+    bench::memory::PROBE,
+    bench::fileio::PROBE,
+    bench::threads::PROBE,
+    bench::mutex::PROBE,
+];
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
@@ -105,33 +130,37 @@ impl Probe {
     }
 }
 
-impl Params {
-    /// How long it is planned to run (ns), when it says.
-    pub fn planned_ns(&self) -> Option<u64> {
-        match self {
-            Params::Latency(p) => p.planned_ns(),
-            Params::Load(p) => p.planned_ns(),
-            Params::Net(p) => p.planned_ns(),
-        }
-    }
-
+/// What a scenario and a campaign ask of any step's parameters before it runs.
+pub trait Step {
+    /// How a scenario reads steps of its probe.
+    fn probe(&self) -> &'static Probe;
     /// Every check it would make before measuring, on machine `m`: a
     /// [`BadValue`](crate::error::BadValue) names the flag of the value.
-    pub fn check(&self, m: &Machine) -> Result<()> {
+    fn check(&self, m: &Machine) -> Result<()>;
+    /// How long it is planned to run (ns), when it says.
+    fn planned_ns(&self) -> Option<u64>;
+    /// The real-time scheduling it needs, and the key that asks for it.
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)>;
+}
+
+impl Params {
+    /// The step these parameters are.
+    pub fn step(&self) -> &dyn Step {
         match self {
-            Params::Latency(p) => p.check(m),
-            Params::Load(p) => p.check(),
-            Params::Net(p) => p.check(m),
+            Params::Latency(p) => p,
+            Params::Net(p) => p,
+            Params::Load(p) => p,
+            Params::BenchCpu(p) => p,
+            Params::BenchMemory(p) => p,
+            Params::BenchFileio(p) => p,
+            Params::BenchThreads(p) => p,
+            Params::BenchMutex(p) => p,
         }
     }
 
-    /// The real-time scheduling it needs, and the flag that asks for it.
-    pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        match self {
-            Params::Latency(p) => p.rt_need(),
-            Params::Load(p) => p.rt_need(),
-            Params::Net(p) => p.rt_need(),
-        }
+    /// Its probe's name.
+    pub fn name(&self) -> &'static str {
+        self.step().probe().name
     }
 }
 
@@ -148,6 +177,10 @@ pub trait Observer {
     fn loads(&mut self, _elapsed: std::time::Duration, _rates: &[(&str, f64)]) {}
     /// Measuring has ended.
     fn end(&mut self) {}
+    /// A bench's rates over the --report-interval that just ended, as a line.
+    fn interval(&mut self, _line: &str) {}
+    /// What the step does before it measures (fileio preparing its files).
+    fn note(&mut self, _text: &str) {}
 }
 
 impl Observer for () {}

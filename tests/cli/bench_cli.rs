@@ -116,7 +116,8 @@ fn cpu_counts_the_primes_below_the_limit() {
     let run = bench_json("cpu --max-prime 2000 --time 300ms");
     check_consistent(&run, "bench.cpu");
     assert_eq!(metric(&run, "primes"), 303.0);
-    assert_eq!(run["params"]["time_ns"], 300_000_000);
+    assert_eq!(run["params"]["probe"], "bench.cpu");
+    assert_eq!(run["params"]["time"], "300ms");
 }
 
 #[test]
@@ -354,19 +355,29 @@ fn runs_are_saved_and_intervals_reported() {
 }
 
 #[test]
-fn suite_runs_the_five_within_the_budget() {
+fn suite_runs_the_five_as_one_campaign_within_the_budget() {
     let dir = tempfile::tempdir().unwrap();
     let files = dir.path().join("files");
     std::fs::create_dir(&files).unwrap();
+    let db = dir.path().join("x.db");
     let doc = json_of(
         rtlab()
             .arg("--db")
-            .arg(dir.path().join("x.db"))
-            .args("bench suite --time 2s --fileio-size 8M --json".split(' '))
+            .arg(&db)
+            .args("bench suite --time 2s --fileio-size 8M --json --tag t".split(' '))
             .arg("--dir")
             .arg(&files),
     );
-    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(doc["name"], "suite");
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["exit_code"], 0);
+    let campaign = doc["campaign"].as_i64().unwrap();
+    let runs: Vec<&Value> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["run"])
+        .collect();
     let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -378,16 +389,39 @@ fn suite_runs_the_five_within_the_budget() {
             "bench.mutex"
         ]
     );
-    for r in runs {
+    for r in &runs {
         check_consistent(r, r["kind"].as_str().unwrap());
         assert!(r["id"].as_i64().is_some());
-        assert!(r["tags"].as_array().unwrap().contains(&"suite".into()));
+        assert_eq!(r["campaign"], campaign);
+        let tags = r["tags"].as_array().unwrap();
+        assert!(tags.contains(&"suite".into()) && tags.contains(&"t".into()));
+        // A fifth of the budget each.
+        assert_eq!(r["params"]["time"], "400ms");
     }
     assert_eq!(runs[0]["params"]["max_prime"], 2000);
     assert_eq!(runs[2]["params"]["threads"], 16);
+    assert_eq!(runs[2]["params"]["total_size"], "8M");
+    assert_eq!(runs[2]["params"]["dir"], files.to_str().unwrap());
     assert_eq!(runs[3]["params"]["locks"], 1);
     assert_eq!(runs[4]["params"]["threads"], 64);
     assert!(empty(&files));
+    // Stored as one campaign of five runs, the same `rtlab run --preset suite` makes.
+    let listed = rtlab()
+        .arg("--db")
+        .arg(&db)
+        .args(["results", "campaigns"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let rows: Vec<&str> = listed.lines().filter(|l| l.contains("suite")).collect();
+    assert_eq!(rows.len(), 1, "{listed}");
+    let stored = json_of(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["results", "list", "--json"]),
+    );
+    assert_eq!(stored.as_array().unwrap().len(), 5, "{stored}");
 }
 
 #[test]

@@ -279,29 +279,6 @@ impl Params {
         })
     }
 
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    pub fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
-    }
-
-    /// How long it is planned to run (ns), when it says.
-    pub fn planned_ns(&self) -> Option<u64> {
-        let d = self.duration.as_deref()?;
-        parse_positive_duration(d, DefaultUnit::Seconds).ok()
-    }
-
-    /// The real-time scheduling it needs, and the key that asks for it: the
-    /// client's priority, or its local server's when that is higher.
-    pub fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let server = self.server_priority.filter(|_| self.local_server);
-        [(self.priority, "priority"), (server, "server_priority")]
-            .into_iter()
-            .filter_map(|(p, key)| Some((Policy::Fifo, p.filter(|&p| p > 0)?, key)))
-            .max_by_key(|&(_, p, _)| p)
-    }
-
     fn transport(&self) -> &'static str {
         if self.tcp {
             "tcp"
@@ -465,10 +442,40 @@ fn settings_map(info: &[u8]) -> BTreeMap<String, String> {
     proto::parse_info(info).into_iter().collect()
 }
 
+impl super::Step for Params {
+    fn probe(&self) -> &'static super::Probe {
+        &PROBE
+    }
+
+    /// Every check [`Params::plan`] makes, and whether the machine can carry
+    /// the loads.
+    fn check(&self, m: &Machine) -> Result<()> {
+        self.plan(m)?;
+        self.load.check()
+    }
+
+    /// How long it is planned to run (ns), when it says.
+    fn planned_ns(&self) -> Option<u64> {
+        let d = self.duration.as_deref()?;
+        parse_positive_duration(d, DefaultUnit::Seconds).ok()
+    }
+
+    /// The real-time scheduling it needs, and the key that asks for it: the
+    /// client's priority, or its local server's when that is higher.
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        let server = self.server_priority.filter(|_| self.local_server);
+        [(self.priority, "priority"), (server, "server_priority")]
+            .into_iter()
+            .filter_map(|(p, key)| Some((Policy::Fifo, p.filter(|&p| p > 0)?, key)))
+            .max_by_key(|&(_, p, _)| p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::BadValue;
+    use crate::step::Step as _;
     use serde_json::json;
 
     fn machine() -> Machine {

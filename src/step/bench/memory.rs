@@ -1,0 +1,236 @@
+//! Memory block reads or writes (`rtlab bench memory`, scenario probe
+//! `bench.memory`; sysbench memory).
+
+use super::{bytes, size_flag, Common, Lim, DEFAULT_TIME_NS, MIB};
+use crate::error::bad_flag;
+use crate::limits;
+use crate::record::{Run, Warning};
+use crate::step::{de, Machine, Observer};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Oper, Scope};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The parameters of `rtlab bench memory` and of a `bench.memory` scenario step.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Bytes moved per event (the default fits in L1; try 64M to measure RAM).
+    #[arg(long, default_value = "1K", value_name = "SIZE")]
+    #[serde(deserialize_with = "de::size")]
+    pub block_size: String,
+    /// Stop after moving this much over all threads.
+    #[arg(long, default_value = "100G", value_name = "SIZE")]
+    #[serde(deserialize_with = "de::size")]
+    pub total_size: String,
+    /// Load or store the words.
+    #[arg(long, value_enum, default_value_t = OperArg::Write)]
+    pub oper: OperArg,
+    /// Word order within a block.
+    #[arg(long, value_enum, default_value_t = AccessArg::Seq)]
+    pub access: AccessArg,
+    /// One block shared by all threads, or one per thread.
+    #[arg(long, value_enum, default_value_t = ScopeArg::Global)]
+    pub scope: ScopeArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+bench_step!("bench.memory", DEFAULT_TIME_NS);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OperArg {
+    Read,
+    Write,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessArg {
+    Seq,
+    Rnd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
+    Global,
+    Local,
+}
+
+/// The workload and its limits, checked.
+pub struct Plan {
+    lim: Lim,
+    cfg: MemoryConfig,
+}
+
+impl Params {
+    /// The workload and its limits, every value checked on machine `m`.
+    pub fn plan(&self, m: &Machine) -> Result<Plan> {
+        let lim = self.lim()?;
+        let cfg = self.config()?;
+        let threads = lim.limits.threads;
+        let (need, what) = memory_need(&cfg, threads);
+        let need = limits::Need {
+            bytes: need,
+            what: &what,
+            fix: "give a smaller --block-size (or fewer --threads with --scope local)",
+        };
+        let budget = (m.mem_available > 0).then(|| limits::budget_of(m.mem_available));
+        limits::check_memory("--block-size", &need, budget)?;
+        if cfg.total_size / cfg.block_size < threads as u64 {
+            return Err(bad_flag(
+                "--total-size",
+                format!(
+                    "{} is less than one {} block per thread ({threads} threads); raise --total-size",
+                    bytes(cfg.total_size),
+                    bytes(cfg.block_size)
+                ),
+            ));
+        }
+        Ok(Plan { lim, cfg })
+    }
+
+    /// The engine's configuration: sizes read and checked.
+    fn config(&self) -> Result<MemoryConfig> {
+        let block_size = size_flag("--block-size", &self.block_size)?;
+        if block_size % memory::WORD != 0 {
+            return Err(bad_flag(
+                "--block-size",
+                format!(
+                    "{} is not a multiple of the {}-byte word; use e.g. 1K or 64M",
+                    self.block_size,
+                    memory::WORD
+                ),
+            ));
+        }
+        Ok(MemoryConfig {
+            block_size,
+            total_size: size_flag("--total-size", &self.total_size)?,
+            oper: match self.oper {
+                OperArg::Read => Oper::Read,
+                OperArg::Write => Oper::Write,
+            },
+            access: match self.access {
+                AccessArg::Seq => Access::Seq,
+                AccessArg::Rnd => Access::Rnd,
+            },
+            scope: match self.scope {
+                ScopeArg::Global => Scope::Global,
+                ScopeArg::Local => Scope::Local,
+            },
+        })
+    }
+
+    /// What it was asked, for [`super::asked`].
+    pub(super) fn asked(&self) -> Value {
+        let size = |t: &str| crate::units::parse_size(t).ok();
+        let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
+        super::with_threads(
+            &self.common,
+            json!({
+                "block_size": size(&self.block_size),
+                "total_size": size(&self.total_size),
+                "oper": word(json!(self.oper)),
+                "access": word(json!(self.access)),
+                "scope": word(json!(self.scope)),
+            }),
+        )
+    }
+}
+
+/// Memory the blocks take: one block (global scope) or one per thread.
+fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
+    match c.scope {
+        Scope::Global => (c.block_size, format!("one {} block", bytes(c.block_size))),
+        Scope::Local => (
+            c.block_size.saturating_mul(threads as u64),
+            format!(
+                "{threads} thread(s) × one {} block (--scope local)",
+                bytes(c.block_size)
+            ),
+        ),
+    }
+}
+
+/// Moves blocks until the total size, a limit or a signal; the run has the
+/// MiB moved and the rates. A block that fits in a cache is warned about.
+pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
+    let Plan { lim, cfg: c } = p.plan(&Machine::this())?;
+    let mut warnings = Vec::new();
+    let caches = memory::caches();
+    if let Some(cache) = memory::fits_in(&caches, c.block_size) {
+        warnings.push(Warning::new(
+            "in_cache",
+            format!(
+                "the {} block fits in the {} cache ({}): this measures the cache, not RAM; --block-size {} fits in no cache",
+                bytes(c.block_size),
+                cache.name(),
+                bytes(cache.size),
+                bytes(memory::block_beyond_caches(&caches)).replace("iB", ""),
+            ),
+        ));
+    }
+    let w = Memory::new(c, lim.limits.threads).map_err(|e| bad_flag("--block-size", e))?;
+    let params = crate::step::Params::BenchMemory(p.clone());
+    let mut m = super::measure(&w, lim, params, warnings, obs);
+    let t = m.total.tally;
+    let moved = (t.bytes_read + t.bytes_written) as f64;
+    m.run.metrics.insert("total_mib".into(), moved / MIB);
+    super::rate(&mut m.run, "mib_per_s", moved / MIB);
+    super::rate(&mut m.run, "ops_per_s", t.ops as f64);
+    Ok(m.run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{machine, refusal, round_trip};
+    use super::*;
+
+    #[test]
+    fn sizes_may_be_numbers_or_words() {
+        let p: Params = serde_json::from_value(json!({
+            "block_size": 4096, "total_size": "4M", "oper": "read", "access": "rnd",
+            "scope": "local", "threads": 2, "time": "1s",
+        }))
+        .unwrap();
+        assert_eq!((p.block_size.as_str(), p.scope), ("4096", ScopeArg::Local));
+        round_trip(&p);
+        let a = p.asked();
+        assert_eq!(
+            (a["block_size"].as_u64(), a["threads"].as_u64()),
+            (Some(4096), Some(2))
+        );
+        assert_eq!(a["oper"], "read");
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        let with = |f: fn(&mut Params)| {
+            let mut p = Params::default();
+            f(&mut p);
+            refusal(p.plan(&machine(8 << 30)))
+        };
+        assert!(
+            with(|p| p.block_size = "12".into()).starts_with("--block-size: 12 is not a multiple")
+        );
+        assert!(with(|p| p.block_size = "lots".into()).starts_with("--block-size: 'lots'"));
+        assert!(with(|p| p.total_size = "0".into()).starts_with("--total-size: '0' is zero"));
+        assert!(with(|p| {
+            p.total_size = "1K".into();
+            p.common.threads = 2;
+        })
+        .starts_with("--total-size: 1KiB is less than one 1KiB block per thread"));
+        let e = with(|p| p.block_size = "16G".into());
+        assert!(e.starts_with("--block-size: one 16GiB block needs"), "{e}");
+        // Memory unknown: nothing refused for it.
+        let p = Params {
+            block_size: "16G".into(),
+            ..Default::default()
+        };
+        assert!(p.plan(&machine(0)).is_ok());
+    }
+}
