@@ -117,7 +117,8 @@ impl Probe {
     pub fn value(&self, key: &str, value: Value) -> Result<Value, String> {
         let mut m = Map::new();
         m.insert(key.to_string(), value);
-        let params = self.params(m)?;
+        // Read as written: shorthands apply to a whole step, not to one value.
+        let params = self.typed(m)?;
         let mut all = serde_json::to_value(params).map_err(|e| e.to_string())?;
         Ok(all[key].take())
     }
@@ -125,6 +126,10 @@ impl Probe {
     /// The typed parameters of one step from its values.
     pub fn params(&self, mut values: Map<String, Value>) -> Result<Params, String> {
         (self.shorthand)(&mut values);
+        self.typed(values)
+    }
+
+    fn typed(&self, mut values: Map<String, Value>) -> Result<Params, String> {
         values.insert("probe".into(), Value::String(self.name.into()));
         serde_json::from_value(Value::Object(values)).map_err(|e| de::plain(&e))
     }
