@@ -236,7 +236,7 @@ fn invalid_step_values_are_refused_before_the_campaign_exists() {
         ),
         (
             "priority = 120",
-            &["step[2].priority", "120 is outside 0..=99"],
+            &["step[2].priority", "120 is outside 1-99 for SCHED_FIFO"],
         ),
         (
             "policy = \"other\"\npriority = 50",

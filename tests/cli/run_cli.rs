@@ -124,9 +124,10 @@ fn json_output_carries_steps_verdicts_and_risks() {
     assert_eq!(doc["format"], "rtlab/1");
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
+    let params = &doc["steps"][0]["run"]["params"];
     assert_eq!(
-        doc["steps"][0]["run"]["params"]["duration_ns"],
-        300_000_000u64
+        (&params["probe"], &params["duration"]),
+        (&"latency".into(), &"300ms".into())
     );
     let verdicts = doc["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 2);
