@@ -40,7 +40,7 @@ pub fn execute(
     out: &OutputArgs,
     save: &SaveArgs,
 ) -> Result<i32> {
-    let mut run = latency::measure(p, &mut common::LiveObserver::new(out))?;
+    let mut run = latency::measure(p, &mut super::observer::LiveObserver::new(out))?;
     save.apply(&mut run);
     if let Some(path) = histfile {
         let text = format::export(std::slice::from_ref(&run), Format::Hist)?;

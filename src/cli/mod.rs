@@ -8,6 +8,7 @@ mod kconfig;
 mod latency;
 pub mod load;
 mod net;
+mod observer;
 mod presets;
 mod prio;
 mod report;

@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
 
 /// Measures with `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut run = net::measure(p, &mut common::LiveObserver::new(out))?;
+    let mut run = net::measure(p, &mut super::observer::LiveObserver::new(out))?;
     save.apply(&mut run);
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| render(r, unit))

@@ -30,12 +30,35 @@ pub struct RequireArgs {
 impl RequireArgs {
     /// The requirements, presets expanded.
     pub fn parse(&self) -> Result<Vec<Requirement>> {
-        let mut out = Vec::new();
-        for r in &self.require {
-            out.extend(parse_requirement(r).map_err(|e| bad_flag("--require", e))?);
-        }
-        Ok(out)
+        requirements(&self.require)
     }
+}
+
+/// `--require` values as requirements, or, when none is given, `defaults`
+/// (name → budget in ns, a scenario's requirements).
+pub fn requirements_or(
+    texts: &[String],
+    defaults: &std::collections::BTreeMap<String, u64>,
+) -> Result<Vec<Requirement>> {
+    if !texts.is_empty() {
+        return requirements(texts);
+    }
+    Ok(defaults
+        .iter()
+        .map(|(name, &budget_ns)| Requirement {
+            name: name.clone(),
+            budget_ns,
+        })
+        .collect())
+}
+
+/// `--require` values as requirements, presets expanded.
+pub fn requirements(texts: &[String]) -> Result<Vec<Requirement>> {
+    let mut out = Vec::new();
+    for r in texts {
+        out.extend(parse_requirement(r).map_err(|e| bad_flag("--require", e))?);
+    }
+    Ok(out)
 }
 
 /// HTML report and plot directory, shared by `compare` and `report`.

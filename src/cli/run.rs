@@ -1,25 +1,26 @@
 //! `rtlab run`: a campaign from a scenario file, a preset, a load attribution, or
 //! (with no arguments) the quick check of this machine.
 
-use super::common::Context;
-use crate::analysis::attribution::{self, Ranking};
-use crate::analysis::risks::{risks, Risk};
-use crate::analysis::verdict::{self, Requirement};
-use crate::error::{bad_flag, SystemError, UsageError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::format::html;
-use crate::format::text::campaign::{attribution_text, risks_text, step_table};
-use crate::record::{self, Run};
-use crate::scenario::check;
-use crate::scenario::runner::{campaign_steps, first_unfinished, step_view, Runner, StepRun};
-use crate::scenario::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
+use super::common::{self, Context};
+use super::reportargs::{requirements, requirements_or};
+use crate::analysis::attribution;
+use crate::analysis::risks::risks;
+use crate::analysis::verdict;
+use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::json::{self, CampaignDoc};
+use crate::format::text::campaign::{attribution_text, run_text};
+use crate::format::{Exporter, Options};
+use crate::record;
+use crate::scenario::campaign::{source, Prepared, Setup, Stored};
+use crate::scenario::runner::{campaign_steps, step_view, Runner, StepRun};
+use crate::scenario::DEFAULT_MAX_STEPS;
 use crate::step::Machine;
-use crate::store::{self, Store};
+use crate::store;
 use crate::system;
 use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
-use anyhow::{bail, Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::signals;
-use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -81,98 +82,6 @@ pub struct RunArgs {
     tags: Vec<String>,
 }
 
-/// Options stored with a campaign so that `--resume` plans the same steps.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct Stored {
-    scenario: String,
-    file: String,
-    duration: Option<String>,
-    label: String,
-    tags: Vec<String>,
-    requires: Vec<String>,
-    /// The --max-steps it was started with (resuming plans the same steps).
-    #[serde(default)]
-    max_steps: Option<u64>,
-}
-
-/// The JSON document of `rtlab run --json`.
-#[derive(Debug, Serialize)]
-struct Report<'a> {
-    format: &'static str,
-    campaign: i64,
-    name: &'a str,
-    status: &'static str,
-    steps: Vec<StepJson<'a>>,
-    verdicts: Vec<verdict::Verdict>,
-    risks: &'a [Risk],
-    attribution: &'a [Ranking],
-    html: String,
-    exit_code: i32,
-}
-
-#[derive(Debug, Serialize)]
-struct StepJson<'a> {
-    index: usize,
-    name: &'a str,
-    run: &'a Run,
-}
-
-fn requirements(texts: &[String], scn: &Scenario) -> Result<Vec<Requirement>> {
-    if texts.is_empty() {
-        return Ok(scn
-            .requirements
-            .iter()
-            .map(|(name, &budget_ns)| Requirement {
-                name: name.clone(),
-                budget_ns,
-            })
-            .collect());
-    }
-    let mut out = Vec::new();
-    for t in texts {
-        out.extend(verdict::parse_requirement(t).map_err(|e| bad_flag("--require", e))?);
-    }
-    Ok(out)
-}
-
-/// The scenario `--attribute MIX` runs.
-fn attribution_scenario(mix: &str) -> Result<String> {
-    if !crate::loads::mix::MIXES.iter().any(|m| m.name == mix) {
-        let names: Vec<&str> = crate::loads::mix::MIXES.iter().map(|m| m.name).collect();
-        return Err(bad_flag(
-            "--attribute",
-            format!("'{mix}' is not a load mix (mixes: {})", names.join(", ")),
-        ));
-    }
-    Ok(format!(
-        "# Load attribution of {mix}: no load, each part alone, the whole mix.\n\
-         name = \"attribution of {mix}\"\n\
-         description = \"latency on every CPU under no load, each part of {mix} alone and the whole mix\"\n\
-         [defaults]\nduration = \"20s\"\n\
-         [[step]]\nname = \"latency\"\nprobe = \"latency\"\nload = \"{mix}\"\nattribute = true\n\
-         [requirements]\ndeadline = \"1ms\"\n"
-    ))
-}
-
-fn load_scenario(a: &RunArgs) -> Result<(String, String)> {
-    if let Some(mix) = &a.attribute {
-        return Ok((format!("attribution of {mix}"), attribution_scenario(mix)?));
-    }
-    if let Some(path) = &a.scenario {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("cannot read scenario {}: {e}", path.display())))?;
-        return Ok((path.display().to_string(), text));
-    }
-    let name = a.preset.as_deref().unwrap_or("quick");
-    let p = presets::get(name).ok_or_else(|| {
-        bad_flag(
-            "--preset",
-            format!("no preset '{name}' (presets: {})", presets::names()),
-        )
-    })?;
-    Ok((format!("preset {}", p.name), p.text.to_string()))
-}
-
 /// Runs `rtlab run`.
 ///
 /// Everything is checked before the campaign is recorded: the scenario, the size
@@ -188,49 +97,36 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
     let db = store::default_path(ctx.db.as_deref())?;
     let fp = system::fingerprint();
     let machine = Machine::this();
-
-    let (mut store, campaign, stored, scn, reqs, plan, from, earlier) = match a.resume {
+    let setup = Setup {
+        db: &db,
+        machine: &machine,
+        compare_with: &a.compare_with,
+        stopped: &|| stop.load(Ordering::Relaxed),
+    };
+    let prepared = match a.resume {
         Some(id) => {
-            let mut store = Store::open(&db)?;
-            let id = if id < 0 {
-                latest_interrupted(&store)?
-            } else {
-                id
-            };
-            let c = store.load_campaign(id)?;
-            let stored: Stored = serde_json::from_str(&c.scenario).map_err(|_| {
-                UsageError(format!(
-                    "campaign {id} was not made by 'rtlab run' and cannot be resumed"
-                ))
-            })?;
-            let scn = parse(&stored.file, &stored.scenario)?;
-            let reqs = requirements(&stored.requires, &scn)?;
-            let max_steps = if a.max_steps != DEFAULT_MAX_STEPS {
-                a.max_steps
-            } else {
-                stored.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
-            };
-            let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
-            let from = first_unfinished(&store, id, plan.len())?;
-            check_plan(&scn, &plan, from, &machine)?;
-            let earlier = compare_with(Some(&store), &scn.name, &a.compare_with, Some(id))?;
-            if stop.load(Ordering::Relaxed) {
-                eprintln!("interrupted before campaign {id} was resumed; nothing changed");
-                return Ok(EXIT_INTERRUPTED);
+            let max_steps = (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps);
+            let p = setup.resume((id >= 0).then_some(id), max_steps)?;
+            if p.is_none() {
+                eprintln!("interrupted before the campaign was resumed; nothing changed");
             }
-            // Refused while another live process runs it.
-            store.claim_campaign(id)?;
-            (store, id, stored, scn, reqs, plan, from, earlier)
+            p
         }
         None => {
-            let (file, text) = load_scenario(&a)?;
-            let scn = parse(&file, &text)?;
-            let stored = Stored {
-                label: a
+            let (file, text) = source(
+                a.attribute.as_deref(),
+                a.scenario.as_deref(),
+                a.preset.as_deref(),
+            )?;
+            requirements(&a.requires)?;
+            let label = match &a.label {
+                Some(l) => l.clone(),
+                None => crate::scenario::parse(&file, &text)?
                     .label
-                    .clone()
-                    .or_else(|| scn.label.clone())
                     .unwrap_or_else(|| record::default_label(&fp)),
+            };
+            let stored = Stored {
+                label,
                 scenario: text,
                 file,
                 duration: a.duration.clone(),
@@ -238,49 +134,56 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 requires: a.requires.clone(),
                 max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
             };
-            let reqs = requirements(&stored.requires, &scn)?;
-            let plan = planned(&scn, stored.duration.as_deref(), a.max_steps)?;
-            check_plan(&scn, &plan, 0, &machine)?;
-            // An earlier campaign can only be in a store that exists: do not
-            // create one just to find it missing.
-            let existing = if db.exists() {
-                Some(Store::open(&db)?)
-            } else {
-                None
-            };
-            let earlier = compare_with(existing.as_ref(), &scn.name, &a.compare_with, None)?;
-            if stop.load(Ordering::Relaxed) {
+            let p = setup.start(stored, &fp, a.max_steps)?;
+            if p.is_none() {
                 eprintln!("interrupted before the campaign started; nothing stored");
-                return Ok(EXIT_INTERRUPTED);
             }
-            let mut store = match existing {
-                Some(s) => s,
-                None => Store::open(&db)?,
-            };
-            let id = store.create_campaign(&scn.name, &serde_json::to_string(&stored)?, &fp)?;
-            (store, id, stored, scn, reqs, plan, 0, earlier)
+            p
         }
     };
+    let Some(p) = prepared else {
+        return Ok(EXIT_INTERRUPTED);
+    };
+    campaign(&a, p, &db, &fp, stop)
+}
 
+/// Runs a prepared campaign and prints its result; its exit code.
+fn campaign(
+    a: &RunArgs,
+    p: Prepared,
+    db: &Path,
+    fp: &rtlab_engine::sysinfo::Fingerprint,
+    stop: &'static std::sync::atomic::AtomicBool,
+) -> Result<i32> {
+    let Prepared {
+        mut store,
+        campaign,
+        stored,
+        scn,
+        plan,
+        from,
+        earlier,
+    } = p;
+    let reqs = requirements_or(&stored.requires, &scn.requirements)?;
     let talk = !a.quiet && !a.json;
     if talk {
+        let resuming = if from > 0 {
+            format!(", resuming at step {}", from + 1)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "campaign {campaign}: {} ({} steps{}) on {}",
+            "campaign {campaign}: {} ({} steps{resuming}) on {}",
             scn.name,
             plan.len(),
-            if from > 0 {
-                format!(", resuming at step {}", from + 1)
-            } else {
-                String::new()
-            },
             stored.label
         );
-        for w in system::fingerprint_warnings(&fp) {
+        for w in system::fingerprint_warnings(fp) {
             eprintln!("  ! {}: {}", w.code, w.message);
         }
     }
     let runner = Runner {
-        db: &db,
+        db,
         campaign,
         label: &stored.label,
         tags: &stored.tags,
@@ -299,26 +202,27 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
     }
     let found = risks(&steps, &reqs);
     let ranked = attribution::rank(&plan, &steps);
-    let html_path = match &a.html {
-        Some(p) => p.clone(),
-        None => db
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join("reports")
-            .join(format!("campaign-{campaign}.html")),
-    };
-    let display = step_view(&shown);
+    let html_path = a
+        .html
+        .clone()
+        .unwrap_or_else(|| store::report_path(db, campaign));
     let title = format!("rtlab run: {} (campaign {campaign})", scn.name);
-    write_html(&html_path, &html::render(&title, &display, &reqs, a.unit)?)?;
+    let opts = Options {
+        unit: a.unit,
+        title: &title,
+        reqs: &reqs,
+    };
+    let html = crate::format::html::Html.serialize(&step_view(&shown), &opts)?;
+    if a.html.is_none() {
+        store::make_reports_dir(&html_path)?;
+    }
+    common::write_output("--html", Some(&html_path), &html)?;
 
-    let verdicts = verdict::judge(
-        &steps.iter().map(|s| s.run.clone()).collect::<Vec<_>>(),
-        &reqs,
-    );
-    let failed = verdicts.iter().any(|v| !v.passed());
+    let runs: Vec<_> = steps.iter().map(|s| s.run.clone()).collect();
+    let verdicts = verdict::judge(&runs, &reqs);
     let code = if outcome.interrupted {
         EXIT_INTERRUPTED
-    } else if failed {
+    } else if verdicts.iter().any(|v| !v.passed()) {
         EXIT_FAILED
     } else {
         EXIT_OK
@@ -328,81 +232,40 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
     } else {
         "complete"
     };
-    if a.json {
-        let doc = Report {
-            format: record::FORMAT,
+    let text = if a.json {
+        json::campaign(&CampaignDoc {
             campaign,
             name: &scn.name,
             status,
-            steps: steps
-                .iter()
-                .map(|s| StepJson {
-                    index: s.index,
-                    name: &s.name,
-                    run: &s.run,
-                })
-                .collect(),
-            verdicts,
+            steps: &steps,
+            verdicts: &verdicts,
             risks: &found,
             attribution: &ranked,
             html: html_path.display().to_string(),
             exit_code: code,
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        })?
     } else {
-        print!(
-            "{}",
-            render_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit)
-        );
+        let mut out = run_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit);
         if !ranked.is_empty() {
-            println!("{}", attribution_text(&ranked));
+            out.push_str(&attribution_text(&ranked));
+            out.push('\n');
         }
-        println!("report: {}", html_path.display());
+        out.push_str(&format!("report: {}\n", html_path.display()));
         if outcome.interrupted {
-            println!("interrupted: continue with 'rtlab run --resume {campaign}'");
+            out.push_str(&format!(
+                "interrupted: continue with 'rtlab run --resume {campaign}'\n"
+            ));
         }
-    }
+        out
+    };
+    common::write_output("--json", None, &text)?;
     Ok(code)
-}
-
-fn render_text(
-    campaign: i64,
-    name: &str,
-    status: &str,
-    steps: &[StepRun],
-    reqs: &[Requirement],
-    found: &[Risk],
-    unit: TimeUnit,
-) -> String {
-    let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
-    out.push_str(&step_table(steps, reqs, unit));
-    out.push_str(&risks_text(found));
-    out.push('\n');
-    out
-}
-
-fn write_html(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let tmp = path.with_extension("rtlab-tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Refuses flags that no step could use, before anything else.
 fn check_flags(a: &RunArgs) -> Result<()> {
     if let Some(d) = &a.duration {
         parse_positive_duration(d, DefaultUnit::Seconds).map_err(|e| bad_flag("--duration", e))?;
-    }
-    if let Some(t) = a.tags.iter().find(|t| t.trim().is_empty()) {
-        return Err(bad_flag("--tag", format!("'{t}' is empty; give a word")));
-    }
-    if a.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
-        return Err(bad_flag(
-            "--label",
-            "is empty; give a word such as the kernel's name",
-        ));
     }
     if let Some(c) = a.compare_with.iter().find(|c| c.trim().is_empty()) {
         return Err(bad_flag(
@@ -427,85 +290,4 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The plan, counted before it is expanded and refused above `max_steps`.
-fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec<PlannedStep>> {
-    expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
-}
-
-/// Checks `plan[from..]` before it runs: every value on this machine, and RT
-/// scheduling when a step needs it.
-fn check_plan(scn: &Scenario, plan: &[PlannedStep], from: usize, machine: &Machine) -> Result<()> {
-    let todo = &plan[from.min(plan.len())..];
-    check::check(scn, todo, machine)?;
-    // The highest RT priority any step needs, tried once on a throwaway thread.
-    let need = todo
-        .iter()
-        .filter_map(|s| s.params.step().rt_need().map(|n| (s, n)))
-        .max_by_key(|(_, (_, prio, _))| *prio);
-    if let Some((step, (policy, prio, key))) = need {
-        if let Err(e) = check::try_rt(policy, prio) {
-            let msg = format!(
-                "SCHED_{} priority {prio} is refused to this process ({e}). Run as root, or give rtlab \
-                 CAP_SYS_NICE (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlab)), or raise the RT \
-                 limit (ulimit -r 99, LimitRTPRIO=99); or measure without RT priority: priority = 0",
-                policy.name().to_uppercase()
-            );
-            let located = check::locate(scn, step, plan.len(), key, &msg);
-            return Err(SystemError(located.to_string()).into());
-        }
-    }
-    Ok(())
-}
-
-/// For each --compare-with value, the newest other campaign of the scenario
-/// `name` whose runs carry that label or tag; refused when there is none.
-fn compare_with(
-    store: Option<&Store>,
-    name: &str,
-    wanted: &[String],
-    except: Option<i64>,
-) -> Result<Vec<i64>> {
-    let mut found = Vec::new();
-    if wanted.is_empty() {
-        return Ok(found);
-    }
-    let rows = match store {
-        Some(s) => s.list_campaigns()?,
-        None => Vec::new(),
-    };
-    'wanted: for want in wanted {
-        if let Some(s) = store {
-            for row in rows
-                .iter()
-                .filter(|r| Some(r.id) != except && r.name == name)
-            {
-                let steps = campaign_steps(s, row.id)?;
-                if steps
-                    .first()
-                    .is_some_and(|st| st.run.label == *want || st.run.tags.contains(want))
-                {
-                    found.push(row.id);
-                    continue 'wanted;
-                }
-            }
-        }
-        bail!(bad_flag(
-            "--compare-with",
-            format!("no earlier '{name}' campaign whose runs carry the label or tag '{want}' in the store (see 'rtlab results campaigns' and 'rtlab results list --label {want}'); nothing was run")
-        ));
-    }
-    Ok(found)
-}
-
-fn latest_interrupted(store: &Store) -> Result<i64> {
-    store
-        .list_campaigns()?
-        .into_iter()
-        .find(|c| c.status == store::CampaignStatus::Interrupted)
-        .map(|c| c.id)
-        .ok_or_else(|| {
-            UsageError("no interrupted campaign to resume (see 'rtlab results list')".into()).into()
-        })
 }

@@ -3,10 +3,13 @@
 //! results list --json`. Pretty-printed, ending in a newline.
 
 use super::{one, Exporter, Format, Options};
+use crate::analysis::attribution::Ranking;
 use crate::analysis::compare::Comparison;
 use crate::analysis::diff::Difference;
+use crate::analysis::risks::Risk;
 use crate::analysis::verdict::{Requirement, Verdict};
 use crate::record::{Run, FORMAT};
+use crate::scenario::runner::StepRun;
 use crate::store::RunRow;
 use anyhow::Result;
 use serde::Serialize;
@@ -42,6 +45,50 @@ pub fn comparison(
         "verdicts": verdicts,
         "differences": differences,
     }))
+}
+
+/// `rtlab run --json`: the campaign, each step's run, the verdicts, risks and
+/// load attribution, the HTML report's path and the exit code.
+pub fn campaign(c: &CampaignDoc) -> Result<String> {
+    let steps: Vec<serde_json::Value> = c
+        .steps
+        .iter()
+        .map(|s| json!({"index": s.index, "name": s.name, "run": s.run}))
+        .collect();
+    document(&json!({
+        "format": FORMAT,
+        "campaign": c.campaign,
+        "name": c.name,
+        "status": c.status,
+        "steps": steps,
+        "verdicts": c.verdicts,
+        "risks": c.risks,
+        "attribution": c.attribution,
+        "html": c.html,
+        "exit_code": c.exit_code,
+    }))
+}
+
+/// What `rtlab run` shows of a campaign.
+pub struct CampaignDoc<'a> {
+    /// Its id.
+    pub campaign: i64,
+    /// Its scenario's name.
+    pub name: &'a str,
+    /// `complete` or `interrupted`.
+    pub status: &'a str,
+    /// Each step's run.
+    pub steps: &'a [StepRun],
+    /// Verdicts of the steps' runs against the requirements.
+    pub verdicts: &'a [Verdict],
+    /// Its biggest risks.
+    pub risks: &'a [Risk],
+    /// Load attributions.
+    pub attribution: &'a [Ranking],
+    /// Where its HTML report is.
+    pub html: String,
+    /// Its exit code.
+    pub exit_code: i32,
 }
 
 /// `rtlab results list --json`: an array of rows.

@@ -15,6 +15,7 @@
 //! alarm = "5ms"
 //! ```
 
+pub mod campaign;
 pub mod check;
 pub mod parse;
 #[cfg(test)]

@@ -57,6 +57,22 @@ pub fn names() -> String {
         .join(", ")
 }
 
+/// The scenario of a load attribution of `mix` (`rtlab run --attribute MIX`):
+/// latency under no load, under each part of the mix alone and the whole mix;
+/// `None` when `mix` is not a load mix.
+pub fn attribution(mix: &str) -> Option<String> {
+    crate::loads::mix::MIXES.iter().any(|m| m.name == mix).then(|| {
+        format!(
+            "# Load attribution of {mix}: no load, each part alone, the whole mix.\n\
+             name = \"attribution of {mix}\"\n\
+             description = \"latency on every CPU under no load, each part of {mix} alone and the whole mix\"\n\
+             [defaults]\nduration = \"20s\"\n\
+             [[step]]\nname = \"latency\"\nprobe = \"latency\"\nload = \"{mix}\"\nattribute = true\n\
+             [requirements]\ndeadline = \"1ms\"\n"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,6 +62,25 @@ pub const MAX_TRACE_POINTS: usize = 4096;
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Where the HTML report of `campaign` goes by default: `reports/` next to the
+/// store `db`.
+pub fn report_path(db: &Path, campaign: i64) -> PathBuf {
+    db.parent()
+        .unwrap_or(Path::new("."))
+        .join("reports")
+        .join(format!("campaign-{campaign}.html"))
+}
+
+/// Creates the `reports/` directory of a [`report_path`].
+pub fn make_reports_dir(report: &Path) -> Result<()> {
+    match report.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+        }
+        None => Ok(()),
+    }
+}
+
 /// The database path: `--db`, else `$RTLAB_DB`, else
 /// `$XDG_DATA_HOME/rtlab/rtlab.db`, else `~/.local/share/rtlab/rtlab.db`.
 pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {

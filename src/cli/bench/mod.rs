@@ -73,7 +73,7 @@ pub fn execute(
     save: &SaveArgs,
     measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
 ) -> Result<i32> {
-    let mut run = match measure(&mut common::LiveObserver::new(out)) {
+    let mut run = match measure(&mut crate::cli::observer::LiveObserver::new(out)) {
         Err(e) if e.is::<Interrupted>() => {
             eprintln!("rtlab: {e}");
             return Ok(EXIT_INTERRUPTED);

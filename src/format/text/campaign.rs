@@ -64,6 +64,23 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
     format!("{}(times in {})\n", t.render(), unit.symbol())
 }
 
+/// `rtlab run`: the campaign's step table and its biggest risks.
+pub fn run_text(
+    campaign: i64,
+    name: &str,
+    status: &str,
+    steps: &[StepRun],
+    reqs: &[Requirement],
+    found: &[Risk],
+    unit: TimeUnit,
+) -> String {
+    let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
+    out.push_str(&step_table(steps, reqs, unit));
+    out.push_str(&risks_text(found));
+    out.push('\n');
+    out
+}
+
 /// `rtlab report --campaign`: the campaign, its step table and its biggest risks.
 pub fn campaign_report(
     c: &Campaign,

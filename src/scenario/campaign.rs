@@ -1,0 +1,257 @@
+//! Starting or resuming a campaign: the options stored with it (so that
+//! `--resume` plans the same steps), the plan checked on this machine, the
+//! earlier campaigns it is compared with, and the campaign claimed in the store.
+//! Everything is checked before the campaign is recorded: a problem leaves the
+//! store as it was.
+
+use super::check;
+use super::runner::{campaign_steps, first_unfinished};
+use super::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
+use crate::error::{bad_flag, SystemError, UsageError};
+use crate::step::Machine;
+use crate::store::{self, Store};
+use anyhow::{bail, Result};
+use rtlab_engine::sysinfo::Fingerprint;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Options stored with a campaign so that `--resume` plans the same steps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stored {
+    /// The scenario's TOML.
+    pub scenario: String,
+    /// Where it came from (a path, `preset NAME`).
+    pub file: String,
+    /// `--duration`: every step's duration.
+    pub duration: Option<String>,
+    /// Label of the campaign's runs.
+    pub label: String,
+    /// Tags of the campaign's runs.
+    pub tags: Vec<String>,
+    /// `--require` values (none: the scenario's requirements).
+    pub requires: Vec<String>,
+    /// The --max-steps it was started with (resuming plans the same steps).
+    #[serde(default)]
+    pub max_steps: Option<u64>,
+}
+
+/// The scenario a campaign runs, as its name and TOML: the attribution of a load
+/// `mix`, a scenario file, or a preset (the quick check when none is named).
+pub fn source(
+    mix: Option<&str>,
+    file: Option<&Path>,
+    preset: Option<&str>,
+) -> Result<(String, String)> {
+    if let Some(mix) = mix {
+        let text = presets::attribution(mix).ok_or_else(|| {
+            let names: Vec<&str> = crate::loads::mix::MIXES.iter().map(|m| m.name).collect();
+            bad_flag(
+                "--attribute",
+                format!("'{mix}' is not a load mix (mixes: {})", names.join(", ")),
+            )
+        })?;
+        return Ok((format!("attribution of {mix}"), text));
+    }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read scenario {}: {e}", path.display())))?;
+        return Ok((path.display().to_string(), text));
+    }
+    let name = preset.unwrap_or("quick");
+    let p = presets::get(name).ok_or_else(|| {
+        bad_flag(
+            "--preset",
+            format!("no preset '{name}' (presets: {})", presets::names()),
+        )
+    })?;
+    Ok((format!("preset {}", p.name), p.text.to_string()))
+}
+
+/// A campaign ready to run: recorded (or claimed, when resumed) in `store`, with
+/// its plan checked from step `from` on.
+pub struct Prepared {
+    /// The store that holds it.
+    pub store: Store,
+    /// Its id.
+    pub campaign: i64,
+    /// Its stored options.
+    pub stored: Stored,
+    /// Its scenario.
+    pub scn: Scenario,
+    /// Its plan.
+    pub plan: Vec<PlannedStep>,
+    /// The first step to run.
+    pub from: usize,
+    /// Earlier campaigns shown beside it (`--compare-with`).
+    pub earlier: Vec<i64>,
+}
+
+/// What `start` and `resume` need besides the campaign's own options.
+pub struct Setup<'a> {
+    /// The store's path.
+    pub db: &'a Path,
+    /// This machine, for the checks.
+    pub machine: &'a Machine,
+    /// `--compare-with` values.
+    pub compare_with: &'a [String],
+    /// Whether a signal arrived: checked last, before anything is recorded.
+    pub stopped: &'a dyn Fn() -> bool,
+}
+
+impl Setup<'_> {
+    /// A new campaign of `stored`'s scenario on the system `fp`; `None` when a
+    /// signal arrived before it was recorded (nothing stored).
+    pub fn start(
+        &self,
+        stored: Stored,
+        fp: &Fingerprint,
+        max_steps: u64,
+    ) -> Result<Option<Prepared>> {
+        let scn = parse(&stored.file, &stored.scenario)?;
+        let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+        check_plan(&scn, &plan, 0, self.machine)?;
+        // An earlier campaign can only be in a store that exists: do not create
+        // one just to find it missing.
+        let existing = if self.db.exists() {
+            Some(Store::open(self.db)?)
+        } else {
+            None
+        };
+        let earlier = compare_with(existing.as_ref(), &scn.name, self.compare_with, None)?;
+        if (self.stopped)() {
+            return Ok(None);
+        }
+        let mut store = match existing {
+            Some(s) => s,
+            None => Store::open(self.db)?,
+        };
+        let campaign = store.create_campaign(&scn.name, &serde_json::to_string(&stored)?, fp)?;
+        Ok(Some(Prepared {
+            store,
+            campaign,
+            stored,
+            scn,
+            plan,
+            from: 0,
+            earlier,
+        }))
+    }
+
+    /// Campaign `id` (the latest interrupted one when `None`), from its first
+    /// unfinished step; `max_steps` overrides the stored limit. `None` when a
+    /// signal arrived before it was claimed (nothing changed).
+    pub fn resume(&self, id: Option<i64>, max_steps: Option<u64>) -> Result<Option<Prepared>> {
+        let mut store = Store::open(self.db)?;
+        let id = match id {
+            Some(id) => id,
+            None => latest_interrupted(&store)?,
+        };
+        let c = store.load_campaign(id)?;
+        let stored: Stored = serde_json::from_str(&c.scenario).map_err(|_| {
+            UsageError(format!(
+                "campaign {id} was not made by 'rtlab run' and cannot be resumed"
+            ))
+        })?;
+        let scn = parse(&stored.file, &stored.scenario)?;
+        let max_steps = max_steps.or(stored.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
+        let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+        let from = first_unfinished(&store, id, plan.len())?;
+        check_plan(&scn, &plan, from, self.machine)?;
+        let earlier = compare_with(Some(&store), &scn.name, self.compare_with, Some(id))?;
+        if (self.stopped)() {
+            return Ok(None);
+        }
+        // Refused while another live process runs it.
+        store.claim_campaign(id)?;
+        Ok(Some(Prepared {
+            store,
+            campaign: id,
+            stored,
+            scn,
+            plan,
+            from,
+            earlier,
+        }))
+    }
+}
+
+/// The plan, counted before it is expanded and refused above `max_steps`.
+fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec<PlannedStep>> {
+    expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
+}
+
+/// Checks `plan[from..]` before it runs: every value on this machine, and RT
+/// scheduling when a step needs it.
+fn check_plan(scn: &Scenario, plan: &[PlannedStep], from: usize, machine: &Machine) -> Result<()> {
+    let todo = &plan[from.min(plan.len())..];
+    check::check(scn, todo, machine)?;
+    // The highest RT priority any step needs, tried once on a throwaway thread.
+    let need = todo
+        .iter()
+        .filter_map(|s| s.params.step().rt_need().map(|n| (s, n)))
+        .max_by_key(|(_, (_, prio, _))| *prio);
+    if let Some((step, (policy, prio, key))) = need {
+        if let Err(e) = check::try_rt(policy, prio) {
+            let msg = format!(
+                "SCHED_{} priority {prio} is refused to this process ({e}). Run as root, or give rtlab \
+                 CAP_SYS_NICE (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlab)), or raise the RT \
+                 limit (ulimit -r 99, LimitRTPRIO=99); or measure without RT priority: priority = 0",
+                policy.name().to_uppercase()
+            );
+            let located = check::locate(scn, step, plan.len(), key, &msg);
+            return Err(SystemError(located.to_string()).into());
+        }
+    }
+    Ok(())
+}
+
+/// For each --compare-with value, the newest other campaign of the scenario
+/// `name` whose runs carry that label or tag; refused when there is none.
+fn compare_with(
+    store: Option<&Store>,
+    name: &str,
+    wanted: &[String],
+    except: Option<i64>,
+) -> Result<Vec<i64>> {
+    let mut found = Vec::new();
+    if wanted.is_empty() {
+        return Ok(found);
+    }
+    let rows = match store {
+        Some(s) => s.list_campaigns()?,
+        None => Vec::new(),
+    };
+    'wanted: for want in wanted {
+        if let Some(s) = store {
+            for row in rows
+                .iter()
+                .filter(|r| Some(r.id) != except && r.name == name)
+            {
+                let steps = campaign_steps(s, row.id)?;
+                if steps
+                    .first()
+                    .is_some_and(|st| st.run.label == *want || st.run.tags.contains(want))
+                {
+                    found.push(row.id);
+                    continue 'wanted;
+                }
+            }
+        }
+        bail!(bad_flag(
+            "--compare-with",
+            format!("no earlier '{name}' campaign whose runs carry the label or tag '{want}' in the store (see 'rtlab results campaigns' and 'rtlab results list --label {want}'); nothing was run")
+        ));
+    }
+    Ok(found)
+}
+
+fn latest_interrupted(store: &Store) -> Result<i64> {
+    store
+        .list_campaigns()?
+        .into_iter()
+        .find(|c| c.status == store::CampaignStatus::Interrupted)
+        .map(|c| c.id)
+        .ok_or_else(|| {
+            UsageError("no interrupted campaign to resume (see 'rtlab results list')".into()).into()
+        })
+}
