@@ -269,8 +269,7 @@ impl super::Step for Params {
 
     /// How long it is planned to run (ns), when it says.
     fn planned_ns(&self) -> Option<u64> {
-        let d = self.duration.as_deref()?;
-        parse_positive_duration(d, DefaultUnit::Seconds).ok()
+        super::seconds(self.duration.as_deref())
     }
 
     /// The real-time scheduling its workers need, and the key that asks for it.

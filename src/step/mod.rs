@@ -205,6 +205,11 @@ pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) 
     run
 }
 
+/// A `--duration` (bare numbers are seconds) in ns, when given and valid.
+pub fn seconds(duration: Option<&str>) -> Option<u64> {
+    crate::units::parse_positive_duration(duration?, crate::units::DefaultUnit::Seconds).ok()
+}
+
 /// The defaults of a step's parameters: its flags, none given.
 pub fn defaults<A: clap::Args + clap::FromArgMatches>() -> A {
     let cmd = A::augment_args(clap::Command::new("defaults").no_binary_name(true));

@@ -454,10 +454,8 @@ impl super::Step for Params {
         self.load.check()
     }
 
-    /// How long it is planned to run (ns), when it says.
     fn planned_ns(&self) -> Option<u64> {
-        let d = self.duration.as_deref()?;
-        parse_positive_duration(d, DefaultUnit::Seconds).ok()
+        super::seconds(self.duration.as_deref())
     }
 
     /// The real-time scheduling it needs, and the key that asks for it: the
