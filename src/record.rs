@@ -261,6 +261,9 @@ pub struct Run {
     pub warnings: Vec<Warning>,
 }
 
+/// Points a stored time series keeps at most; longer ones are decimated.
+pub const MAX_STORED_TRACE_POINTS: usize = 4096;
+
 /// What a run was asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

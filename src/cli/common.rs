@@ -95,6 +95,7 @@ pub fn finish(
     run: &mut Run,
     table: impl FnOnce(&Run) -> String,
 ) -> Result<i32> {
+    run.audit = Some(crate::tune::audit::summary());
     let mut saved = None;
     if !save.no_save {
         let mut store = ctx.open_store()?;

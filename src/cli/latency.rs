@@ -48,7 +48,7 @@ pub fn execute(
     }
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| {
-        let loads = super::load::loads_table(&r.loads);
+        let loads = crate::format::text::loads::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
         format::text::latency::render(r, unit) + sep + &loads
     })

@@ -45,7 +45,10 @@ impl crate::step::Observer for LiveObserver {
 
     fn loads(&mut self, elapsed: std::time::Duration, rates: &[(&str, f64)]) {
         if self.on {
-            eprint!("\r\x1b[K{}", super::load::live_line(elapsed, rates));
+            eprint!(
+                "\r\x1b[K{}",
+                crate::format::text::loads::live_line(elapsed, rates)
+            );
             self.load_line = true;
         }
     }

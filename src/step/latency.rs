@@ -203,7 +203,7 @@ impl Params {
             format!(
                 "{} is outside 2-{MAX_TRACE_POINTS}; beyond, points keep block maxima and no peak is lost (the store keeps at most {})",
                 a.trace_points,
-                crate::store::MAX_TRACE_POINTS
+                record::MAX_STORED_TRACE_POINTS
             ),
         ));
         }

@@ -190,19 +190,17 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// A run of `kind` on the system `fp`, with its step's parameters: the default
-/// label and the system's audit summary. The step fills in what it measured.
+/// A run of `kind` on the system `fp`, with its step's parameters and the
+/// default label. The step fills in what it measured.
 pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) -> Run {
     let label = record::default_label(&fp);
-    let mut run = Run::new(
+    Run::new(
         kind,
         label,
         fp,
         started_at,
         RunParams::Step(Box::new(params)),
-    );
-    run.audit = Some(crate::tune::audit::summary());
-    run
+    )
 }
 
 /// A `--duration` (bare numbers are seconds) in ns, when given and valid.

@@ -14,7 +14,7 @@
 //! - [`Store::save`] writes a whole [`Run`] (header, tags, every series with its
 //!   summary columns and serialized histograms) and returns its id. A run whose
 //!   `campaign` is set must name an existing campaign. Time series longer than
-//!   [`MAX_TRACE_POINTS`] are decimated (block maxima, no peak lost).
+//!   [`MAX_STORED_TRACE_POINTS`] are decimated (block maxima, no peak lost).
 //! - [`Store::load`] reads it back, equal field by field (plus `id`, with the
 //!   current label, tags, status and campaign).
 //! - [`Store::list_where`] gives [`RunRow`]s, newest first, with
@@ -39,7 +39,7 @@ mod schema;
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
 
 use crate::error::{SystemError, UsageError};
-use crate::record::{Run, Series, Status};
+use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};
 use anyhow::{bail, Context, Result};
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
@@ -55,9 +55,6 @@ use std::time::{Duration, Instant};
 
 /// Environment variable naming the database file.
 pub const DB_ENV: &str = "RTLAB_DB";
-
-/// Points a stored time series keeps at most; longer ones are decimated.
-pub const MAX_TRACE_POINTS: usize = 4096;
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -582,9 +579,9 @@ pub fn decimate(points: &[TracePoint], limit: usize) -> Vec<TracePoint> {
 /// series shrink about tenfold). Version 1 stored plain JSON text, which
 /// [`series_from_column`] still reads.
 fn series_to_blob(s: &Series) -> Result<Vec<u8>> {
-    let json = if s.trace.len() > MAX_TRACE_POINTS {
+    let json = if s.trace.len() > MAX_STORED_TRACE_POINTS {
         let mut bounded = s.clone();
-        bounded.trace = decimate(&s.trace, MAX_TRACE_POINTS);
+        bounded.trace = decimate(&s.trace, MAX_STORED_TRACE_POINTS);
         serde_json::to_vec(&bounded)?
     } else {
         serde_json::to_vec(s)?
@@ -1176,7 +1173,7 @@ mod tests {
             .collect();
         let id = store.save(&run).unwrap();
         let trace = &store.load(id).unwrap().series[0].trace;
-        assert!(trace.len() <= MAX_TRACE_POINTS);
+        assert!(trace.len() <= MAX_STORED_TRACE_POINTS);
         assert!(trace
             .iter()
             .any(|p| p.max_ns == 1_000_000 && p.offset_ns == 7777));

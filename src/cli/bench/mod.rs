@@ -2,7 +2,6 @@
 //! event timed. The benches are steps (`crate::step::bench`); `bench suite` is
 //! the `suite` preset run as a campaign.
 
-mod render;
 mod suite;
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
@@ -82,5 +81,7 @@ pub fn execute(
     };
     save.apply(&mut run);
     let unit = out.unit;
-    common::finish(ctx, save, out, &mut run, |r| render::render(r, unit))
+    common::finish(ctx, save, out, &mut run, |r| {
+        crate::format::text::bench::render(r, unit)
+    })
 }

@@ -2,10 +2,13 @@
 //! latency report, the live view, comparisons, verdicts, campaign summaries,
 //! one run in depth and the results store's listings.
 
+pub mod bench;
 pub mod campaign;
 pub mod compare;
 pub mod latency;
 pub mod live;
+pub mod loads;
+pub mod net;
 pub mod results;
 pub mod run;
 pub mod series;

@@ -1,8 +1,8 @@
 //! The text view of a bench run: what it was asked, its metrics, per-event
 //! time per thread, its warnings.
 
-use crate::format::text::series::{self, Col};
-use crate::format::text::table::Table;
+use super::series::{self, Col};
+use super::table::Table;
 use crate::record::Run;
 use crate::step::bench::{asked, bytes};
 use crate::units::{Human, TimeUnit};
