@@ -1,9 +1,10 @@
 //! `rtlab audit`: check a system's real-time readiness, one row per check.
 
+use super::common::print;
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
+use crate::format::json;
 use crate::record::AuditSummary;
 use crate::tune::audit::{self, Check, Input};
-use crate::tune::{json_document, print};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::sysinfo::SysRoot;
@@ -54,7 +55,7 @@ pub fn run(args: AuditArgs) -> Result<i32> {
             summary: &'a AuditSummary,
             checks: &'a [Check],
         }
-        print(&json_document(
+        print(&json::tagged(
             "audit",
             &Doc {
                 root: input.root.root().display().to_string(),

@@ -193,16 +193,19 @@ fn existing_parent(path: &Path) -> Result<(), String> {
     }
 }
 
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// Writes to stdout (a closed pipe is not an error) or, via a temporary file
 /// and a rename, to `path`, so that a reader never sees half a file; errors
 /// name `flag`.
 pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
     match path.filter(|p| p.as_os_str() != "-") {
-        None => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-        }
+        None => print(text),
         Some(p) => {
             let tmp = p.with_extension("rtlab-tmp");
             std::fs::write(&tmp, text)

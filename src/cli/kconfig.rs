@@ -1,8 +1,9 @@
 //! `rtlab kconfig`: compare kernel configurations and check one for latency.
 
+use super::common::print;
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
+use crate::format::json;
 use crate::tune::kconfig::{check, diff, Config};
-use crate::tune::{json_document, print};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ fn run_diff(a: DiffArgs) -> Result<i32> {
         }
     }
     print(&if a.json {
-        json_document("kconfig.diff", &d)?
+        json::tagged("kconfig.diff", &d)?
     } else {
         diff::render(&d, a.summary)
     });
@@ -124,7 +125,7 @@ fn run_check(a: CheckArgs) -> Result<i32> {
             helps: usize,
             findings: &'a [check::Finding],
         }
-        print(&json_document(
+        print(&json::tagged(
             "kconfig.check",
             &Doc {
                 config: &source,

@@ -40,7 +40,7 @@ pub struct LoadCmdArgs {
 /// Runs `rtlab load`: its SPEC words are one spec.
 pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
     if a.list {
-        print!("{}", spec::listing());
+        common::print(&spec::listing());
         return Ok(0);
     }
     let mut params = a.params;

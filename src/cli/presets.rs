@@ -1,5 +1,6 @@
 //! `rtlab presets`: the built-in scenarios.
 
+use super::common::print;
 use crate::error::bad_flag;
 use crate::scenario::{parse, presets};
 use anyhow::Result;
@@ -27,15 +28,17 @@ enum What {
 pub fn run(a: PresetsArgs) -> Result<i32> {
     match a.what {
         What::List => {
+            let mut out = String::new();
             for p in presets::PRESETS {
                 let s = parse(p.name, p.text)?;
-                println!(
-                    "{:<10} {:>2} step(s)  {}",
+                out.push_str(&format!(
+                    "{:<10} {:>2} step(s)  {}\n",
                     p.name,
                     s.steps.len(),
                     s.description.unwrap_or_default()
-                );
+                ));
             }
+            print(&out);
         }
         What::Show { name } => {
             let p = presets::get(&name).ok_or_else(|| {
@@ -44,7 +47,7 @@ pub fn run(a: PresetsArgs) -> Result<i32> {
                     format!("no preset '{name}' (presets: {})", presets::names()),
                 )
             })?;
-            print!("{}", p.text);
+            print(p.text);
         }
     }
     Ok(0)

@@ -2,7 +2,9 @@
 
 mod args;
 
+use super::common::print;
 use crate::error::{SystemError, UsageError, EXIT_FAILED, EXIT_OK};
+use crate::format::json;
 use crate::tune::prio::guard::guard;
 use crate::tune::prio::profile::Profile;
 use crate::tune::prio::restore::{restore, Restored};
@@ -10,7 +12,6 @@ use crate::tune::prio::select::{no_match, select, tasks_matching, Selector};
 use crate::tune::prio::target::{top_priority_warning, Target};
 use crate::tune::prio::task::{proc_dir, tasks_of, Task};
 use crate::tune::prio::{apply, capture, change, list, thread, unit};
-use crate::tune::{json_document, print};
 use anyhow::{Context, Result};
 use args::{ApplyArgs, ListArgs, RestoreArgs, RunArgs, SaveArgs, SetArgs, UnitArgs};
 use clap::{Args, Subcommand};
@@ -75,7 +76,7 @@ fn list(a: ListArgs) -> Result<i32> {
         struct Doc<'a> {
             threads: &'a [&'a Task],
         }
-        print(&json_document("prio.list", &Doc { threads: &shown })?);
+        print(&json::tagged("prio.list", &Doc { threads: &shown })?);
     } else {
         print(&list::table(&shown));
     }
@@ -175,7 +176,7 @@ fn save(a: SaveArgs) -> Result<i32> {
     std::fs::write(&a.profile, profile.to_toml()?)
         .with_context(|| format!("cannot write {}", a.profile.display()))?;
     let n = profile.rule.len();
-    println!("{n} rules saved to {}", a.profile.display());
+    print(&format!("{n} rules saved to {}\n", a.profile.display()));
     Ok(EXIT_OK)
 }
 
@@ -188,7 +189,10 @@ fn unit(a: UnitArgs) -> Result<i32> {
 fn restore_cmd(a: RestoreArgs) -> Result<i32> {
     match restore(a.dry_run)? {
         Restored::Nothing(path) => {
-            println!("nothing to restore ({} does not exist)", path.display());
+            print(&format!(
+                "nothing to restore ({} does not exist)\n",
+                path.display()
+            ));
             Ok(EXIT_OK)
         }
         Restored::Done(o) => {

@@ -142,17 +142,17 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
         ResultsCommand::Show(s) => show(&store, &s),
         ResultsCommand::Delete { ids } => {
             let n = store.delete(&ids)?;
-            println!("deleted {n} run(s)");
+            common::print(&format!("deleted {n} run(s)\n"));
             Ok(0)
         }
         ResultsCommand::Tag { id, tags, remove } => {
             if remove {
                 let n = store.remove_tags(id, &tags)?;
-                println!("run {id}: removed {n} tag(s)");
+                common::print(&format!("run {id}: removed {n} tag(s)\n"));
             } else {
                 store.add_tags(id, &tags)?;
             }
-            println!("run {id}: tags {}", store.tags(id)?.join(", "));
+            common::print(&format!("run {id}: tags {}\n", store.tags(id)?.join(", ")));
             Ok(0)
         }
         ResultsCommand::Label { id, label } => {
@@ -160,7 +160,7 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
                 return Err(UsageError("the new label is empty; give some text".into()).into());
             }
             store.set_label(id, &label)?;
-            println!("run {id}: label '{label}'");
+            common::print(&format!("run {id}: label '{label}'\n"));
             Ok(0)
         }
         ResultsCommand::Export(e) => {

@@ -29,6 +29,22 @@ pub fn document<T: Serialize + ?Sized>(doc: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(doc)? + "\n")
 }
 
+/// The document of a command that is not a run (`prio list`, `audit`,
+/// `kconfig`): `{"format": "rtlab/1", "kind": KIND, ...}` with the fields of
+/// `body` (which must serialize as an object).
+pub fn tagged(kind: &str, body: &impl Serialize) -> Result<String> {
+    let mut doc = serde_json::Map::new();
+    doc.insert("format".into(), FORMAT.into());
+    doc.insert("kind".into(), kind.into());
+    match serde_json::to_value(body)? {
+        serde_json::Value::Object(fields) => doc.extend(fields),
+        other => {
+            doc.insert("result".into(), other);
+        }
+    }
+    document(&doc)
+}
+
 /// `rtlab compare --json`: the table, the requirements and their verdicts, and
 /// what differs between the runs (times in ns).
 pub fn comparison(

@@ -14,6 +14,7 @@ mod store_common;
 mod audit_cli;
 mod bench_cli;
 mod campaign_cli;
+mod closed_pipe;
 mod compare_cli;
 mod golden;
 mod import_cyclictest;
