@@ -4,6 +4,7 @@ mod audit;
 mod bench;
 pub mod common;
 mod compare;
+mod docs;
 mod kconfig;
 mod latency;
 pub mod load;
@@ -73,6 +74,10 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page, or write one page per subcommand into a directory.
+    Man(docs::ManArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -93,6 +98,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     }
 }
 
