@@ -6,6 +6,7 @@ pub mod common;
 mod compare;
 mod kconfig;
 mod latency;
+mod links;
 pub mod load;
 mod net;
 mod presets;
@@ -16,6 +17,7 @@ mod results;
 mod run;
 mod step;
 
+use crate::compat::{self, Personality};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -72,6 +74,13 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// Run as stress: `rtlab stress [--no-store] ARGS` with stress's own options and output.
+    Stress(compat::RawArgs),
+    /// Run as stress-ng: `rtlab stress-ng [--no-store] ARGS` with stress-ng's options and output.
+    #[command(name = "stress-ng")]
+    StressNg(compat::RawArgs),
+    /// Make symlinks (stress, stress-ng) that run rtlab as those tools.
+    InstallLinks(links::InstallLinksArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -92,6 +101,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),
+        Command::StressNg(raw) => compat::subcommand(Personality::StressNg, ctx.db, raw),
+        Command::InstallLinks(args) => links::run(args),
     }
 }
 

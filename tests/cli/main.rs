@@ -15,6 +15,8 @@ mod audit_cli;
 mod bench_cli;
 mod campaign_cli;
 mod compare_cli;
+mod compat_links;
+mod compat_stress;
 mod golden;
 mod import_cyclictest;
 mod import_sysbench;
