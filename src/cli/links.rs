@@ -5,11 +5,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Make a symlink named after every personality (stress, stress-ng) in DIR,
-/// pointing at this rtlab: a script calling `stress` then runs rtlab as stress,
-/// with stress's arguments and output, and the run is stored (not with
-/// RTLAB_NO_STORE=1). A name that is already something else is refused unless
-/// --force; a directory never is replaced.
+/// The arguments of `rtlab install-links` (its help is the variant's in `Command`).
 #[derive(Debug, Args)]
 pub struct InstallLinksArgs {
     /// Where the links go (e.g. ~/bin, /usr/local/bin); it must exist.

@@ -74,12 +74,18 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
-    /// Run as stress: `rtlab stress [--no-store] ARGS` with stress's own options and output.
+    /// Run as stress, with its own options and output: `rtlab stress [--no-store] ARGS`.
     Stress(compat::RawArgs),
-    /// Run as stress-ng: `rtlab stress-ng [--no-store] ARGS` with stress-ng's options and output.
+    /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
     #[command(name = "stress-ng")]
     StressNg(compat::RawArgs),
     /// Make symlinks (stress, stress-ng) that run rtlab as those tools.
+    ///
+    /// A symlink named after every personality, in DIR, pointing at this rtlab: a
+    /// script calling `stress` then runs rtlab as stress, with stress's arguments
+    /// and output, and the run is stored (not with RTLAB_NO_STORE=1). A name that
+    /// is already something else is refused unless --force; a directory is never
+    /// replaced.
     InstallLinks(links::InstallLinksArgs),
 }
 

@@ -338,44 +338,44 @@ fn unknown(opt: &str) -> anyhow::Error {
 
 /// `stress-ng --help`: what rtlab's stress-ng takes.
 pub const USAGE: &str = "\
-stress-ng (rtlab personality): the stressors that map onto rtlab loads
+stress-ng, as rtlab runs it: the stressors that map onto an rtlab load.
 
-Usage: stress-ng [OPTION [ARG]]
+Usage: stress-ng [OPTION [ARG]]...
 
-General control options:
--h,   --help                show help
--V,   --version             show version
--n,   --dry-run             do not run
--t N, --timeout T           timeout after T seconds (s, m, h, d, y; 0: no limit;
-                            default: one day)
--M,   --metrics             print metrics of activity
-      --metrics-brief       print metrics without CPU used and RSS
--Y,   --yaml file           output results to YAML formatted file
--q,   --quiet               quiet output
--v,   --verbose             verbose output
-      --taskset list        CPUs the workers run on (e.g. 0,2-3)
-      --temp-path path      where hdd and io write (default: current directory)
+Stressors: N workers each (0 or below: one per CPU), and the load they run
+  -c, --cpu N             arithmetic (load cpu)
+      --cpu-method M      all (a mix), int64, double, float64, sqrt or prime
+  -l, --cpu-load P        busy P% of the time, 1 to 100
+  -m, --vm N              map, touch, unmap memory (load vm)
+      --vm-bytes N        bytes per worker (256M), or P% of available memory
+      --vm-keep           keep the mapping and write to it again
+      --memcpy N          copy memory (load memcopy)
+  -d, --hdd N             write, fsync, remove files (load io)
+      --hdd-bytes N       bytes per worker (1G), or P% of the free space
+  -i, --io N              sync() in a loop (load io sync)
+  -f, --fork N            fork and reap children (load fork)
+  -T, --timer N           one timer per worker (load timer)
+      --timer-freq F      its rate, 1 to 1000000 Hz (1000000)
+  -S, --sock N            UDP datagrams over loopback (load net)
+      --udp N             the same
+  -p, --pipe N            one writer and one reader on a pipe (load msg)
+      --pipe-data-size N  bytes per write, 4 to the page size (the page size)
+      --sockpair N        one writer and one reader on socket pairs (load msg)
 
-Stressors (N workers; 0 or below: one per CPU), and the rtlab load each runs:
--c N, --cpu N               cpu
-      --cpu-method M        all, int64, double, float64, sqrt or prime
--l P, --cpu-load P          load CPU by P %, 1 to 100
--m N, --vm N                vm
-      --vm-bytes N          bytes per worker (default 256MB), or P% of available
-      --vm-keep             redirty memory instead of reallocating
-      --memcpy N            memcopy
--d N, --hdd N               io (write, fsync, unlink)
-      --hdd-bytes N         bytes per worker (default 1GB), or P% of free space
--i N, --io N                io sync (a sync() storm)
--f N, --fork N              fork
--T N, --timer N             timer, one per worker
-      --timer-freq F        timer rate, 1 to 1000000 Hz (default 1 MHz)
--S N, --sock N              net (UDP over loopback)
-      --udp N               net (UDP over loopback)
--p N, --pipe N              msg over a pipe, one writer and one reader
-      --pipe-data-size N    bytes per write, 4 to the page size (default)
-      --sockpair N          msg over socket pairs, one writer and one reader
+General options
+  -t, --timeout T         stop after T (s, m, h, d, y; 0: until stopped; one day)
+  -M, --metrics           print the table of what each stressor did
+      --metrics-brief     the same without CPU use and RSS
+  -Y, --yaml FILE         write the results to FILE in YAML
+      --taskset LIST      the CPUs the workers run on (0,2-3)
+      --temp-path DIR     where hdd and io write (the current directory)
+  -n, --dry-run           print what would run, run nothing
+  -q, --quiet             print only the table and failures
+  -v, --verbose           print each worker too
+  -h, --help              this text
+  -V, --version           the version
 
-Bogo ops are rtlab load ops (see rtlab load --list): not stress-ng's bogo ops.
-Runs are stored in rtlab's results (not with RTLAB_NO_STORE=1).
+The bogo-ops columns count rtlab load ops (rtlab load --list), not stress-ng's
+bogo ops. The run is stored in rtlab's results, unless rtlab stress-ng
+--no-store or RTLAB_NO_STORE=1.
 ";

@@ -164,29 +164,30 @@ pub fn parse(args: &[String], cwd: &Path) -> Result<Parsed> {
 
 /// `stress --help`: what rtlab's stress takes.
 pub const USAGE: &str = "\
-`stress' (rtlab personality) imposes certain types of compute stress on your system
+stress, as rtlab runs it: each kind of worker runs as an rtlab load.
 
-Usage: stress [OPTION [ARG]] ...
- -?, --help         show this help statement
-     --version      show version statement
- -v, --verbose      be verbose
- -q, --quiet        be quiet
- -n, --dry-run      show what would have been done
- -t, --timeout N    timeout after N seconds (without it: until killed)
-     --backoff N    wait factor of N microseconds before work starts
- -c, --cpu N        spawn N workers spinning on sqrt()
- -i, --io N         spawn N workers spinning on sync()
- -m, --vm N         spawn N workers spinning on mmap()/munmap()
-     --vm-bytes B   map B bytes per vm worker (default is 256MB)
-     --vm-stride B  the page size only: rtlab touches every page
-     --vm-keep      redirty memory instead of freeing and reallocating
- -d, --hdd N        spawn N workers spinning on write()/unlink()
-     --hdd-bytes B  write B bytes per hdd worker (default is 1GB)
+Usage: stress [OPTION [ARG]]...
+  -c, --cpu N        N workers computing square roots (load cpu method=sqrt)
+  -i, --io N         N workers calling sync() in a loop (load io sync)
+  -m, --vm N         N workers mapping, touching and unmapping memory (load vm)
+      --vm-bytes B   bytes each vm worker maps (256M)
+      --vm-keep      keep the mapping and write to it again
+      --vm-stride B  only the page size: every page is touched
+  -d, --hdd N        N workers writing and removing a file (load io)
+      --hdd-bytes B  bytes each hdd worker writes per file (1G)
+  -t, --timeout T    stop after T (s, m, h, d, y); without it, run until stopped
+      --backoff N    sleep N microseconds per worker before starting (3000)
+  -n, --dry-run      print what would run, run nothing
+  -q, --quiet        print only failures
+  -v, --verbose      print the back-off, the timeout and each worker too
+  -?, --help         this text
+      --version      the version
 
-Example: stress --cpu 8 --io 4 --vm 2 --vm-bytes 128M --timeout 10s
+Sizes take B, K, M or G. The io and hdd workers write in the current directory.
+The run is stored in rtlab's results, unless rtlab stress --no-store or
+RTLAB_NO_STORE=1.
 
-Note: Numbers may be suffixed with s,m,h,d,y (time) or B,K,M,G (size).
-Runs are stored in rtlab's results (not with RTLAB_NO_STORE=1).
+Example: stress --cpu 4 --vm 2 --vm-bytes 128M --timeout 60s
 ";
 
 #[cfg(test)]
