@@ -2,6 +2,7 @@
 
 mod analysis;
 mod cli;
+mod compat;
 mod error;
 mod format;
 mod import;
@@ -18,8 +19,13 @@ mod units;
 use clap::Parser;
 
 fn main() {
-    let cli = cli::Cli::parse();
-    let code = match cli::run(cli) {
+    // Invoked through a symlink named after a tool, rtlab is that tool.
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let result = match compat::Personality::from_argv0(&argv0) {
+        Some(p) => compat::invoked_as(p),
+        None => cli::run(cli::Cli::parse()),
+    };
+    let code = match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("rtlab: error: {err:#}");

@@ -109,7 +109,8 @@ pub struct LoadRecord {
     /// `minor_faults_per_s`, `ctx_switches_per_s`).
     pub achieved: serde_json::Map<String, serde_json::Value>,
     /// Totals over the run: `ops`, `bytes`, `rounds`, `restarts`, `errors`,
-    /// `minor_faults`, `major_faults`, `ctx_switches`, `cpu_ns`.
+    /// `minor_faults`, `major_faults`, `ctx_switches`, `cpu_ns` (and its parts
+    /// `user_ns`, `sys_ns`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub totals: BTreeMap<String, u64>,
     /// Each worker process: what it did and how it ended.

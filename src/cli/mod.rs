@@ -7,6 +7,7 @@ mod compare;
 mod docs;
 mod kconfig;
 mod latency;
+mod links;
 pub mod load;
 mod net;
 mod observer;
@@ -18,6 +19,7 @@ mod results;
 mod run;
 mod step;
 
+use crate::compat::{self, Personality};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -74,6 +76,19 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// Run as stress, with its own options and output: `rtlab stress [--no-store] ARGS`.
+    Stress(compat::RawArgs),
+    /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
+    #[command(name = "stress-ng")]
+    StressNg(compat::RawArgs),
+    /// Make symlinks (stress, stress-ng) that run rtlab as those tools.
+    ///
+    /// A symlink named after every personality, in DIR, pointing at this rtlab: a
+    /// script calling `stress` then runs rtlab as stress, with stress's arguments
+    /// and output, and the run is stored (not with RTLAB_NO_STORE=1). A name that
+    /// is already something else is refused unless --force; a directory is never
+    /// replaced.
+    InstallLinks(links::InstallLinksArgs),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
     Completions(docs::CompletionsArgs),
     /// Print the manual page, or write one page per subcommand into a directory.
@@ -98,6 +113,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),
+        Command::StressNg(raw) => compat::subcommand(Personality::StressNg, ctx.db, raw),
+        Command::InstallLinks(args) => links::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
     }

@@ -83,6 +83,8 @@ pub fn record(
             ("restarts", c.restarts),
             ("errors", c.errors),
             ("cpu_ns", cpu_ns),
+            ("user_ns", usage.map_or(0, |u| u.user_ns)),
+            ("sys_ns", usage.map_or(0, |u| u.sys_ns)),
             ("minor_faults", minflt),
             ("major_faults", usage.map_or(0, |u| u.major_faults)),
             ("ctx_switches", usage.map_or(0, |u| u.ctx_switches)),

@@ -16,6 +16,8 @@ mod bench_cli;
 mod campaign_cli;
 mod closed_pipe;
 mod compare_cli;
+mod compat_links;
+mod compat_stress;
 mod golden;
 mod import_cyclictest;
 mod import_sysbench;

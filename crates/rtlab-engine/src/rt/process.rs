@@ -74,6 +74,10 @@ impl Exit {
 pub struct Usage {
     /// User plus system CPU time (ns).
     pub cpu_ns: u64,
+    /// CPU time in user mode (ns).
+    pub user_ns: u64,
+    /// CPU time in the kernel on its behalf (ns).
+    pub sys_ns: u64,
     /// Page faults served without I/O.
     pub minor_faults: u64,
     /// Page faults that needed I/O.
@@ -89,6 +93,8 @@ impl Usage {
         let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
         Usage {
             cpu_ns: ns(u.ru_utime) + ns(u.ru_stime),
+            user_ns: ns(u.ru_utime),
+            sys_ns: ns(u.ru_stime),
             minor_faults: u.ru_minflt as u64,
             major_faults: u.ru_majflt as u64,
             ctx_switches: (u.ru_nvcsw + u.ru_nivcsw) as u64,
