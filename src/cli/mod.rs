@@ -46,6 +46,7 @@ pub enum Command {
     /// List or print the built-in scenarios.
     Presets(presets::PresetsArgs),
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
+    #[command(disable_help_flag = true)]
     Latency(latency::LatencyArgs),
     /// The results store: list, show, delete, tag, label, export, import.
     Results(results::ResultsArgs),
