@@ -4,6 +4,7 @@ mod audit;
 mod bench;
 pub mod common;
 mod compare;
+mod cyclictest;
 mod kconfig;
 mod latency;
 pub mod load;
@@ -73,6 +74,9 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// cyclictest's command line, defaults and output (rtlab cyclictest --help).
+    #[command(hide = true, disable_help_flag = true)]
+    Cyclictest(cyclictest::CyclictestArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -93,6 +97,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Cyclictest(args) => cyclictest::run(&ctx, args),
     }
 }
 

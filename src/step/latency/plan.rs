@@ -26,6 +26,13 @@ pub struct Plan {
     pub(super) warnings: Vec<Warning>,
 }
 
+impl Plan {
+    /// What the probe will run: threads, their CPUs, periods and priorities.
+    pub fn config(&self) -> &LatencyConfig {
+        &self.cfg
+    }
+}
+
 fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
     parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
 }
