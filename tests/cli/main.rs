@@ -8,6 +8,7 @@
 
 mod common;
 mod compare_common;
+mod cyclictest_layout;
 mod net_common;
 mod store_common;
 
@@ -15,6 +16,8 @@ mod audit_cli;
 mod bench_cli;
 mod campaign_cli;
 mod compare_cli;
+mod cyclictest_cli;
+mod cyclictest_vs;
 mod golden;
 mod import_cyclictest;
 mod import_sysbench;

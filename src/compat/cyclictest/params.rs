@@ -362,10 +362,7 @@ mod tests {
             .notes
             .iter()
             .any(|n| n == "WARN: -a ignored due to smp mode"));
-        assert!(try_s("-ax")
-            .unwrap_err()
-            .to_string()
-            .starts_with("-a: 'x'"));
+        assert!(try_s("-ax").unwrap_err().to_string().starts_with("-a: 'x'"));
         assert!(try_s("-t 5 -t0").is_err());
     }
 
