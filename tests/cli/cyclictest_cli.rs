@@ -246,6 +246,7 @@ fn refusals_name_cyclictests_option_and_measure_nothing() {
         ("-l 10 stray", "unexpected argument 'stray'", 2),
         ("--mainaffinity=4095", "--mainaffinity: ", 2),
         ("--json=/nonexistent/dir/x.json", "--json: ", 2),
+        ("-q --no-store", "--no-store is rtlab's: give it first", 2),
     ];
     for (line, message, code) in cases {
         let out = expect(

@@ -163,6 +163,12 @@ pub fn main(ctx: &Context, args: &[String]) -> Result<i32> {
         Some((first, rest)) if first == "--no-store" => (true, rest),
         _ => (false, args),
     };
+    if args.iter().any(|a| a == "--no-store") {
+        return Err(UsageError(
+            "--no-store is rtlab's: give it first, before cyclictest's options".into(),
+        )
+        .into());
+    }
     let store = !no_store && std::env::var("RTLAB_NO_STORE").map_or(true, |v| v != "1");
     let o = options::read(&args::parse(args)?)?;
     if o.help {

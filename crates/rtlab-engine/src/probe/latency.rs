@@ -374,7 +374,9 @@ pub(crate) fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
     stats.reset();
 }
 
+mod config;
 mod run;
+pub use config::*;
 pub use run::*;
 
 #[cfg(test)]
