@@ -17,6 +17,7 @@ mod bench_cli;
 mod campaign_cli;
 mod compare_cli;
 mod cyclictest_cli;
+mod cyclictest_system;
 mod cyclictest_vs;
 mod golden;
 mod import_cyclictest;
