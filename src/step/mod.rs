@@ -184,8 +184,8 @@ pub trait Observer {
     }
     /// Wake-ups of latency thread `thread` since the last call, oldest first.
     fn samples(&mut self, _thread: usize, _samples: &[rtlab_engine::probe::samples::Sample]) {}
-    /// /dev/cpu_dma_latency was asked for: held at this many µs, or refused (`None`).
-    fn dma_latency(&mut self, _held: Option<i32>) {}
+    /// /dev/cpu_dma_latency was asked for: held at this many µs, or refused (why).
+    fn dma_latency(&mut self, _held: Result<i32, String>) {}
     /// The ops/s of each load (by kind, in spec order) since the last call,
     /// `elapsed` into the step, about every 500 ms.
     fn loads(&mut self, _elapsed: std::time::Duration, _rates: &[(&str, f64)]) {}

@@ -3,11 +3,11 @@
 //! frame alone otherwise, the lines alone with `-q`), `-v` lines, the named
 //! pipe of `-F`, and at the end the spikes, the histogram and the break.
 
-use super::params::Output;
+use super::options::PolicyName;
 use super::spikes::Spikes;
 use super::summary::{self, ThreadInfo};
 use super::verbose::SampleLines;
-use crate::format::histfile;
+use crate::format::histfile::{self, Layout};
 use crate::record::Run;
 use crate::step::Observer;
 use anyhow::Result;
@@ -15,6 +15,35 @@ use rtlab_engine::probe::latency::{LatencyConfig, LiveSnapshot};
 use rtlab_engine::probe::samples::Sample;
 use rtlab_engine::rt::fifo;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// What the output shows, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub quiet: bool,
+    pub verbose: bool,
+    pub nsecs: bool,
+    pub refresh_on_max: bool,
+    /// `-o`: one -v line per this many samples.
+    pub oscope: u64,
+    /// The histogram's buckets and columns.
+    pub histogram: Option<(u64, Layout)>,
+    pub histfile: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub fifo: Option<PathBuf>,
+    /// `--spike`: trigger and how many spikes are listed.
+    pub spike: Option<(u64, usize)>,
+    /// `-b` was given: the thread ids and the break are printed at the end.
+    pub breaktrace: bool,
+    pub resolution: bool,
+    /// `-v` came before `-a`: cyclictest says "Using N cpus." twice.
+    pub verbose_before_affinity: bool,
+    /// The CPUs `-a` gave, when it gave some.
+    pub affinity_cpus: Option<usize>,
+    /// The policy cyclictest names in its status line, and whether the threads
+    /// run SCHED_OTHER under it.
+    pub policy: (PolicyName, bool),
+}
 
 /// The personality's view of a run.
 pub struct Watch<'a> {
@@ -135,10 +164,10 @@ impl<'a> Watch<'a> {
 }
 
 impl Observer for Watch<'_> {
-    fn dma_latency(&mut self, held: Option<i32>) {
+    fn dma_latency(&mut self, held: Result<i32, String>) {
         match held {
-            Some(us) => print(&format!("# /dev/cpu_dma_latency set to {us}us\n")),
-            None => eprintln!("WARN: could not set /dev/cpu_dma_latency"),
+            Ok(us) => print(&format!("# /dev/cpu_dma_latency set to {us}us\n")),
+            Err(why) => eprintln!("WARN: open /dev/cpu_dma_latency: {why}"),
         }
     }
 

@@ -3,6 +3,7 @@
 //! 500 µs apart, no mlockall, /dev/cpu_dma_latency held at 0), what it prints
 //! on stderr about them, and what it prints on stdout.
 
+use super::observer::Output;
 use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
@@ -10,40 +11,11 @@ use crate::step::latency::{Params, PolicyArg, TimerArg};
 use crate::step::Machine;
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
-use std::path::PathBuf;
 
 /// cyclictest's distance between the threads' intervals without -d (µs).
 const DEFAULT_DISTANCE_US: u64 = 500;
 /// cyclictest's largest histogram (µs).
 const HIST_MAX_US: u64 = 1_000_000;
-
-/// What the output shows, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Output {
-    pub quiet: bool,
-    pub verbose: bool,
-    pub nsecs: bool,
-    pub refresh_on_max: bool,
-    /// `-o`: one -v line per this many samples.
-    pub oscope: u64,
-    /// The histogram's buckets and columns.
-    pub histogram: Option<(u64, Layout)>,
-    pub histfile: Option<PathBuf>,
-    pub json: Option<PathBuf>,
-    pub fifo: Option<PathBuf>,
-    /// `--spike`: trigger and how many spikes are listed.
-    pub spike: Option<(u64, usize)>,
-    /// `-b` was given: the thread ids and the break are printed at the end.
-    pub breaktrace: bool,
-    pub resolution: bool,
-    /// `-v` came before `-a`: cyclictest says "Using N cpus." twice.
-    pub verbose_before_affinity: bool,
-    /// The CPUs `-a` gave, when it gave some.
-    pub affinity_cpus: Option<usize>,
-    /// The policy cyclictest names in its status line, and whether the threads
-    /// run SCHED_OTHER under it.
-    pub policy: (PolicyName, bool),
-}
 
 /// Everything a run through the personality needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -334,7 +306,7 @@ mod tests {
             (Some(Some(4)), Some("0-3"), Some(30))
         );
         assert_eq!(b.output.histogram, Some((1000, Layout::WithTotal)));
-        assert_eq!(b.output.histfile, Some(PathBuf::from("hist")));
+        assert_eq!(b.output.histfile, Some(std::path::PathBuf::from("hist")));
     }
 
     #[test]

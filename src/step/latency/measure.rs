@@ -66,12 +66,20 @@ impl probe::Watch for Watcher<'_> {
     }
 }
 
-/// Holds /dev/cpu_dma_latency at `us` for as long as the guard lives; a refusal
-/// is a warning.
-fn hold_dma_latency(us: i32, warnings: &mut Vec<Warning>) -> Option<DmaLatencyGuard> {
+/// Holds /dev/cpu_dma_latency at `us` for as long as the guard lives, and
+/// tells `obs`; a refusal is a warning.
+fn hold_dma_latency(
+    us: i32,
+    obs: &mut dyn Observer,
+    warnings: &mut Vec<Warning>,
+) -> Option<DmaLatencyGuard> {
     match DmaLatencyGuard::request(us) {
-        Ok(g) => Some(g),
+        Ok(g) => {
+            obs.dma_latency(Ok(us));
+            Some(g)
+        }
         Err(e) => {
+            obs.dma_latency(Err(e.to_string()));
             warnings.push(Warning::new(
                 "dma_latency",
                 format!(
@@ -105,11 +113,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let loads = a.load.start(&cfg.threads)?;
     warnings.extend(loads.warnings.iter().cloned());
 
-    let dma = dma_latency_us.and_then(|us| {
-        let g = hold_dma_latency(us, &mut warnings);
-        obs.dma_latency(g.as_ref().map(|_| us));
-        g
-    });
+    let dma = dma_latency_us.and_then(|us| hold_dma_latency(us, obs, &mut warnings));
     let idle = idle_limit
         .map(|(cpus, n)| IdleLimit::apply(&cpus, n))
         .transpose()?;
