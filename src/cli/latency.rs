@@ -1,10 +1,17 @@
 //! `rtlab latency`: the cyclic timer-latency probe.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::{self, Format};
+use crate::compat::cyclictest::verbose::SampleLines;
+use crate::format;
+use crate::format::histfile::Layout;
+use crate::record::Run;
 use crate::step::latency::{self, Params};
+use crate::step::Observer;
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
+use rtlab_engine::probe::latency::LiveSnapshot;
+use rtlab_engine::probe::samples::Sample;
 use std::path::{Path, PathBuf};
 
 /// Measure how late periodic real-time threads wake up.
@@ -12,8 +19,10 @@ use std::path::{Path, PathBuf};
 /// One SCHED_FIFO thread (priority 90) per online CPU, pinned, sleeping on
 /// CLOCK_MONOTONIC with absolute deadlines, memory locked and /dev/cpu_dma_latency
 /// held at 0, until the loop count or duration is reached or Ctrl-C.
-/// Bare numbers are µs for -i/--deadline/--max-latency/--breaktrace/--histogram-max
-/// and seconds for -D, as in cyclictest.
+/// Bare numbers are µs for -i/-h/--deadline/--max-latency/--breaktrace and
+/// seconds for -D, as in cyclictest, whose common short options (-a, -t, -S,
+/// -n, -h, -H, -N, -v, -M) work here too; `rtlab cyclictest` takes all of its
+/// options and prints its output.
 #[derive(Debug, Args)]
 pub struct LatencyArgs {
     #[command(flatten)]
@@ -21,15 +30,71 @@ pub struct LatencyArgs {
     /// Write the 1-µs histogram in cyclictest's -h layout to this file.
     #[arg(long, value_name = "PATH", value_parser = common::output_file, display_order = 15)]
     histfile: Option<PathBuf>,
+    /// As -h, and the histogram file gets cyclictest's -H column of all
+    /// threads together.
+    #[arg(
+        short = 'H',
+        long,
+        value_name = "DUR",
+        conflicts_with = "histogram_max"
+    )]
+    histofall: Option<String>,
+    /// One pinned thread per CPU (the default; cyclictest's -S).
+    #[arg(short = 'S', long, conflicts_with_all = ["threads", "cpus"])]
+    smp: bool,
+    /// Sleep with clock_nanosleep (the default; cyclictest's -n).
+    #[arg(short = 'n', long)]
+    clock_nanosleep: bool,
+    /// Print every wake-up as cyclictest's -v does (thread:cycle:latency, µs).
+    #[arg(short = 'v', long, conflicts_with = "json")]
+    verbose: bool,
+    /// Times in ns (as --unit ns; cyclictest's -N).
+    #[arg(short = 'N', long, conflicts_with = "unit")]
+    nsecs: bool,
+    /// Redraw the live view only when a maximum grows (cyclictest's -M).
+    #[arg(short = 'M', long)]
+    refresh_on_max: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
     save: SaveArgs,
+    /// Print help (-h is cyclictest's histogram).
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
 }
 
 /// Runs `rtlab latency`.
-pub fn run(ctx: &Context, a: LatencyArgs) -> Result<i32> {
-    execute(ctx, &a.params, a.histfile.as_deref(), &a.out, &a.save)
+pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
+    let layout = match a.histofall.take() {
+        Some(h) => {
+            a.params.histogram_max = h;
+            Layout::WithTotal
+        }
+        None => Layout::PerThread,
+    };
+    if a.nsecs {
+        a.out.unit = TimeUnit::Ns;
+    }
+    let mut obs = Watch {
+        live: super::observer::LiveObserver::new(&a.out),
+        refresh_on_max: a.refresh_on_max,
+        max_ns: Vec::new(),
+        lines: a
+            .verbose
+            .then(|| SampleLines::new(a.out.unit == TimeUnit::Ns)),
+    };
+    let mut run = latency::measure(&a.params, &mut obs)?;
+    if let Some(lines) = obs.lines.as_mut() {
+        lines.flush();
+    }
+    finish(
+        ctx,
+        &mut run,
+        a.histfile.as_deref(),
+        layout,
+        &a.out,
+        &a.save,
+    )
 }
 
 /// Measures with `p`, writes `histfile` if asked, saves and prints the run.
@@ -41,15 +106,64 @@ pub fn execute(
     save: &SaveArgs,
 ) -> Result<i32> {
     let mut run = latency::measure(p, &mut super::observer::LiveObserver::new(out))?;
-    save.apply(&mut run);
+    finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
+}
+
+/// Writes `histfile` if asked, saves and prints the run.
+fn finish(
+    ctx: &Context,
+    run: &mut Run,
+    histfile: Option<&Path>,
+    layout: Layout,
+    out: &OutputArgs,
+    save: &SaveArgs,
+) -> Result<i32> {
+    save.apply(run);
     if let Some(path) = histfile {
-        let text = format::export(std::slice::from_ref(&run), Format::Hist)?;
+        let text = format::histfile::render(&format::histfile::columns(run)?, layout);
         common::write_output("--histfile", Some(path), &text)?;
     }
     let unit = out.unit;
-    common::finish(ctx, save, out, &mut run, |r| {
+    common::finish(ctx, save, out, run, |r| {
         let loads = crate::format::text::loads::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
         format::text::latency::render(r, unit) + sep + &loads
     })
+}
+
+/// The live view, redrawn on every tick or only on a new maximum (-M), and
+/// every wake-up on stdout (-v).
+struct Watch {
+    live: super::observer::LiveObserver,
+    refresh_on_max: bool,
+    max_ns: Vec<u64>,
+    lines: Option<SampleLines>,
+}
+
+impl Observer for Watch {
+    fn start(&mut self, names: &[String]) {
+        self.live.start(names);
+    }
+
+    fn latency(&mut self, snaps: &[LiveSnapshot]) {
+        let maxima: Vec<u64> = snaps.iter().map(|s| s.max_ns).collect();
+        if !self.refresh_on_max || maxima != self.max_ns {
+            self.live.latency(snaps);
+        }
+        self.max_ns = maxima;
+    }
+
+    fn wants_samples(&self) -> bool {
+        self.lines.is_some()
+    }
+
+    fn samples(&mut self, thread: usize, samples: &[Sample]) {
+        if let Some(lines) = self.lines.as_mut() {
+            lines.write(thread, samples);
+        }
+    }
+
+    fn end(&mut self) {
+        self.live.end();
+    }
 }

@@ -10,7 +10,7 @@ mod latency;
 mod links;
 pub mod load;
 mod net;
-mod observer;
+pub mod observer;
 mod presets;
 mod prio;
 mod report;
@@ -50,6 +50,7 @@ pub enum Command {
     /// List or print the built-in scenarios.
     Presets(presets::PresetsArgs),
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
+    #[command(disable_help_flag = true)]
     Latency(latency::LatencyArgs),
     /// The results store: list, show, delete, tag, label, export, import.
     Results(results::ResultsArgs),
@@ -76,6 +77,8 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
+    Cyclictest(compat::RawArgs),
     /// Run as stress, with its own options and output: `rtlab stress [--no-store] ARGS`.
     Stress(compat::RawArgs),
     /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
@@ -113,6 +116,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Cyclictest(raw) => compat::subcommand(Personality::Cyclictest, ctx.db, raw),
         Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),
         Command::StressNg(raw) => compat::subcommand(Personality::StressNg, ctx.db, raw),
         Command::InstallLinks(args) => links::run(args),

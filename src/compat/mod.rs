@@ -12,6 +12,7 @@
 //! Adding a personality is a module here, a variant of [`Personality`] with its
 //! name and its arm in [`Personality::main`], and its `rtlab <tool>` subcommand.
 
+pub mod cyclictest;
 pub mod links;
 pub mod stress;
 
@@ -27,6 +28,8 @@ use std::path::{Path, PathBuf};
 /// A tool rtlab can stand in for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Personality {
+    /// `cyclictest` 2.x (rt-tests).
+    Cyclictest,
     /// `stress` 1.0.
     Stress,
     /// `stress-ng`.
@@ -35,11 +38,16 @@ pub enum Personality {
 
 impl Personality {
     /// Every personality, in the order `install-links` makes them.
-    pub const ALL: &'static [Personality] = &[Personality::Stress, Personality::StressNg];
+    pub const ALL: &'static [Personality] = &[
+        Personality::Cyclictest,
+        Personality::Stress,
+        Personality::StressNg,
+    ];
 
     /// The tool's name: the name of its symlink and of its subcommand.
     pub fn name(self) -> &'static str {
         match self {
+            Personality::Cyclictest => "cyclictest",
             Personality::Stress => "stress",
             Personality::StressNg => "stress-ng",
         }
@@ -54,6 +62,7 @@ impl Personality {
     /// Runs the tool with its own arguments `args` (without argv[0]).
     pub fn main(self, session: &Session, args: &[String]) -> Result<i32> {
         match self {
+            Personality::Cyclictest => cyclictest::main(session, args),
             Personality::Stress => stress::stress_main(session, args),
             Personality::StressNg => stress::ng_main(session, args),
         }
@@ -110,6 +119,7 @@ impl Session {
             return Ok(());
         }
         let mut store = Store::open(&store::default_path(self.db.as_deref())?)?;
+        run.audit = Some(crate::tune::audit::summary());
         let id = store.save(run)?;
         run.id = Some(id);
         if std::io::stderr().is_terminal() {

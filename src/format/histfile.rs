@@ -35,28 +35,44 @@ pub struct Hist;
 impl Exporter for Hist {
     fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
         let run = one(runs, Format::Hist)?;
-        let cols: Vec<HistColumn> = run
-            .series
-            .iter()
-            .filter_map(|s| {
-                let us = s.us_histogram.as_ref()?;
-                Some(HistColumn::from_series(
-                    us,
-                    s.summary.min_ns,
-                    s.summary.mean_ns,
-                    s.summary.max_ns,
-                ))
-            })
-            .collect();
-        if cols.is_empty() || cols.len() != run.series.len() {
-            bail!(UsageError(format!(
-                "--format hist: run {} ({}) has no 1-µs histogram per thread; export it with --format json or csv",
-                run.id.map(|i| i.to_string()).unwrap_or_default(),
-                run.kind
-            )));
-        }
-        Ok(render(&cols))
+        Ok(render(&columns(run)?, Layout::PerThread))
     }
+}
+
+/// Which columns cyclictest prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `-h`: one column per thread.
+    PerThread,
+    /// `-H`: with more than one thread, also a column of all threads together
+    /// in the buckets and the Total, Max Latencies and Histogram Overflows
+    /// lines.
+    WithTotal,
+}
+
+/// The columns of a run's threads; refused when a thread has no 1-µs histogram.
+pub fn columns(run: &Run) -> Result<Vec<HistColumn>> {
+    let cols: Vec<HistColumn> = run
+        .series
+        .iter()
+        .filter_map(|s| {
+            let us = s.us_histogram.as_ref()?;
+            Some(HistColumn::from_series(
+                us,
+                s.summary.min_ns,
+                s.summary.mean_ns,
+                s.summary.max_ns,
+            ))
+        })
+        .collect();
+    if cols.is_empty() || cols.len() != run.series.len() {
+        bail!(UsageError(format!(
+            "--format hist: run {} ({}) has no 1-µs histogram per thread; export it with --format json or csv",
+            run.id.map(|i| i.to_string()).unwrap_or_default(),
+            run.kind
+        )));
+    }
+    Ok(cols)
 }
 
 /// One thread's column.
@@ -100,27 +116,51 @@ impl HistColumn {
 }
 
 /// Writes the columns in cyclictest's layout.
-pub fn render(cols: &[HistColumn]) -> String {
+pub fn render(cols: &[HistColumn], layout: Layout) -> String {
+    let all = layout == Layout::WithTotal && cols.len() > 1;
     let rows = cols.iter().map(|c| c.buckets.len()).max().unwrap_or(0);
+    let bucket = |c: &HistColumn, i: usize| c.buckets.get(i).copied().unwrap_or(0);
     let mut out = String::from("# Histogram\n");
     for i in 0..rows {
         out.push_str(&format!("{i:06} "));
-        let cells: Vec<String> = cols
+        let mut cells: Vec<String> = cols
             .iter()
-            .map(|c| format!("{:06}", c.buckets.get(i).copied().unwrap_or(0)))
+            .map(|c| format!("{:06}", bucket(c, i)))
             .collect();
+        if all {
+            cells.push(format!(
+                "{:06}",
+                cols.iter().map(|c| bucket(c, i)).sum::<u64>()
+            ));
+        }
         out.push_str(&cells.join("\t"));
         out.push('\n');
     }
-    let line = |name: &str, width: usize, f: &dyn Fn(&HistColumn) -> u64| {
-        let cells: Vec<String> = cols.iter().map(|c| format!("{:0width$}", f(c))).collect();
+    let line = |name: &str, width: usize, f: &dyn Fn(&HistColumn) -> u64, total: Option<u64>| {
+        let mut cells: Vec<String> = cols.iter().map(|c| format!("{:0width$}", f(c))).collect();
+        if let Some(t) = total.filter(|_| all) {
+            cells.push(format!("{t:0width$}"));
+        }
         format!("# {name}: {}\n", cells.join(" "))
     };
-    out.push_str(&line("Total", 9, &|c| c.buckets.iter().sum()));
-    out.push_str(&line("Min Latencies", 5, &|c| c.min_us));
-    out.push_str(&line("Avg Latencies", 5, &|c| c.avg_us));
-    out.push_str(&line("Max Latencies", 5, &|c| c.max_us));
-    out.push_str(&line("Histogram Overflows", 5, &|c| c.overflows));
+    let total = |c: &HistColumn| c.buckets.iter().sum::<u64>();
+    out.push_str(&line(
+        "Total",
+        9,
+        &total,
+        Some(cols.iter().map(total).sum()),
+    ));
+    out.push_str(&line("Min Latencies", 5, &|c| c.min_us, None));
+    out.push_str(&line("Avg Latencies", 5, &|c| c.avg_us, None));
+    let max = cols.iter().map(|c| c.max_us).max().unwrap_or(0);
+    out.push_str(&line("Max Latencies", 5, &|c| c.max_us, Some(max)));
+    let overflows = cols.iter().map(|c| c.overflows).sum();
+    out.push_str(&line(
+        "Histogram Overflows",
+        5,
+        &|c| c.overflows,
+        Some(overflows),
+    ));
     out.push_str("# Histogram Overflow at cycle number:\n");
     for (i, c) in cols.iter().enumerate() {
         out.push_str(&format!("# Thread {i}:"));
@@ -346,9 +386,34 @@ mod tests {
         assert_eq!(c.buckets.iter().sum::<u64>(), 1993);
         assert_eq!((c.min_us, c.avg_us, c.max_us, c.overflows), (4, 4, 40, 7));
         assert_eq!(c.overflow_cycles.len(), 7);
-        let again = render(&cols);
+        let again = render(&cols, Layout::PerThread);
         let expected = CYCLICTEST_H20.split_once('\n').unwrap().1.to_string() + "\n";
         assert_eq!(again, expected);
+    }
+
+    #[test]
+    fn with_total_adds_cyclictests_column_of_all_threads_and_parses_back() {
+        let col = |b: Vec<u64>, max_us, overflows| HistColumn {
+            buckets: b,
+            min_us: 0,
+            avg_us: 1,
+            max_us,
+            overflows,
+            overflow_cycles: (0..overflows).collect(),
+            overflow_others: 0,
+        };
+        let cols = [col(vec![1, 2], 1, 0), col(vec![0, 3], 7, 2)];
+        let text = render(&cols, Layout::WithTotal);
+        assert_eq!(
+            text,
+            "# Histogram\n000000 000001\t000000\t000001\n000001 000002\t000003\t000005\n# Total: 000000003 000000003 000000006\n# Min Latencies: 00000 00000\n# Avg Latencies: 00001 00001\n# Max Latencies: 00001 00007 00007\n# Histogram Overflows: 00000 00002 00002\n# Histogram Overflow at cycle number:\n# Thread 0:\n# Thread 1: 00000 00001\n\n"
+        );
+        assert_eq!(parse(&text, true, CELLS).unwrap(), cols);
+        // One thread: no column of all threads, as cyclictest -H.
+        assert_eq!(
+            render(&cols[..1], Layout::WithTotal),
+            render(&cols[..1], Layout::PerThread)
+        );
     }
 
     #[test]

@@ -175,8 +175,17 @@ impl Params {
 pub trait Observer {
     /// The measuring threads are about to start: their names.
     fn start(&mut self, _names: &[String]) {}
-    /// The latency threads' values so far, about every 250 ms.
+    /// The latency threads' values so far, about every 250 ms, and once more
+    /// when they have ended.
     fn latency(&mut self, _snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {}
+    /// Whether it wants every wake-up of the latency threads ([`Observer::samples`]).
+    fn wants_samples(&self) -> bool {
+        false
+    }
+    /// Wake-ups of latency thread `thread` since the last call, oldest first.
+    fn samples(&mut self, _thread: usize, _samples: &[rtlab_engine::probe::samples::Sample]) {}
+    /// /dev/cpu_dma_latency was asked for: held at this many µs, or refused (why).
+    fn dma_latency(&mut self, _held: Result<i32, String>) {}
     /// The ops/s of each load (by kind, in spec order) since the last call,
     /// `elapsed` into the step, about every 500 ms.
     fn loads(&mut self, _elapsed: std::time::Duration, _rates: &[(&str, f64)]) {}
@@ -210,7 +219,11 @@ pub fn seconds(duration: Option<&str>) -> Option<u64> {
 
 /// The defaults of a step's parameters: its flags, none given.
 pub fn defaults<A: clap::Args + clap::FromArgMatches>() -> A {
-    let cmd = A::augment_args(clap::Command::new("defaults").no_binary_name(true));
+    let cmd = A::augment_args(
+        clap::Command::new("defaults")
+            .no_binary_name(true)
+            .disable_help_flag(true),
+    );
     let m = cmd
         .try_get_matches_from(std::iter::empty::<String>())
         .expect("every parameter has a default");

@@ -8,6 +8,7 @@
 
 mod common;
 mod compare_common;
+mod cyclictest_layout;
 mod net_common;
 mod store_common;
 
@@ -18,6 +19,9 @@ mod closed_pipe;
 mod compare_cli;
 mod compat_links;
 mod compat_stress;
+mod cyclictest_cli;
+mod cyclictest_system;
+mod cyclictest_vs;
 mod golden;
 mod import_cyclictest;
 mod import_sysbench;

@@ -49,35 +49,42 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn the_measuring_loop_makes_zero_allocations() {
     let clock = SystemClock::new(ClockId::Monotonic);
-    // A small trace so that it fills and compacts during the run.
-    let mut stats = ThreadStats::new(1_000, 16);
-    let live = LiveStats::default();
-    let stop = AtomicBool::new(false);
-    let spec = LoopSpec {
-        interval_ns: 50_000,
-        loops: 300,
-        end_ns: None,
-        deadline_ns: 1,
-        breaktrace_ns: None,
-    };
-    let first = clock.now() + spec.interval_ns;
+    // Absolute and relative sleeps, each handing every sample to a ring small
+    // enough to fill, so that both the push and the counted drop run.
+    for relative in [false, true] {
+        // A small trace so that it fills and compacts during the run.
+        let mut stats = ThreadStats::keeping(1_000, 16, 4);
+        let live = LiveStats::with_samples(128);
+        let stop = AtomicBool::new(false);
+        let spec = LoopSpec {
+            interval_ns: 50_000,
+            loops: 300,
+            end_ns: None,
+            deadline_ns: 1,
+            breaktrace_ns: None,
+            relative,
+        };
+        let first = clock.now() + spec.interval_ns;
 
-    ALLOCS.with(|a| a.set(0));
-    COUNTING.with(|c| c.set(true));
-    let end = run_loop(&clock, &spec, first, &mut stats, &live, &stop);
-    COUNTING.with(|c| c.set(false));
+        ALLOCS.with(|a| a.set(0));
+        COUNTING.with(|c| c.set(true));
+        let end = run_loop(&clock, &spec, first, &mut stats, &live, &stop);
+        COUNTING.with(|c| c.set(false));
 
-    assert_eq!(end, LoopEnd::LoopsDone);
-    assert_eq!(stats.moments.count, 300);
-    assert!(
-        stats.trace.block() > 1,
-        "the trace compacted during the run"
-    );
-    assert_eq!(
-        ALLOCS.with(|a| a.get()),
-        0,
-        "allocations inside the measuring loop"
-    );
+        assert_eq!(end, LoopEnd::LoopsDone);
+        assert_eq!(stats.moments.count, 300);
+        assert!(
+            stats.trace.block() > 1,
+            "the trace compacted during the run"
+        );
+        let ring = live.samples().unwrap();
+        assert_eq!(ring.dropped(), 300 - ring.capacity() as u64);
+        assert_eq!(
+            ALLOCS.with(|a| a.get()),
+            0,
+            "allocations inside the measuring loop (relative: {relative})"
+        );
+    }
 
     // The counter itself works: an allocation while counting is seen.
     COUNTING.with(|c| c.set(true));

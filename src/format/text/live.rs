@@ -80,6 +80,7 @@ mod tests {
     fn a_frame_has_one_line_per_thread_with_the_values() {
         let v = LiveView::new(vec!["cpu0".into(), "cpu1".into()], TimeUnit::Us);
         let s = LiveSnapshot {
+            tid: 7,
             cycles: 42,
             last_ns: 5_500,
             min_ns: 3_000,

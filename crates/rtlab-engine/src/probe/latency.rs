@@ -1,27 +1,25 @@
 //! The cyclic timer-latency probe (what cyclictest measures).
 //!
-//! Each thread sleeps until an absolute time with `clock_nanosleep(TIMER_ABSTIME)`,
-//! reads the clock on wake-up, and records how late it woke. If the thread woke so
+//! Each thread sleeps until an absolute time with `clock_nanosleep(TIMER_ABSTIME)`
+//! (or, as asked, for a relative time, with `nanosleep(2)`, or on a POSIX
+//! interval timer: [`TimerMode`]), reads the clock on wake-up, and records how
+//! late it woke. If the thread woke so
 //! late that later periods already expired, those periods are counted as
 //! **overruns** and skipped, never silently dropped. A wake-up later than the
 //! deadline is a **deadline miss**.
 //!
 //! The loop ([`run_loop`]) is generic over [`Clock`] so that tests can script time.
 //! It does integer arithmetic only: no allocation, lock, I/O or formatting. Live
-//! values leave through relaxed atomics ([`LiveStats`]); the stop flag is an
+//! values leave through relaxed atomics ([`LiveStats`]), and every sample, when
+//! asked, through a pre-allocated ring ([`SampleRing`]); the stop flag is an
 //! `AtomicBool`.
 
-use crate::rt::clock::{Clock, ClockId, SleepError, SystemClock};
-use crate::rt::sched::{self, Policy, SchedError};
-use crate::rt::{gettid, mem};
+use super::samples::{Sample, SampleRing};
+use crate::rt::clock::{Clock, SleepError};
 use crate::stats::hist::{LatencyHistogram, UsBuckets};
 use crate::stats::trace::MaxTrace;
 use crate::stats::{Moments, Summary};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 
 /// What one measuring thread does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +34,9 @@ pub struct LoopSpec {
     pub deadline_ns: u64,
     /// Stop every thread when a latency exceeds this (ns).
     pub breaktrace_ns: Option<u64>,
+    /// Sleep for the interval from each wake-up rather than until the next
+    /// period: a wake-up is late against the time it slept from.
+    pub relative: bool,
 }
 
 /// Why a measuring loop ended. `Copy`, so it can leave the hot path freely.
@@ -62,6 +63,7 @@ pub enum LoopEnd {
 /// the only writer, so plain relaxed stores suffice.
 #[derive(Debug)]
 pub struct LiveStats {
+    tid: AtomicI32,
     cycles: AtomicU64,
     last: AtomicU64,
     min: AtomicU64,
@@ -69,11 +71,14 @@ pub struct LiveStats {
     sum: AtomicU64,
     overruns: AtomicU64,
     misses: AtomicU64,
+    /// Every wake-up, for the main thread, when asked.
+    samples: Option<SampleRing>,
 }
 
 impl Default for LiveStats {
     fn default() -> Self {
         LiveStats {
+            tid: AtomicI32::new(0),
             cycles: AtomicU64::new(0),
             last: AtomicU64::new(0),
             min: AtomicU64::new(u64::MAX),
@@ -81,6 +86,7 @@ impl Default for LiveStats {
             sum: AtomicU64::new(0),
             overruns: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            samples: None,
         }
     }
 }
@@ -88,6 +94,8 @@ impl Default for LiveStats {
 /// A copy of one thread's live values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LiveSnapshot {
+    /// Kernel thread id of the measuring thread (0 before it started).
+    pub tid: i32,
     /// Wake-ups so far.
     pub cycles: u64,
     /// The last latency (ns).
@@ -105,6 +113,20 @@ pub struct LiveSnapshot {
 }
 
 impl LiveStats {
+    /// Live values that also hand every sample to the main thread through a
+    /// ring of `ring` samples (none when 0).
+    pub fn with_samples(ring: usize) -> Self {
+        LiveStats {
+            samples: (ring > 0).then(|| SampleRing::new(ring)),
+            ..LiveStats::default()
+        }
+    }
+
+    /// The samples' ring, when there is one.
+    pub fn samples(&self) -> Option<&SampleRing> {
+        self.samples.as_ref()
+    }
+
     /// Back to the state before the first wake-up.
     fn reset(&self) {
         for a in [
@@ -118,6 +140,9 @@ impl LiveStats {
             a.store(0, Relaxed);
         }
         self.min.store(u64::MAX, Relaxed);
+        if let Some(r) = &self.samples {
+            r.reset();
+        }
     }
 
     /// Reads the current values.
@@ -125,6 +150,7 @@ impl LiveStats {
         let cycles = self.cycles.load(Relaxed);
         let min = self.min.load(Relaxed);
         LiveSnapshot {
+            tid: self.tid.load(Relaxed),
             cycles,
             last_ns: self.last.load(Relaxed),
             min_ns: if min == u64::MAX { 0 } else { min },
@@ -159,10 +185,20 @@ pub struct ThreadStats {
 impl ThreadStats {
     /// Allocates all storage: `hist_max_us` 1-µs buckets and `trace_points` points.
     pub fn new(hist_max_us: u32, trace_points: usize) -> Self {
+        Self::keeping(
+            hist_max_us,
+            trace_points,
+            crate::stats::hist::OVERFLOW_CYCLES_KEPT,
+        )
+    }
+
+    /// As [`ThreadStats::new`], keeping the wake-up numbers of the first
+    /// `overflow_cycles` histogram overflows.
+    pub fn keeping(hist_max_us: u32, trace_points: usize, overflow_cycles: usize) -> Self {
         ThreadStats {
             moments: Moments::default(),
             hist: LatencyHistogram::new(),
-            us: UsBuckets::new(hist_max_us),
+            us: UsBuckets::keeping(hist_max_us, overflow_cycles),
             trace: MaxTrace::new(trace_points),
             overruns: 0,
             misses: 0,
@@ -245,7 +281,13 @@ pub fn run_loop<C: Clock>(
         if stop.load(Relaxed) {
             return LoopEnd::Stopped;
         }
-        match clock.sleep_until(next) {
+        let (slept, target) = if spec.relative {
+            let from = clock.now();
+            (clock.sleep_for(interval), from.saturating_add(interval))
+        } else {
+            (clock.sleep_until(next), next)
+        };
+        match slept {
             Ok(()) => {}
             Err(SleepError::Interrupted) => continue,
             Err(e) => return LoopEnd::ClockError(e),
@@ -253,7 +295,7 @@ pub fn run_loop<C: Clock>(
         let now = clock.now();
         // A clock that reads earlier than the requested wake-up would be a kernel
         // bug; count it as 0 rather than wrapping.
-        let latency = now.saturating_sub(next);
+        let latency = now.saturating_sub(target);
         let expired = latency / interval;
 
         if latency > stats.moments.max || stats.moments.count == 0 {
@@ -276,6 +318,13 @@ pub fn run_loop<C: Clock>(
         live.sum.store(live_sum, Relaxed);
         live.overruns.store(stats.overruns, Relaxed);
         live.misses.store(stats.misses, Relaxed);
+        if let Some(ring) = &live.samples {
+            ring.push(Sample {
+                cycle,
+                latency_ns: latency,
+                at_ns: now,
+            });
+        }
 
         if let Some(limit) = spec.breaktrace_ns {
             if latency > limit {
@@ -302,13 +351,14 @@ pub fn run_loop<C: Clock>(
 /// A few real wake-ups 50 µs apart through the real loop, discarded: they fault in
 /// the loop's code, the vDSO clock and the sleep call before measuring starts, and
 /// keep cold caches out of the first sample.
-fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
+pub(crate) fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
     let spec = LoopSpec {
         interval_ns: 50_000,
         loops: 3,
         end_ns: None,
         deadline_ns: u64::MAX,
         breaktrace_ns: None,
+        relative: false,
     };
     let live = LiveStats::default();
     let never = AtomicBool::new(false);
@@ -324,299 +374,10 @@ fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
     stats.reset();
 }
 
-/// The whole probe's configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LatencyConfig {
-    /// One entry per thread: the CPU it is pinned to, or `None` for no pinning.
-    pub threads: Vec<Option<usize>>,
-    /// Base period (ns).
-    pub interval_ns: u64,
-    /// Thread `i` uses period `interval + i·distance` (ns), as cyclictest's `-d`.
-    pub distance_ns: u64,
-    /// Scheduling policy of the measuring threads.
-    pub policy: Policy,
-    /// Priority (1..=99 for fifo/rr, 0 otherwise).
-    pub priority: i32,
-    /// Clock to sleep on and read.
-    pub clock: ClockId,
-    /// Wake-ups per thread (0 = no limit).
-    pub loops: u64,
-    /// Duration (ns; 0 = no limit).
-    pub duration_ns: u64,
-    /// Deadline (ns); `None`: each thread's own period.
-    pub deadline_ns: Option<u64>,
-    /// Breaktrace threshold (ns).
-    pub breaktrace_ns: Option<u64>,
-    /// 1-µs buckets kept per thread.
-    pub hist_max_us: u32,
-    /// Points kept in each thread's time series.
-    pub trace_points: usize,
-}
-
-/// A thread could not be set up as asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetupError {
-    /// `sched_setaffinity` refused the CPU.
-    Affinity {
-        /// Thread index.
-        thread: usize,
-        /// The CPU asked for.
-        cpu: usize,
-        /// The refusal.
-        err: SchedError,
-    },
-    /// `sched_setscheduler` refused the policy/priority.
-    Policy {
-        /// Thread index.
-        thread: usize,
-        /// The refusal.
-        err: SchedError,
-    },
-}
-
-impl std::fmt::Display for SetupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SetupError::Affinity { thread, cpu, err } => {
-                write!(f, "thread {thread}: cannot pin to CPU {cpu}: {err}")
-            }
-            SetupError::Policy { thread, err } => {
-                write!(
-                    f,
-                    "thread {thread}: cannot set the scheduling policy: {err}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for SetupError {}
-
-/// What one thread hands back on join.
-#[derive(Debug, Clone)]
-pub struct ThreadResult {
-    /// Thread index.
-    pub index: usize,
-    /// CPU it was pinned to.
-    pub cpu: Option<usize>,
-    /// Kernel thread id.
-    pub tid: i32,
-    /// Its period (ns).
-    pub interval_ns: u64,
-    /// What it gathered.
-    pub stats: ThreadStats,
-    /// Why it stopped.
-    pub end: LoopEnd,
-}
-
-/// A breaktrace event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BreakInfo {
-    /// Thread index that saw it.
-    pub thread: usize,
-    /// Its tid.
-    pub tid: i32,
-    /// Wake-up number (0-based).
-    pub cycle: u64,
-    /// The latency (ns).
-    pub latency_ns: u64,
-}
-
-/// The probe's result.
-#[derive(Debug, Clone)]
-pub struct LatencyOutcome {
-    /// Per-thread results, in thread order.
-    pub threads: Vec<ThreadResult>,
-    /// The first breaktrace event, if any.
-    pub breaktrace: Option<BreakInfo>,
-    /// Whether a marker was written to ftrace's `trace_marker` (and tracing stopped).
-    pub trace_marker_written: bool,
-    /// Time from the start barrier to the last join (ns).
-    pub elapsed_ns: u64,
-}
-
-/// Where ftrace markers go when tracefs is mounted.
-const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-
-/// The ftrace files a breaktrace writes to, opened before measuring.
-struct Ftrace {
-    marker: File,
-    tracing_on: Option<File>,
-}
-
-impl Ftrace {
-    fn open() -> Option<Ftrace> {
-        TRACEFS_DIRS.iter().find_map(|dir| {
-            let marker = OpenOptions::new()
-                .write(true)
-                .open(format!("{dir}/trace_marker"))
-                .ok()?;
-            let tracing_on = OpenOptions::new()
-                .write(true)
-                .open(format!("{dir}/tracing_on"))
-                .ok();
-            Some(Ftrace { marker, tracing_on })
-        })
-    }
-
-    /// Writes the marker line and stops tracing so the buffer keeps the event.
-    fn hit(&self, b: &BreakInfo) -> bool {
-        let line = format!(
-            "rtlab breaktrace: thread {} tid {} cycle {} latency {} ns\n",
-            b.thread, b.tid, b.cycle, b.latency_ns
-        );
-        let ok = (&self.marker).write_all(line.as_bytes()).is_ok();
-        if let Some(on) = &self.tracing_on {
-            let _ = (&*on).write_all(b"0");
-        }
-        ok
-    }
-}
-
-/// Runs the probe: spawns one thread per entry of `cfg.threads`, pins it, sets its
-/// policy, allocates and prefaults, then starts all threads together. While they
-/// run, `observe` is called with every thread's live values about every `tick`.
-/// `stop` ends the run early (the results gathered so far are returned).
-///
-/// Memory locking and the `cpu_dma_latency` request are the caller's business, as
-/// they concern the whole process.
-pub fn run(
-    cfg: &LatencyConfig,
-    stop: &AtomicBool,
-    tick: Duration,
-    observe: &mut dyn FnMut(&[LiveSnapshot]),
-) -> Result<LatencyOutcome, SetupError> {
-    let n = cfg.threads.len();
-    let setup = Barrier::new(n + 1);
-    let go = Barrier::new(n + 1);
-    let abort = AtomicBool::new(false);
-    let start_at = AtomicU64::new(0);
-    let errors: Vec<Mutex<Option<SetupError>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let lives: Vec<LiveStats> = (0..n).map(|_| LiveStats::default()).collect();
-    let ftrace = cfg.breaktrace_ns.and_then(|_| Ftrace::open());
-    let clock = SystemClock::new(cfg.clock);
-
-    std::thread::scope(|s| {
-        let handles: Vec<_> = cfg
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, &cpu)| {
-                let (setup, go, abort, start_at) = (&setup, &go, &abort, &start_at);
-                let (err_slot, live) = (&errors[i], &lives[i]);
-                std::thread::Builder::new()
-                    .name(format!("rtlab-lat{i}"))
-                    .stack_size(256 * 1024)
-                    .spawn_scoped(s, move || {
-                        let tid = gettid();
-                        let interval_ns = cfg.interval_ns + i as u64 * cfg.distance_ns;
-                        let mut stats = ThreadStats::new(cfg.hist_max_us, cfg.trace_points);
-                        stats.warm_up();
-                        let mut failure = None;
-                        if let Some(cpu) = cpu {
-                            if let Err(err) = sched::set_thread_affinity(0, &[cpu]) {
-                                failure = Some(SetupError::Affinity {
-                                    thread: i,
-                                    cpu,
-                                    err,
-                                });
-                            }
-                        }
-                        if failure.is_none() {
-                            if let Err(err) = sched::set_thread_policy(0, cfg.policy, cfg.priority)
-                            {
-                                failure = Some(SetupError::Policy { thread: i, err });
-                            }
-                        }
-                        mem::prefault_stack();
-                        if failure.is_none() {
-                            warm_up_loop(&clock, &mut stats);
-                        }
-                        *err_slot.lock().unwrap_or_else(|e| e.into_inner()) = failure;
-                        setup.wait();
-                        go.wait();
-                        let end = if abort.load(Relaxed) {
-                            LoopEnd::Stopped
-                        } else {
-                            let start = start_at.load(Relaxed);
-                            let spec = LoopSpec {
-                                interval_ns,
-                                loops: cfg.loops,
-                                end_ns: (cfg.duration_ns > 0).then(|| start + cfg.duration_ns),
-                                deadline_ns: cfg.deadline_ns.unwrap_or(interval_ns),
-                                breaktrace_ns: cfg.breaktrace_ns,
-                            };
-                            run_loop(&clock, &spec, start + interval_ns, &mut stats, live, stop)
-                        };
-                        ThreadResult {
-                            index: i,
-                            cpu,
-                            tid,
-                            interval_ns,
-                            stats,
-                            end,
-                        }
-                    })
-                    .expect("spawning a probe thread")
-            })
-            .collect();
-
-        setup.wait();
-        let first_error = errors
-            .iter()
-            .find_map(|e| *e.lock().unwrap_or_else(|e| e.into_inner()));
-        if first_error.is_some() {
-            abort.store(true, Relaxed);
-        }
-        let t0 = clock.now();
-        start_at.store(t0, Relaxed);
-        go.wait();
-
-        if first_error.is_none() {
-            let mut snaps = vec![LiveSnapshot::default(); n];
-            let step = Duration::from_millis(20).min(tick);
-            let mut since_tick = Duration::ZERO;
-            while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(step);
-                since_tick += step;
-                if since_tick >= tick {
-                    since_tick = Duration::ZERO;
-                    for (snap, live) in snaps.iter_mut().zip(&lives) {
-                        *snap = live.snapshot();
-                    }
-                    observe(&snaps);
-                }
-            }
-        }
-        let threads: Vec<ThreadResult> = handles
-            .into_iter()
-            .map(|h| h.join().expect("a probe thread panicked"))
-            .collect();
-        let elapsed_ns = clock.now().saturating_sub(t0);
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        let breaktrace = threads.iter().find_map(|t| match t.end {
-            LoopEnd::Break { cycle, latency_ns } => Some(BreakInfo {
-                thread: t.index,
-                tid: t.tid,
-                cycle,
-                latency_ns,
-            }),
-            _ => None,
-        });
-        let trace_marker_written = match (&breaktrace, &ftrace) {
-            (Some(b), Some(f)) => f.hit(b),
-            _ => false,
-        };
-        Ok(LatencyOutcome {
-            threads,
-            breaktrace,
-            trace_marker_written,
-            elapsed_ns,
-        })
-    })
-}
+mod config;
+mod run;
+pub use config::*;
+pub use run::*;
 
 #[cfg(test)]
 mod tests {
@@ -659,6 +420,7 @@ mod tests {
             end_ns: None,
             deadline_ns: 1_000,
             breaktrace_ns: None,
+            relative: false,
         }
     }
 
@@ -694,6 +456,18 @@ mod tests {
         // Woke at 7_300 for the period due at 2_000; periods 3_000..=7_000 expired.
         assert_eq!(sleeps, vec![1_000, 2_000, 8_000]);
         assert_eq!(stats.moments.max, 5_300);
+    }
+
+    #[test]
+    fn relative_sleeps_are_late_against_the_time_they_slept_from() {
+        let mut sp = spec(3);
+        sp.relative = true;
+        let (stats, end, sleeps) = run_scripted(&sp, vec![10, 5_300, 20]);
+        assert_eq!(end, LoopEnd::LoopsDone);
+        // From 0 to 1_000 (woke at 1_010), to 2_010 (woke at 7_310), to 8_310.
+        assert_eq!(sleeps, vec![1_000, 2_010, 8_310]);
+        assert_eq!((stats.moments.min, stats.moments.max), (10, 5_300));
+        assert_eq!(stats.overruns, 5);
     }
 
     #[test]

@@ -3,3 +3,4 @@
 
 pub mod latency;
 pub mod net;
+pub mod samples;

@@ -23,6 +23,10 @@ pub trait Clock {
     fn now(&self) -> u64;
     /// Sleep until the clock reads at least `deadline` (absolute, in ns).
     fn sleep_until(&self, deadline: u64) -> Result<(), SleepError>;
+    /// Sleep for `ns` from now (a relative timer).
+    fn sleep_for(&self, ns: u64) -> Result<(), SleepError> {
+        self.sleep_until(self.now().saturating_add(ns))
+    }
 }
 
 /// Which POSIX clock a probe uses.
@@ -37,7 +41,7 @@ pub enum ClockId {
 }
 
 impl ClockId {
-    fn raw(self) -> libc::clockid_t {
+    pub(crate) fn raw(self) -> libc::clockid_t {
         match self {
             ClockId::Monotonic => libc::CLOCK_MONOTONIC,
             ClockId::Realtime => libc::CLOCK_REALTIME,
@@ -54,7 +58,8 @@ impl ClockId {
 }
 
 /// A kernel clock read with `clock_gettime(2)` and slept on with
-/// `clock_nanosleep(2)` and `TIMER_ABSTIME`.
+/// `clock_nanosleep(2)`: until an absolute time (`TIMER_ABSTIME`), or for a
+/// relative time.
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     id: libc::clockid_t,
@@ -104,12 +109,67 @@ impl Clock for SystemClock {
         let rc = unsafe {
             libc::clock_nanosleep(self.id, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
         };
-        match rc {
-            0 => Ok(()),
-            libc::EINTR => Err(SleepError::Interrupted),
-            e => Err(SleepError::Unsupported(e)),
-        }
+        sleep_result(rc)
     }
+
+    #[inline]
+    fn sleep_for(&self, ns: u64) -> Result<(), SleepError> {
+        let ts = ns_to_ts(ns);
+        // SAFETY: clock_nanosleep(2) with flags 0 (a relative time) reads one
+        // timespec and, with a null `remain`, writes nothing. It returns the
+        // error number directly.
+        let rc = unsafe { libc::clock_nanosleep(self.id, 0, &ts, std::ptr::null_mut()) };
+        sleep_result(rc)
+    }
+}
+
+fn sleep_result(rc: i32) -> Result<(), SleepError> {
+    match rc {
+        0 => Ok(()),
+        libc::EINTR => Err(SleepError::Interrupted),
+        e => Err(SleepError::Unsupported(e)),
+    }
+}
+
+/// A kernel clock read with `clock_gettime(2)` whose relative sleeps are the
+/// `nanosleep(2)` system call (cyclictest's `-s`); `nanosleep` always measures
+/// its sleep on `CLOCK_MONOTONIC`.
+#[derive(Debug, Clone, Copy)]
+pub struct NanosleepClock(pub SystemClock);
+
+impl Clock for NanosleepClock {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.0.now()
+    }
+
+    #[inline]
+    fn sleep_until(&self, deadline: u64) -> Result<(), SleepError> {
+        self.sleep_for(deadline.saturating_sub(self.now()))
+    }
+
+    #[inline]
+    fn sleep_for(&self, ns: u64) -> Result<(), SleepError> {
+        let ts = ns_to_ts(ns);
+        // SAFETY: nanosleep(2) reads one timespec and, with a null `rem`, writes
+        // nothing; on failure it sets errno.
+        if unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) } == 0 {
+            return Ok(());
+        }
+        sleep_result(super::errno())
+    }
+}
+
+/// The resolution the kernel reports for clock `id` (`clock_getres(2)`), in ns;
+/// `None` when it refuses.
+pub fn resolution_ns(id: ClockId) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres(2) writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_getres(id.raw(), &mut ts) };
+    (rc == 0).then(|| ts_to_ns(&ts))
 }
 
 #[cfg(test)]
@@ -130,5 +190,12 @@ mod tests {
         c.sleep_until(a + 100_000).unwrap();
         let b = c.now();
         assert!(b >= a + 100_000, "woke before the deadline: {a} -> {b}");
+        c.sleep_for(50_000).unwrap();
+        assert!(c.now() >= b + 50_000);
+        let n = NanosleepClock(c);
+        let d = n.now();
+        n.sleep_for(50_000).unwrap();
+        assert!(n.now() >= d + 50_000);
+        assert!(resolution_ns(ClockId::Monotonic).is_some_and(|r| r >= 1));
     }
 }

@@ -9,11 +9,13 @@
 pub mod clock;
 pub mod cpuset;
 pub mod dma;
+pub mod fifo;
 pub mod flock;
 pub mod mem;
 pub mod process;
 pub mod sched;
 pub mod signals;
+pub mod timer;
 
 /// The errno values callers tell apart (`errno(3)`).
 pub use libc::{EACCES, EAGAIN, EINVAL, ENOSPC, EPERM, EROFS, ESRCH};

@@ -128,7 +128,8 @@ pub const MAX_US_BUCKETS: u32 = 10_000_000;
 pub struct UsBuckets {
     buckets: Vec<u64>,
     overflow: u64,
-    overflow_cycles: [u64; OVERFLOW_CYCLES_KEPT],
+    /// Room for the wake-up numbers of the first overflows.
+    overflow_cycles: Box<[u64]>,
     cycles_kept: usize,
 }
 
@@ -141,22 +142,29 @@ pub struct UsBucketsData {
     pub buckets: Vec<(u32, u64)>,
     /// Values at or above `max_us`.
     pub overflow: u64,
-    /// Wake-up numbers of the first overflows (at most [`OVERFLOW_CYCLES_KEPT`]),
-    /// as cyclictest lists them.
+    /// Wake-up numbers of the first overflows (as many as the probe kept,
+    /// [`OVERFLOW_CYCLES_KEPT`] unless asked otherwise), as cyclictest lists them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overflow_cycles: Vec<u64>,
 }
 
-/// How many overflow wake-up numbers a thread keeps.
+/// How many overflow wake-up numbers a thread keeps unless asked otherwise.
 pub const OVERFLOW_CYCLES_KEPT: usize = 16;
 
 impl UsBuckets {
-    /// `max_us` buckets of 1 µs, all zero.
+    /// `max_us` buckets of 1 µs, all zero, keeping the wake-up numbers of the
+    /// first [`OVERFLOW_CYCLES_KEPT`] overflows.
     pub fn new(max_us: u32) -> Self {
+        Self::keeping(max_us, OVERFLOW_CYCLES_KEPT)
+    }
+
+    /// `max_us` buckets of 1 µs, all zero, keeping the wake-up numbers of the
+    /// first `cycles` overflows (cyclictest keeps as many as it has buckets).
+    pub fn keeping(max_us: u32, cycles: usize) -> Self {
         UsBuckets {
             buckets: vec![0; max_us as usize],
             overflow: 0,
-            overflow_cycles: [0; OVERFLOW_CYCLES_KEPT],
+            overflow_cycles: vec![0; cycles].into_boxed_slice(),
             cycles_kept: 0,
         }
     }
@@ -191,7 +199,7 @@ impl UsBuckets {
     pub fn reset(&mut self) {
         self.buckets.fill(0);
         self.overflow = 0;
-        self.overflow_cycles = [0; OVERFLOW_CYCLES_KEPT];
+        self.overflow_cycles.fill(0);
         self.cycles_kept = 0;
     }
 
@@ -240,7 +248,8 @@ impl UsBuckets {
 impl UsBucketsData {
     /// Rebuilds the dense buckets.
     pub fn to_buckets(&self) -> UsBuckets {
-        let mut b = UsBuckets::new(self.max_us);
+        let kept = self.overflow_cycles.len().max(OVERFLOW_CYCLES_KEPT);
+        let mut b = UsBuckets::keeping(self.max_us, kept);
         for &(us, c) in &self.buckets {
             if let Some(slot) = b.buckets.get_mut(us as usize) {
                 *slot += c;
@@ -261,6 +270,22 @@ impl UsBucketsData {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn as_many_overflow_cycles_are_kept_as_asked() {
+        let mut b = UsBuckets::keeping(2, 3);
+        for cycle in 0..5 {
+            b.record(7_000, cycle);
+        }
+        assert_eq!((b.overflow(), b.overflow_cycles()), (5, &[0, 1, 2][..]));
+        let back = b.to_data().to_buckets();
+        assert_eq!(back.overflow_cycles(), &[0, 1, 2]);
+        let mut many = UsBuckets::keeping(2, 40);
+        for cycle in 0..30 {
+            many.record(7_000, cycle);
+        }
+        assert_eq!(many.to_data().to_buckets().overflow_cycles().len(), 30);
+    }
 
     #[test]
     fn us_buckets_count_overflow_like_cyclictest() {

@@ -192,6 +192,7 @@ impl PingLive {
     pub fn snapshot(&self) -> LiveSnapshot {
         let done = self.done.load(Relaxed);
         LiveSnapshot {
+            tid: 0,
             cycles: self.sent.load(Relaxed),
             last_ns: self.last.load(Relaxed),
             min_ns: self.min.load(Relaxed),
