@@ -2,7 +2,7 @@
 //! per requirement, its biggest risks, and which part of a load mix does the
 //! damage.
 
-use super::table::Table;
+use super::table::{paragraph, Table};
 use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::analysis::risks::Risk;
 use crate::analysis::series;
@@ -23,6 +23,7 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         .collect();
     header.extend(req_names.iter().map(String::as_str));
     let mut t = Table::new(&header);
+    t.wrap(0);
     // Runs of several kernels (--compare-with) carry their label in the name.
     let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
     for s in steps {
@@ -108,7 +109,7 @@ pub fn risks_text(found: &[Risk]) -> String {
     }
     let mut out = String::from("\nbiggest risks:\n");
     for (i, r) in found.iter().take(3).enumerate() {
-        out.push_str(&format!("  {}. {}\n", i + 1, r.text));
+        out.push_str(&paragraph(&format!("  {}. ", i + 1), &r.text));
     }
     out
 }
