@@ -82,12 +82,14 @@ pub fn run_text(
     out
 }
 
-/// `rtlab report --campaign`: the campaign, its step table and its biggest risks.
+/// `rtlab report --campaign`: the campaign, its step table, its biggest risks
+/// and its load attribution.
 pub fn campaign_report(
     c: &Campaign,
     steps: &[StepRun],
     reqs: &[Requirement],
     found: &[Risk],
+    ranked: &[Ranking],
     unit: TimeUnit,
 ) -> String {
     let mut out = format!(
@@ -99,6 +101,10 @@ pub fn campaign_report(
     );
     out.push_str(&step_table(steps, reqs, unit));
     out.push_str(&risks_text(found));
+    if !ranked.is_empty() {
+        out.push('\n');
+        out.push_str(&attribution_text(ranked));
+    }
     out
 }
 
