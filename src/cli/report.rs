@@ -5,6 +5,7 @@ use super::reportargs::{finish, requirements, requirements_or, ReportFiles, Requ
 use crate::analysis::attribution::{self, Ranking};
 use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
+use crate::format::html::CampaignPage;
 use crate::format::text::{campaign::campaign_report, run::Report};
 use crate::format::{Exporter, Options};
 use crate::scenario::campaign::Stored;
@@ -73,14 +74,20 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
         None => (reqs, Vec::new()),
     };
     let runs = step_view(&steps);
-    let title = format!("rtlab run: {} (campaign {id})", c.name);
-    let opts = Options {
-        unit: a.unit,
-        title: &title,
-        reqs: &reqs,
-    };
-    let files = a.files.render(&runs, &opts)?;
     let found = risks(&steps, &reqs);
+    let title = format!("rtlab run: {} (campaign {id})", c.name);
+    let files = a.files.render_with(&runs, &title, |title| {
+        CampaignPage {
+            title,
+            status: c.status.name(),
+            steps: &steps,
+            reqs: &reqs,
+            risks: &found,
+            ranked: &ranked,
+            unit: a.unit,
+        }
+        .render()
+    })?;
     let text = campaign_report(&c, &steps, &reqs, &found, &ranked, a.unit);
     finish(&files, &text, &verdict::judge(&runs, &reqs))
 }

@@ -664,6 +664,7 @@ fn report_judges_a_campaign_as_run_did() {
         page.contains("class=\"FAIL\""),
         "the page shows the verdicts"
     );
+    assert!(page.contains("tight: max "), "the page names the risk");
 
     // --require replaces what the campaign ran with.
     let (out, _) = expect(

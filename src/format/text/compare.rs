@@ -9,12 +9,12 @@ use super::verdict;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
 use crate::analysis::diff::differences;
 use crate::analysis::verdict::Verdict;
-use crate::format::{name_with_id, run_name};
+use crate::format::{name_with_id, run_key, run_name};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
 /// A metric value: whole numbers as such, others with up to 3 decimals.
-fn metric_text(v: f64) -> String {
+pub fn metric_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else if v.abs() >= 100.0 {
@@ -78,20 +78,12 @@ fn marked(c: &Comparison, mut names: Vec<String>) -> Vec<String> {
     names
 }
 
-/// The short name of column `i`: `#ID` (`run N`, counted from 1, without an id).
-pub fn key(c: &Column, i: usize) -> String {
-    match c.id {
-        Some(id) => format!("#{id}"),
-        None => format!("run {}", i + 1),
-    }
-}
-
-/// The short names of the columns.
+/// The short names of the columns ([`run_key`]).
 pub fn keys(c: &Comparison) -> Vec<String> {
     c.columns
         .iter()
         .enumerate()
-        .map(|(i, c)| key(c, i))
+        .map(|(i, col)| run_key(col.id, i))
         .collect()
 }
 

@@ -70,6 +70,16 @@ impl Table {
         self.notes.push(note);
     }
 
+    /// The column headers.
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    /// The rows, as given.
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
+    }
+
     /// The widest cell of each column.
     fn widths(&self) -> Vec<usize> {
         let mut width = vec![0; self.header.len()];
