@@ -42,6 +42,7 @@ th{background:#f4f4f4;white-space:normal}
 th:first-child,td:first-child{text-align:left;white-space:normal}
 table.text th,table.text td{text-align:left}
 table.text td:first-child{white-space:nowrap}
+table.named th:nth-child(3),table.named td:nth-child(3){text-align:left}
 table.text td+td{white-space:normal;max-width:40em}
 .best{font-weight:bold;background:#e8f4e8}.ratio{color:#666;font-size:.85em}
 .PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}
@@ -93,6 +94,9 @@ enum Cells {
     /// Text values (system fields, differences): left-aligned; the first column
     /// (the field names) on one line, the others wrapping at spaces.
     Text,
+    /// Figures named in the third column (what loads achieved): the names
+    /// left-aligned, the figures right-aligned.
+    Named,
 }
 
 /// A table in its own scrolling box; cells are already HTML.
@@ -100,6 +104,7 @@ fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
     let class = match cells {
         Cells::Numbers => "",
         Cells::Text => " class=\"text\"",
+        Cells::Named => " class=\"named\"",
     };
     let mut out = format!("<div class=\"scroll\"><table{class}><thead><tr>");
     for h in header {
@@ -330,7 +335,7 @@ fn loads(run: &Run) -> String {
             rows.push([lead, vec![esc(k), esc(&json_text(v))]].concat());
         }
     }
-    table(Cells::Numbers, &header, &rows)
+    table(Cells::Named, &header, &rows)
 }
 
 /// A JSON object's fields as a flowing list of `key value` pairs.
