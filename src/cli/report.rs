@@ -76,10 +76,11 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
     let runs = step_view(&steps);
     let found = risks(&steps, &reqs);
     let title = format!("rtlab run: {} (campaign {id})", c.name);
+    let about = format!("{}, created {}", c.status.name(), c.created_at);
     let files = a.files.render_with(&runs, &title, |title| {
         CampaignPage {
             title,
-            status: c.status.name(),
+            about: &about,
             steps: &steps,
             reqs: &reqs,
             risks: &found,

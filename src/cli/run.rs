@@ -208,7 +208,7 @@ fn campaign(
     let title = format!("rtlab run: {} (campaign {campaign})", scn.name);
     let html = crate::format::html::CampaignPage {
         title: &title,
-        status: if outcome.interrupted {
+        about: if outcome.interrupted {
             "interrupted"
         } else {
             "complete"

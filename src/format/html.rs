@@ -496,8 +496,9 @@ pub struct CampaignPage<'a> {
     pub title: &'a str,
     /// The unit of times.
     pub unit: TimeUnit,
-    /// Where the campaign stands (`complete`, `interrupted`, ...).
-    pub status: &'a str,
+    /// Where the campaign stands (`complete`, `interrupted`, ...), and what else
+    /// its text says of it (when it was created).
+    pub about: &'a str,
     /// Its steps, each with the run it saved.
     pub steps: &'a [StepRun],
     /// The requirements it is judged against.
@@ -560,7 +561,7 @@ impl CampaignPage<'_> {
                 top.push_str(&format!("<p>{}</p>\n", esc(n)));
             }
         }
-        let about = format!("{}, ", esc(self.status));
+        let about = format!("{}; ", esc(self.about));
         page(self.title, &about, &top, &runs, self.unit)
     }
 }
@@ -640,7 +641,7 @@ mod tests {
         let risks = crate::analysis::risks::risks(&steps, &reqs);
         let html = CampaignPage {
             title: "rtlab run: two (campaign 3)",
-            status: "complete",
+            about: "complete",
             steps: &steps,
             reqs: &reqs,
             risks: &risks,
@@ -651,7 +652,7 @@ mod tests {
         .unwrap();
         parse(&html);
         for needle in [
-            "complete, rtlab",
+            "complete; rtlab",
             "1 of 2 verdict(s) failed",
             "<th>gyro 1ms</th>",
             "<td><a href=\"#run-8\">#8</a></td>",
