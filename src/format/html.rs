@@ -429,7 +429,7 @@ fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Re
         esc(title),
         env!("CARGO_PKG_VERSION"),
         runs.len(),
-        esc(&crate::record::now_rfc3339())
+        whole_words(&esc(&crate::record::now_rfc3339()))
     );
     let warned = runs.iter().filter(|r| !r.warnings.is_empty()).count();
     if warned > 0 {
@@ -561,7 +561,7 @@ impl CampaignPage<'_> {
                 top.push_str(&format!("<p>{}</p>\n", esc(n)));
             }
         }
-        let about = format!("{}; ", esc(self.about));
+        let about = format!("{}; ", whole_words(&esc(self.about)));
         page(self.title, &about, &top, &runs, self.unit)
     }
 }
@@ -652,7 +652,7 @@ mod tests {
         .unwrap();
         parse(&html);
         for needle in [
-            "complete; rtlab",
+            "complete</span>; rtlab",
             "1 of 2 verdict(s) failed",
             "<th>gyro 1ms</th>",
             "<td><a href=\"#run-8\">#8</a></td>",
