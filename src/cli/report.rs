@@ -1,12 +1,15 @@
 //! `rtlab report`: one run in depth, as text or as a self-contained HTML file.
 
 use super::common::Context;
-use super::reportargs::{finish, ReportFiles, RequireArgs};
+use super::reportargs::{finish, requirements, requirements_or, ReportFiles, RequireArgs};
+use crate::analysis::attribution::{self, Ranking};
 use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
+use crate::format::html::CampaignPage;
 use crate::format::text::{campaign::campaign_report, run::Report};
 use crate::format::{Exporter, Options};
-use crate::scenario::runner::{campaign_steps, step_view};
+use crate::scenario::campaign::Stored;
+use crate::scenario::runner::{campaign_steps, step_view, StepRun};
 use crate::store::Store;
 use crate::units::TimeUnit;
 use anyhow::Result;
@@ -23,8 +26,10 @@ pub struct ReportArgs {
     /// label@N (the Nth newest run with that label, any status; @1 is the newest).
     #[arg(value_name = "RUN", required_unless_present = "campaign")]
     run: Option<String>,
-    /// Report a whole campaign (`rtlab run`) instead: its steps, verdicts, risks,
-    /// and with --html every step's plots.
+    /// Report a whole campaign (`rtlab run`) instead: its steps, its verdicts
+    /// against the requirements it ran with (--require replaces them), risks and
+    /// load attribution, and with --html every step's plots. Exits as `run` did:
+    /// 1 when a verdict fails.
     #[arg(long, value_name = "ID", conflicts_with = "run")]
     campaign: Option<i64>,
     #[command(flatten)]
@@ -41,7 +46,7 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
     let store = ctx.open_existing()?;
     if let Some(c) = a.campaign {
-        return campaign(&store, c, &a, &reqs);
+        return campaign(&store, c, &a, reqs);
     }
     let run = store.load(store.resolve(a.run.as_deref().unwrap_or_default())?)?;
     let runs = std::slice::from_ref(&run);
@@ -56,19 +61,67 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     finish(&files, &text, &verdict::judge(runs, &reqs))
 }
 
-/// `rtlab report --campaign ID`: the step table, verdicts and risks, and the
-/// campaign's HTML report when asked.
-fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: &[Requirement]) -> Result<i32> {
+/// `rtlab report --campaign ID`: the step table, verdicts, risks and load
+/// attribution, and the campaign's HTML report when asked. A campaign of
+/// `rtlab run` is judged as it was: against its `--require` values or its
+/// scenario's requirements (`reqs`, when given, replace them), and the exit code
+/// is the one `run` gave.
+fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> Result<i32> {
     let c = store.load_campaign(id)?;
     let steps = campaign_steps(store, id)?;
-    let runs = step_view(&steps);
-    let title = format!("rtlab run: {} (campaign {id})", c.name);
-    let opts = Options {
-        unit: a.unit,
-        title: &title,
-        reqs,
+    let (reqs, ranked) = match Stored::of(&c) {
+        Some(stored) => judged_as_run(id, &stored, &steps, reqs)?,
+        None => (reqs, Vec::new()),
     };
-    let files = a.files.render(&runs, &opts)?;
-    let text = campaign_report(&c, &steps, reqs, &risks(&steps, reqs), a.unit);
-    finish(&files, &text, &verdict::judge(&runs, reqs))
+    let runs = step_view(&steps);
+    let found = risks(&steps, &reqs);
+    let title = format!("rtlab run: {} (campaign {id})", c.name);
+    let about = format!("{}, created {}", c.status.name(), c.created_at);
+    let files = a.files.render_with(&runs, &title, |title| {
+        CampaignPage {
+            title,
+            about: &about,
+            steps: &steps,
+            reqs: &reqs,
+            risks: &found,
+            ranked: &ranked,
+            unit: a.unit,
+        }
+        .render()
+    })?;
+    let text = campaign_report(&c, &steps, &reqs, &found, &ranked, a.unit);
+    finish(&files, &text, &verdict::judge(&runs, &reqs))
+}
+
+/// The requirements `rtlab run` judged the campaign `id` against (`reqs` when
+/// given instead) and its load attribution. A scenario that no longer reads is
+/// said on stderr, and the campaign judged by its `--require` values alone.
+fn judged_as_run(
+    id: i64,
+    stored: &Stored,
+    steps: &[StepRun],
+    reqs: Vec<Requirement>,
+) -> Result<(Vec<Requirement>, Vec<Ranking>)> {
+    match stored.plan(None) {
+        Ok((scn, plan)) => {
+            let reqs = if reqs.is_empty() {
+                requirements_or(&stored.requires, &scn.requirements)?
+            } else {
+                reqs
+            };
+            Ok((reqs, attribution::rank(&plan, steps)))
+        }
+        Err(e) => {
+            eprintln!(
+                "rtlab: note: the scenario of campaign {id} no longer reads ({e:#}): \
+                 judged by its --require values alone"
+            );
+            let reqs = if reqs.is_empty() {
+                requirements(&stored.requires)?
+            } else {
+                reqs
+            };
+            Ok((reqs, Vec::new()))
+        }
+    }
 }

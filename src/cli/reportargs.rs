@@ -81,13 +81,23 @@ impl ReportFiles {
     /// is written, so an error leaves nothing half-written. `opts.title` is the
     /// report's title unless `--title` gives one.
     pub fn render(&self, runs: &[Run], opts: &Options) -> Result<Vec<OutFile>> {
+        self.render_with(runs, opts.title, |title| {
+            Html.serialize(runs, &Options { title, ..*opts })
+        })
+    }
+
+    /// The files of [`ReportFiles::render`], the HTML report made by `page`
+    /// from its title: `title` unless `--title` gives one.
+    pub fn render_with(
+        &self,
+        runs: &[Run],
+        title: &str,
+        page: impl FnOnce(&str) -> Result<String>,
+    ) -> Result<Vec<OutFile>> {
         let mut out = Vec::new();
         if let Some(path) = &self.html {
-            let opts = Options {
-                title: self.title.as_deref().unwrap_or(opts.title),
-                ..*opts
-            };
-            out.push((path.clone(), "--html", Html.serialize(runs, &opts)?));
+            let title = self.title.as_deref().unwrap_or(title);
+            out.push((path.clone(), "--html", page(title)?));
         }
         if let Some(dir) = &self.plots {
             for (name, svg) in plot_files(runs)? {

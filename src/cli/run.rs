@@ -9,10 +9,9 @@ use crate::analysis::verdict;
 use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::format::json::{self, CampaignDoc};
 use crate::format::text::campaign::{attribution_text, run_text};
-use crate::format::{Exporter, Options};
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
-use crate::scenario::runner::{campaign_steps, step_view, Runner, StepRun};
+use crate::scenario::runner::{campaign_steps, Runner, StepRun};
 use crate::scenario::DEFAULT_MAX_STEPS;
 use crate::step::Machine;
 use crate::store;
@@ -207,12 +206,20 @@ fn campaign(
         .clone()
         .unwrap_or_else(|| store::report_path(db, campaign));
     let title = format!("rtlab run: {} (campaign {campaign})", scn.name);
-    let opts = Options {
-        unit: a.unit,
+    let html = crate::format::html::CampaignPage {
         title: &title,
+        about: if outcome.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        },
+        steps: &shown,
         reqs: &reqs,
-    };
-    let html = crate::format::html::Html.serialize(&step_view(&shown), &opts)?;
+        risks: &found,
+        ranked: &ranked,
+        unit: a.unit,
+    }
+    .render()?;
     if a.html.is_none() {
         store::make_reports_dir(&html_path)?;
     }

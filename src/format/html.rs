@@ -1,36 +1,73 @@
-//! The HTML report: one self-contained file (inline CSS and SVG, no script, nothing
-//! fetched from the network) that reads on a phone. It takes a title and a list of
-//! runs, so one run in depth (`rtlab report ID --html`), a comparison and a
-//! campaign all use the same builder. The first run is the baseline of the ratios.
+//! The HTML report: one self-contained file (inline CSS and SVG, no script,
+//! nothing fetched from the network) that reads on a laptop, on a phone and on
+//! paper. What decides comes first (verdicts, and for a campaign its steps and
+//! biggest risks), then the figures side by side, the plots, what differs, and
+//! each run in depth. Runs are named by short keys (`#12`) in the headings of
+//! wide tables, each a link to the run's own section; a legend (the list of runs,
+//! or a campaign's step table) gives their full names. A table wider than the
+//! page scrolls inside its own box; in print every box shows whole.
 //!
-//! The output is well-formed XML (XHTML syntax), so tools and tests can parse it.
+//! A report of runs (`rtlab report ID --html`, `rtlab compare --html`) is the
+//! [`Html`] exporter; a campaign's report is a [`CampaignPage`]. The first run is
+//! the baseline of the ratios. The output is well-formed XML (XHTML syntax), so
+//! tools and tests can parse it.
 
 use super::svg::{self, primary_histograms};
-use super::text::compare::{headings, label, value_text};
-use super::text::latency::series_table;
+use super::text::campaign::{attribution, step_grid, RISKS_SHOWN};
+use super::text::compare::{label, metric_text, value_text};
+use super::text::latency::series_grid;
+use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
-use super::{run_name, Exporter, Options};
+use super::{run_key, run_name, Exporter, Options};
+use crate::analysis::attribution::Ranking;
 use crate::analysis::compare::compare;
 use crate::analysis::diff::{differences, system_fields};
+use crate::analysis::risks::Risk;
 use crate::analysis::verdict::{failures, judge, Requirement};
 use crate::record::Run;
+use crate::scenario::runner::{step_view, StepRun};
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
 
 const STYLE: &str = "
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 12px 40px;color:#222;line-height:1.4}
-h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}h3{font-size:1.05em}
-.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;padding:0 16px 40px;color:#222;line-height:1.4}
+main{max-width:1400px;margin:0 auto}
+h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd;overflow-wrap:anywhere}h3{font-size:1.05em}
+p,li,.warn,dl{max-width:60rem}
+a{color:#1f5f99;text-decoration:none}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
-th:first-child,td:first-child{text-align:left}
-table.text td{white-space:normal;text-align:left;word-break:break-word}
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap;vertical-align:top}
+th{background:#f4f4f4;white-space:normal}
+th:first-child,td:first-child{text-align:left;white-space:normal}
+table.text th,table.text td{text-align:left}
+table.text td:first-child{white-space:nowrap}
+table.named th:nth-child(3),table.named td:nth-child(3){text-align:left}
+table.text td+td{white-space:normal;max-width:40em}
 .best{font-weight:bold;background:#e8f4e8}.ratio{color:#666;font-size:.85em}
 .PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}
-.warn{background:#fff4e5;border-left:4px solid #f28e2b;padding:4px 8px;margin:4px 0}
-svg{max-width:100%;height:auto;display:block;margin:.5em 0}
-pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:.85em}
-.meta{color:#666;font-size:.9em}
+.warn{background:#fff4e5;border-left:4px solid #f28e2b;padding:4px 8px;margin:4px 0;overflow-wrap:anywhere}
+ol.risks li{margin:.3em 0}
+figure{margin:1em 0}
+svg{max-width:100%;height:auto;display:block}
+dl.kv{display:flex;flex-wrap:wrap;gap:2px 18px;font-size:.9em;margin:.5em 0}
+dl.kv div{display:flex;gap:6px}dl.kv dt{color:#666}dl.kv dd{margin:0;overflow-wrap:anywhere}
+code{overflow-wrap:anywhere}
+.meta{color:#666;font-size:.9em}.word{white-space:nowrap}
+@media (max-width:900px){body{padding:0 8px 24px}table{font-size:.85em}th,td{padding:2px 5px}}
+@page{margin:12mm}
+@media print{
+body{padding:0;font-size:10pt}main{max-width:none}
+a{color:inherit}
+.scroll{overflow:visible}
+table{font-size:8pt}th,td{padding:1px 4px}
+td{white-space:normal}
+h2,h3{break-after:avoid}
+figure,tr,.warn,li{break-inside:avoid}
+section{break-before:page}
+svg{max-width:17cm}
+.best,.warn,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+}
 ";
 
 /// Escapes text for HTML content and attribute values.
@@ -54,15 +91,20 @@ pub fn esc(s: &str) -> String {
 enum Cells {
     /// Figures: right-aligned, on one line.
     Numbers,
-    /// Text values (system fields, parameters): left-aligned, wrapping.
+    /// Text values (system fields, differences): left-aligned; the first column
+    /// (the field names) on one line, the others wrapping at spaces.
     Text,
+    /// Figures named in the third column (what loads achieved): the names
+    /// left-aligned, the figures right-aligned.
+    Named,
 }
 
-/// A table; cells are already HTML.
+/// A table in its own scrolling box; cells are already HTML.
 fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
     let class = match cells {
         Cells::Numbers => "",
         Cells::Text => " class=\"text\"",
+        Cells::Named => " class=\"named\"",
     };
     let mut out = format!("<div class=\"scroll\"><table{class}><thead><tr>");
     for h in header {
@@ -80,15 +122,76 @@ fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The columns `cols` of a table of the text reports as HTML: every cell
+/// escaped, then given to `cell` with its column to dress it.
+fn grid(
+    t: &Table,
+    cols: impl Iterator<Item = usize> + Clone,
+    cells: Cells,
+    cell: impl Fn(usize, String) -> String,
+) -> String {
+    let pick = |r: &[String]| -> Vec<String> {
+        cols.clone()
+            .map(|i| cell(i, esc(r.get(i).map(String::as_str).unwrap_or(""))))
+            .collect()
+    };
+    let header: Vec<String> = cols.clone().map(|i| esc(&t.header()[i])).collect();
+    let rows: Vec<Vec<String>> = t.rows().iter().map(|r| pick(r)).collect();
+    table(cells, &header, &rows)
+}
+
+/// A run's key ([`run_key`]) linking to its section.
+fn key_link(id: Option<i64>, index: usize) -> String {
+    let key = esc(&run_key(id, index));
+    match id {
+        Some(id) => format!("<a href=\"#run-{id}\">{key}</a>"),
+        None => key,
+    }
+}
+
+/// HTML text that may break between its words but never inside one (not at a
+/// hyphen either).
+fn whole_words(html: &str) -> String {
+    html.split(' ')
+        .map(|w| format!("<span class=\"word\">{w}</span>"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A verdict (`PASS`, `FAIL`, `NO DATA`), coloured.
+fn verdict_mark(result: &str) -> String {
+    format!("<span class=\"{result}\">{result}</span>")
+}
+
+/// The sentence over verdicts: all met, or how many failed.
+fn verdict_summary(runs: &[Run], reqs: &[Requirement]) -> String {
+    let v = judge(runs, reqs);
+    match failures(&v) {
+        0 => "<p class=\"PASS\">All requirements met.</p>\n".to_string(),
+        failed => format!(
+            "<p class=\"FAIL\">{failed} of {} verdict(s) failed.</p>\n",
+            v.len()
+        ),
+    }
+}
+
 fn figure(svg: Option<String>) -> String {
     svg.map(|s| format!("<figure>{s}</figure>\n"))
         .unwrap_or_default()
 }
 
+/// The figures of the runs side by side, one column per run headed by its key.
 fn comparison(runs: &[Run], unit: TimeUnit) -> String {
     let c = compare(runs, 0);
     let mut header = vec![String::new()];
-    header.extend(headings(&c).iter().map(|h| esc(h)));
+    header.extend(c.columns.iter().enumerate().map(|(i, col)| {
+        let key = key_link(col.id, i);
+        if i == c.baseline && runs.len() > 1 {
+            format!("{key} (baseline)")
+        } else {
+            key
+        }
+    }));
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
@@ -118,27 +221,68 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
     out
 }
 
+/// The legend of the runs' keys: each run's key, label, kind, status, start
+/// and time observed.
+fn legend(runs: &[Run]) -> String {
+    let header: Vec<String> = [
+        "run",
+        "label",
+        "kind",
+        "status",
+        "started (UTC)",
+        "observed",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            vec![
+                key_link(r.id, i),
+                whole_words(&esc(&r.label)),
+                esc(&r.kind),
+                r.status.name().to_string(),
+                esc(&r
+                    .started_at
+                    .get(..19)
+                    .unwrap_or(&r.started_at)
+                    .replace('T', " ")),
+                Human(r.duration_ns).to_string(),
+            ]
+        })
+        .collect();
+    table(Cells::Text, &header, &rows)
+}
+
+/// The verdicts: a sentence, then one row per run and requirement (the note
+/// column only when a verdict has a note).
 fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
-    let v = judge(runs, reqs);
-    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
-    let rows: Vec<Vec<String>> = v
+    let judged = judge(runs, reqs);
+    let noted = judged.iter().any(|v| v.note.is_some());
+    let shown = if noted {
+        HEADER.len()
+    } else {
+        HEADER.len() - 1
+    };
+    let header: Vec<String> = HEADER[..shown].iter().map(|h| h.to_string()).collect();
+    let rows: Vec<Vec<String>> = judged
         .iter()
         .map(|v| {
-            let mut row: Vec<String> = cells(v).iter().map(|c| esc(c)).collect();
-            row[3] = format!("<span class=\"{0}\">{0}</span>", v.result);
+            let mut row: Vec<String> = cells(v)[..shown].iter().map(|c| esc(c)).collect();
+            if let Some(i) = runs.iter().position(|r| r.id.is_some() && r.id == v.run_id) {
+                row[0] = key_link(v.run_id, i);
+            }
+            row[3] = verdict_mark(v.result);
             row
         })
         .collect();
-    let failed = failures(&v);
-    let summary = if failed == 0 {
-        "<p class=\"PASS\">All requirements met.</p>".to_string()
-    } else {
-        format!(
-            "<p class=\"FAIL\">{failed} of {} verdict(s) failed.</p>",
-            v.len()
-        )
-    };
-    format!("{summary}\n{}", table(Cells::Numbers, &header, &rows))
+    format!(
+        "{}{}",
+        verdict_summary(runs, reqs),
+        table(Cells::Numbers, &header, &rows)
+    )
 }
 
 fn what_differs(runs: &[Run]) -> String {
@@ -147,27 +291,79 @@ fn what_differs(runs: &[Run]) -> String {
         return "<p>The runs share their system fingerprint and parameters.</p>\n".into();
     }
     let mut header = vec!["field".to_string()];
-    header.extend(runs.iter().map(|r| esc(&run_name(r))));
+    header.extend(runs.iter().enumerate().map(|(i, r)| key_link(r.id, i)));
     let rows: Vec<Vec<String>> = d
         .iter()
         .map(|d| {
             let mut cells = vec![esc(&d.field)];
-            cells.extend(d.values.iter().map(|v| esc(v)));
+            cells.extend(d.values.iter().map(|v| whole_words(&esc(v))));
             cells
         })
         .collect();
     table(Cells::Text, &header, &rows)
 }
 
+/// A JSON value as text: strings bare, whole numbers without decimals.
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if n.is_f64() => {
+            n.as_f64().map(metric_text).unwrap_or_default()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The loads beside a run: one row per figure each achieved.
+fn loads(run: &Run) -> String {
+    let header: Vec<String> = ["load", "workers", "achieved", "value"]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let mut rows = Vec::new();
+    for l in &run.loads {
+        let lead = [esc(&l.spec), l.workers.to_string()];
+        if l.achieved.is_empty() {
+            rows.push([lead.to_vec(), vec!["-".into(), "-".into()]].concat());
+        }
+        for (i, (k, v)) in l.achieved.iter().enumerate() {
+            let lead = if i == 0 {
+                lead.to_vec()
+            } else {
+                vec![String::new(), String::new()]
+            };
+            rows.push([lead, vec![esc(k), esc(&json_text(v))]].concat());
+        }
+    }
+    table(Cells::Named, &header, &rows)
+}
+
+/// A JSON object's fields as a flowing list of `key value` pairs.
+fn key_values(value: &serde_json::Value) -> String {
+    let Some(map) = value.as_object() else {
+        return format!("<p><code>{}</code></p>\n", esc(&value.to_string()));
+    };
+    let mut out = String::from("<dl class=\"kv\">");
+    for (k, v) in map {
+        out.push_str(&format!(
+            "<div><dt>{}</dt><dd>{}</dd></div>",
+            esc(k),
+            esc(&json_text(v))
+        ));
+    }
+    out.push_str("</dl>\n");
+    out
+}
+
 fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
-    let name = run_name(run);
     let mut out = format!(
-        "<section id=\"run-{}\"><h2>{}</h2>\n<p class=\"meta\">{} run, {}, started {}, {} observed</p>\n",
+        "<section id=\"run-{}\"><h2>{}</h2>\n<p class=\"meta\">{} run, {}, started {}, ended {}, {} observed</p>\n",
         run.id.unwrap_or(0),
-        esc(&name),
+        esc(&run_name(run)),
         esc(&run.kind),
         run.status.name(),
         esc(&run.started_at),
+        esc(&run.ended_at),
         Human(run.duration_ns)
     );
     for w in &run.warnings {
@@ -179,8 +375,13 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     if !run.series.is_empty() {
         out.push_str("<h3>Series</h3>\n");
-        let text = series_table(run, unit);
-        out.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
+        let t = series_grid(run, unit);
+        out.push_str(&grid(&t, 0..t.header().len(), Cells::Numbers, |_, c| c));
+        out.push_str(&format!(
+            "<p class=\"meta\">Times in {}. Overruns: periods that expired while a thread was late; \
+             misses: values over the deadline; overflows: values above the histogram's range.</p>\n",
+            unit.symbol()
+        ));
     }
     out.push_str(&figure(svg::run_threads(run)?));
     out.push_str(&figure(svg::run_over_time(run)?));
@@ -188,7 +389,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         let rows: Vec<Vec<String>> = run
             .metrics
             .iter()
-            .map(|(k, v)| vec![esc(k), v.to_string()])
+            .map(|(k, v)| vec![esc(k), metric_text(*v)])
             .collect();
         out.push_str("<h3>Metrics</h3>\n");
         out.push_str(&table(
@@ -198,55 +399,37 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         ));
     }
     if !run.loads.is_empty() {
-        let rows: Vec<Vec<String>> = run
-            .loads
-            .iter()
-            .map(|l| {
-                let achieved = serde_json::Value::Object(l.achieved.clone()).to_string();
-                vec![esc(&l.spec), l.workers.to_string(), esc(&achieved)]
-            })
-            .collect();
         out.push_str("<h3>Loads</h3>\n");
-        let header = ["load".into(), "workers".into(), "achieved".into()];
-        out.push_str(&table(Cells::Text, &header, &rows));
+        out.push_str(&loads(run));
     }
     out.push_str("<h3>System</h3>\n");
     let rows: Vec<Vec<String>> = system_fields(run)
         .into_iter()
-        .map(|(k, v)| vec![esc(k), esc(&v)])
+        .map(|(k, v)| vec![esc(k), whole_words(&esc(&v))])
         .collect();
     out.push_str(&table(
         Cells::Text,
         &["field".into(), "value".into()],
         &rows,
     ));
+    out.push_str("<h3>Parameters</h3>\n");
+    out.push_str(&key_values(&run.params.to_value()));
     out.push_str(&format!(
-        "<h3>Parameters</h3>\n<pre>{}</pre>\n<p class=\"meta\">Command: <code>{}</code></p>\n</section>\n",
-        esc(&serde_json::to_string_pretty(&run.params)?),
+        "<p class=\"meta\">Command: <code>{}</code></p>\n</section>\n",
         esc(&run.command_line.join(" "))
     ));
     Ok(out)
 }
 
-/// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in
-/// `opts.unit`.
-pub struct Html;
-
-impl Exporter for Html {
-    fn serialize(&self, runs: &[Run], opts: &Options) -> Result<String> {
-        render(opts.title, runs, opts.reqs, opts.unit)
-    }
-}
-
-/// The report of `runs` under `title`, judged against `reqs` (none: no verdict
-/// section), times in `unit`.
-pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -> Result<String> {
+/// The whole page: `title`, a line about it (`about`, HTML), `top` (what
+/// decides, HTML), then the figures, plots, differences and each run.
+fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Result<String> {
     let mut body = format!(
-        "<h1>{}</h1>\n<p class=\"meta\">rtlab {}, {} run(s), written {}</p>\n",
+        "<h1>{}</h1>\n<p class=\"meta\">{about}rtlab {}, {} run(s), written {}</p>\n",
         esc(title),
         env!("CARGO_PKG_VERSION"),
         runs.len(),
-        esc(&crate::record::now_rfc3339())
+        whole_words(&esc(&crate::record::now_rfc3339()))
     );
     let warned = runs.iter().filter(|r| !r.warnings.is_empty()).count();
     if warned > 0 {
@@ -254,10 +437,7 @@ pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -
             "<div class=\"warn\">{warned} run(s) carry warnings about their numbers: see each run below.</div>\n"
         ));
     }
-    if !reqs.is_empty() {
-        body.push_str("<h2>Verdicts</h2>\n");
-        body.push_str(&verdicts(runs, reqs));
-    }
+    body.push_str(top);
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&comparison(runs, unit));
     let hists = primary_histograms(runs);
@@ -277,17 +457,121 @@ pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
-         <title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+         <title>{}</title><style>{STYLE}</style></head>\n<body><main>\n{body}</main></body></html>\n",
         esc(title)
     ))
+}
+
+/// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in
+/// `opts.unit`.
+pub struct Html;
+
+impl Exporter for Html {
+    fn serialize(&self, runs: &[Run], opts: &Options) -> Result<String> {
+        render(opts.title, runs, opts.reqs, opts.unit)
+    }
+}
+
+/// The report of `runs` under `title`, judged against `reqs` (none: no verdict
+/// section), times in `unit`. Several runs are listed first, as the legend of
+/// their keys.
+pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -> Result<String> {
+    let mut top = String::new();
+    if !reqs.is_empty() {
+        top.push_str("<h2>Verdicts</h2>\n");
+        top.push_str(&verdicts(runs, reqs));
+    }
+    if runs.len() > 1 {
+        top.push_str("<h2>Runs</h2>\n");
+        top.push_str(&legend(runs));
+    }
+    page(title, "", &top, runs, unit)
+}
+
+/// The report of a campaign (`rtlab run`, `rtlab report --campaign`): the same
+/// facts as its text, its step table with a verdict per requirement, its
+/// biggest risks and its load attribution, first; then its steps' runs in depth.
+pub struct CampaignPage<'a> {
+    /// The page's title.
+    pub title: &'a str,
+    /// The unit of times.
+    pub unit: TimeUnit,
+    /// Where the campaign stands (`complete`, `interrupted`, ...), and what else
+    /// its text says of it (when it was created).
+    pub about: &'a str,
+    /// Its steps, each with the run it saved.
+    pub steps: &'a [StepRun],
+    /// The requirements it is judged against.
+    pub reqs: &'a [Requirement],
+    /// Its risks, most severe first.
+    pub risks: &'a [Risk],
+    /// Its load attribution.
+    pub ranked: &'a [Ranking],
+}
+
+impl CampaignPage<'_> {
+    /// The page.
+    pub fn render(&self) -> Result<String> {
+        let runs = step_view(self.steps);
+        let t = step_grid(self.steps, self.reqs, self.unit);
+        let verdicts_from = t.header().len() - self.reqs.len();
+        // Step names break between words only; the run column holds each run's
+        // key, linking to its section.
+        let dress = |col: usize, cell: String| match col {
+            0 => whole_words(&cell),
+            1 => match cell.parse::<i64>() {
+                Ok(id) => key_link(Some(id), 0),
+                Err(_) => cell,
+            },
+            c if c >= verdicts_from => verdict_mark(&cell),
+            _ => cell,
+        };
+        let mut top = String::new();
+        if !self.reqs.is_empty() {
+            top.push_str("<h2>Verdicts</h2>\n");
+            top.push_str(&verdict_summary(&runs, self.reqs));
+            let cols = [0, 1].into_iter().chain(verdicts_from..t.header().len());
+            top.push_str(&grid(&t, cols, Cells::Numbers, dress));
+        }
+        top.push_str("<h2>Steps</h2>\n");
+        top.push_str(&grid(&t, 0..verdicts_from, Cells::Numbers, dress));
+        top.push_str(&format!(
+            "<p class=\"meta\">Times in {}. Overruns: periods that expired while a thread was \
+             late; misses: values over the deadline. A run's key links to it below.</p>\n",
+            self.unit.symbol()
+        ));
+        if !self.risks.is_empty() {
+            top.push_str("<h2>Biggest risks</h2>\n<ol class=\"risks\">");
+            for r in self.risks.iter().take(RISKS_SHOWN) {
+                top.push_str(&format!("<li>{}</li>", esc(&r.text)));
+            }
+            top.push_str("</ol>\n");
+        }
+        for r in self.ranked {
+            let a = attribution(r);
+            top.push_str(&format!("<h2>{}</h2>\n", esc(&a.heading)));
+            if !a.harmful.is_empty() {
+                top.push_str("<ol>");
+                for h in &a.harmful {
+                    top.push_str(&format!("<li>{}</li>", esc(h)));
+                }
+                top.push_str("</ol>\n");
+            }
+            for n in &a.notes {
+                top.push_str(&format!("<p>{}</p>\n", esc(n)));
+            }
+        }
+        let about = format!("{}; ", whole_words(&esc(self.about)));
+        page(self.title, &about, &top, &runs, self.unit)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::run_from_samples;
+    use crate::analysis::fixture::{run_from_samples, step_run};
     use crate::analysis::verdict::parse_requirement;
-    use crate::record::Warning;
+    use crate::record::{LoadRecord, Warning};
 
     fn parse(html: &str) -> roxmltree::Document<'_> {
         let opts = roxmltree::ParsingOptions {
@@ -312,17 +596,21 @@ mod tests {
         // Overlay and percentiles, then one scatter per run.
         assert_eq!(svgs, 4);
         for needle in [
-            "stock &lt;4.19&gt; #1 (baseline)",
-            "rt &amp; co #2",
+            "<h2>stock &lt;4.19&gt; #1</h2>",
+            "<td><span class=\"word\">rt</span> <span class=\"word\">&amp;</span> <span class=\"word\">co</span></td>",
+            "<a href=\"#run-1\">#1</a> (baseline)",
             "class=\"FAIL\">FAIL<",
             "class=\"PASS\">PASS<",
             "-500us",
             "running under kvm",
-            "<td>HZ</td><td>-</td><td>300</td>",
+            "<td>HZ</td><td><span class=\"word\">-</span></td><td><span class=\"word\">300</span></td>",
             "name=\"viewport\"",
+            "@media print",
         ] {
             assert!(html.contains(needle), "missing {needle}");
         }
+        // What decides comes first.
+        assert!(html.find("Verdicts") < html.find("Summary"));
         // Nothing loaded from elsewhere.
         for external in [" src=", "<link", "<script", "@import", "url("] {
             assert!(!html.contains(external), "{external}");
@@ -335,6 +623,70 @@ mod tests {
         parse(&html);
         assert!(!html.contains("What differs"));
         assert!(!html.contains("Verdicts"));
+        assert!(!html.contains("<h2>Runs</h2>"));
+    }
+
+    #[test]
+    fn a_campaign_page_leads_with_its_steps_verdicts_and_risks() {
+        let mut steps = [
+            step_run("idle", &[5_000; 10], None),
+            step_run("loaded", &[2_000_000; 10], Some("cpu")),
+        ];
+        steps[0].run.id = Some(7);
+        steps[1].run.id = Some(8);
+        steps[1].run.loads[0]
+            .achieved
+            .insert("ops_per_s".into(), 1234.5678.into());
+        let reqs = parse_requirement("gyro=1ms").unwrap();
+        let risks = crate::analysis::risks::risks(&steps, &reqs);
+        let html = CampaignPage {
+            title: "rtlab run: two (campaign 3)",
+            about: "complete",
+            steps: &steps,
+            reqs: &reqs,
+            risks: &risks,
+            ranked: &[],
+            unit: TimeUnit::Us,
+        }
+        .render()
+        .unwrap();
+        parse(&html);
+        for needle in [
+            "complete</span>; rtlab",
+            "1 of 2 verdict(s) failed",
+            "<th>gyro 1ms</th>",
+            "<td><a href=\"#run-8\">#8</a></td>",
+            "<span class=\"FAIL\">FAIL</span>",
+            "<h2>Biggest risks</h2>",
+            "gyro: max 2ms in step &#39;loaded&#39; exceeds the 1ms budget",
+            "<section id=\"run-8\"><h2>loaded · k #8</h2>",
+            "<td>ops_per_s</td><td>1234.6</td>",
+        ] {
+            assert!(html.contains(needle), "missing {needle}\n{html}");
+        }
+        assert!(!html.contains("{\""), "no raw JSON");
+        assert!(html.find("Biggest risks") < html.find("Summary"));
+    }
+
+    #[test]
+    fn loads_are_a_table_of_what_each_achieved() {
+        let mut run = run_from_samples("x", &[1_000]);
+        let mut load = LoadRecord {
+            spec: "cpu:2".into(),
+            workers: 2,
+            ..LoadRecord::default()
+        };
+        load.achieved.insert("ops_per_s".into(), 10.0.into());
+        load.achieved.insert("ctx_switches_per_s".into(), 3.into());
+        run.loads.push(load);
+        let html = loads(&run);
+        assert!(
+            html.contains(
+                "<tr><td>cpu:2</td><td>2</td><td>ctx_switches_per_s</td><td>3</td></tr>\
+                 <tr><td></td><td></td><td>ops_per_s</td><td>10</td></tr>"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

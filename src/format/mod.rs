@@ -98,6 +98,15 @@ pub fn name_with_id(label: &str, id: Option<i64>) -> String {
     }
 }
 
+/// The short name of a run where its full name is too long (column headings
+/// under a legend): `#ID`, or `run N` (`index` counted from 1) without an id.
+pub fn run_key(id: Option<i64>, index: usize) -> String {
+    match id {
+        Some(id) => format!("#{id}"),
+        None => format!("run {}", index + 1),
+    }
+}
+
 /// The name of a run in tables and plots.
 pub fn run_name(run: &Run) -> String {
     name_with_id(&run.label, run.id)

@@ -246,6 +246,31 @@ pub fn axis_number(v: f64) -> String {
     }
 }
 
+/// The ticks of a log axis from `lo` to `hi` (both above 0): labelled ones at
+/// 1, 2 and 5 × 10^k when it spans fewer than three decades (so that a short
+/// axis has labels at all), else at the powers of ten; and grid lines at every
+/// whole multiple of 10^k.
+pub fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let fine = hi / lo < 1000.0;
+    let (mut bold, mut light) = (Vec::new(), Vec::new());
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in 1..10 {
+            let v = decade * m as f64;
+            if v < lo || v > hi {
+                continue;
+            }
+            if m == 1 || (fine && (m == 2 || m == 5)) {
+                bold.push(v);
+            } else {
+                light.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    (bold, light)
+}
+
 /// `1/(1-q)` as the percentile it stands for: 10 → `90%`, 1000 → `99.9%`.
 pub fn percentile_label(x: f64) -> String {
     if x < 1.0 + 1e-9 {
@@ -297,7 +322,12 @@ pub fn percentiles<H: Borrow<HistogramData>>(
     {
         let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
         let x = (1f64..x_end).log_scale();
-        let mut chart = new_chart(&root, title, x, (y_start..y_end).log_scale())?;
+        let (bold, light) = log_ticks(y_start, y_end);
+        let y = (y_start..y_end)
+            .log_scale()
+            .with_key_points(bold)
+            .with_light_points(light);
+        let mut chart = new_chart(&root, title, x, y)?;
         chart
             .configure_mesh()
             .label_style(("sans-serif", 14))
@@ -546,6 +576,15 @@ mod tests {
         assert_eq!(axis_number(1000.0), "1000");
         assert_eq!(axis_number(12.5), "12.5");
         assert_eq!(axis_number(0.25), "0.25");
+    }
+
+    #[test]
+    fn short_log_axes_are_labelled_at_one_two_and_five() {
+        let (bold, light) = log_ticks(11.0, 104.0);
+        assert_eq!(bold, [20.0, 50.0, 100.0]);
+        assert_eq!(light, [30.0, 40.0, 60.0, 70.0, 80.0, 90.0]);
+        let (bold, _) = log_ticks(1.5, 20_000.0);
+        assert_eq!(bold, [10.0, 100.0, 1000.0, 10_000.0]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::runner::{campaign_steps, first_unfinished};
 use super::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
 use crate::error::{bad_flag, SystemError, UsageError};
 use crate::step::Machine;
-use crate::store::{self, Store};
+use crate::store::{self, Campaign, Store};
 use anyhow::{bail, Result};
 use rtlab_engine::sysinfo::Fingerprint;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,23 @@ pub struct Stored {
     /// The --max-steps it was started with (resuming plans the same steps).
     #[serde(default)]
     pub max_steps: Option<u64>,
+}
+
+impl Stored {
+    /// The options `rtlab run` stored with campaign `c`; `None` for a campaign it
+    /// did not make (one of imported runs).
+    pub fn of(c: &Campaign) -> Option<Stored> {
+        serde_json::from_str(&c.scenario).ok()
+    }
+
+    /// Its scenario and the plan `rtlab run` made of it, at most `max_steps`
+    /// steps (default: the limit it was started with).
+    pub fn plan(&self, max_steps: Option<u64>) -> Result<(Scenario, Vec<PlannedStep>)> {
+        let scn = parse(&self.file, &self.scenario)?;
+        let max_steps = max_steps.or(self.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
+        let plan = planned(&scn, self.duration.as_deref(), max_steps)?;
+        Ok((scn, plan))
+    }
 }
 
 /// The scenario a campaign runs, as its name and TOML: the attribution of a load
@@ -147,14 +164,12 @@ impl Setup<'_> {
             None => latest_interrupted(&store)?,
         };
         let c = store.load_campaign(id)?;
-        let stored: Stored = serde_json::from_str(&c.scenario).map_err(|_| {
+        let stored = Stored::of(&c).ok_or_else(|| {
             UsageError(format!(
                 "campaign {id} was not made by 'rtlab run' and cannot be resumed"
             ))
         })?;
-        let scn = parse(&stored.file, &stored.scenario)?;
-        let max_steps = max_steps.or(stored.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
-        let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+        let (scn, plan) = stored.plan(max_steps)?;
         let from = first_unfinished(&store, id, plan.len())?;
         check_plan(&scn, &plan, from, self.machine)?;
         let earlier = compare_with(Some(&store), &scn.name, self.compare_with, Some(id))?;

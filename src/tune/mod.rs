@@ -8,11 +8,13 @@ pub mod prio;
 
 use crate::format::text::table::Table;
 
-/// A table whose columns are all text, left-aligned.
+/// A table whose columns are all text, left-aligned, wrapping when the table is
+/// too wide.
 pub fn text_table(header: &[&str]) -> Table {
     let mut t = Table::new(header);
     for col in 0..header.len() {
         t.align_left(col);
+        t.wrap(col);
     }
     t
 }

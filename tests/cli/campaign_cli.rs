@@ -626,3 +626,50 @@ fn a_killed_runner_leaves_no_step_or_echo_server_behind() {
     }
     assert_eq!(listed_campaigns(&db), [(1, "interrupted".to_string())]);
 }
+
+#[test]
+fn report_judges_a_campaign_as_run_did() {
+    let scn = TWO_STEPS.replace("600ms", "200ms") + "[requirements]\nloose = \"10s\"\n";
+    let (dir, db, scn) = setup(&scn);
+    // The scenario's requirement passes; the one given to run replaces it and fails.
+    expect(rtlab(&db).arg("run").arg(&scn).arg("-q"), &[0]);
+    expect(
+        rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--require", "tight=1ns"]),
+        &[1],
+    );
+    let (out, _) = expect(rtlab(&db).args(["report", "--campaign", "1"]), &[0]);
+    let header = out.lines().nth(2).unwrap();
+    assert!(
+        header.starts_with("step") && header.ends_with("loose 10s"),
+        "{out}"
+    );
+    assert!(out.lines().nth(3).unwrap().ends_with("PASS"), "{out}");
+
+    let html = dir.path().join("c.html");
+    let (out, _) = expect(
+        rtlab(&db)
+            .args(["report", "--campaign", "2", "--html"])
+            .arg(&html),
+        &[1],
+    );
+    let header = out.lines().nth(2).unwrap();
+    assert!(header.ends_with("tight 1ns"), "{out}");
+    assert!(out.lines().nth(3).unwrap().ends_with("FAIL"), "{out}");
+    assert!(out.contains("biggest risks:\n  1. tight: max "), "{out}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("class=\"FAIL\""),
+        "the page shows the verdicts"
+    );
+    assert!(page.contains("tight: max "), "the page names the risk");
+
+    // --require replaces what the campaign ran with.
+    let (out, _) = expect(
+        rtlab(&db).args(["report", "--campaign", "2", "--require", "loose=10s"]),
+        &[0],
+    );
+    assert!(out.lines().nth(2).unwrap().ends_with("loose 10s"), "{out}");
+}

@@ -264,6 +264,12 @@ impl Golden {
     }
 }
 
+/// A directory holding the inputs imported into `golden.db` (runs 1 to 10,
+/// campaigns 1 and 2), for tests of what other programs make of rtlab's output.
+pub fn imported_store() -> tempfile::TempDir {
+    Golden::with_store("none").dir
+}
+
 /// `--db golden.db ARGS EXTRA` as owned strings.
 fn store_args(args: &[&str], extra: &[&str]) -> Vec<String> {
     ["--db", "golden.db"]

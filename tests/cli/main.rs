@@ -4,7 +4,8 @@
 //!
 //! Tests that need root (SCHED_FIFO, network namespaces, tmpfs mounts, changing
 //! other processes' priorities) are `#[ignore = "needs root: …"]`: they show as
-//! ignored off root, and CI (root) runs them with `--include-ignored`.
+//! ignored off root, and CI (root) runs them with `--include-ignored`. So is the
+//! test that needs Chromium (`browser`).
 
 mod common;
 mod compare_common;
@@ -14,6 +15,7 @@ mod store_common;
 
 mod audit_cli;
 mod bench_cli;
+mod browser;
 mod campaign_cli;
 mod closed_pipe;
 mod compare_cli;

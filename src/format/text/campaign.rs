@@ -2,7 +2,7 @@
 //! per requirement, its biggest risks, and which part of a load mix does the
 //! damage.
 
-use super::table::Table;
+use super::table::{paragraph, Table};
 use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::analysis::risks::Risk;
 use crate::analysis::series;
@@ -14,6 +14,16 @@ use crate::units::{Human, TimeUnit};
 
 /// The step table: one row per step.
 pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
+    format!(
+        "{}(times in {})\n",
+        step_grid(steps, reqs, unit).render(),
+        unit.symbol()
+    )
+}
+
+/// The table of [`step_table`], unrendered: step, run id, status, samples, p50,
+/// p99, p99.9, max, overruns, misses, then a verdict per requirement.
+pub fn step_grid(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> Table {
     let mut header = vec![
         "step", "run", "status", "samples", "p50", "p99", "p99.9", "max", "overruns", "misses",
     ];
@@ -23,6 +33,7 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         .collect();
     header.extend(req_names.iter().map(String::as_str));
     let mut t = Table::new(&header);
+    t.wrap(0);
     // Runs of several kernels (--compare-with) carry their label in the name.
     let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
     for s in steps {
@@ -61,7 +72,7 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         }
         t.row(row);
     }
-    format!("{}(times in {})\n", t.render(), unit.symbol())
+    t
 }
 
 /// `rtlab run`: the campaign's step table and its biggest risks.
@@ -81,12 +92,14 @@ pub fn run_text(
     out
 }
 
-/// `rtlab report --campaign`: the campaign, its step table and its biggest risks.
+/// `rtlab report --campaign`: the campaign, its step table, its biggest risks
+/// and its load attribution.
 pub fn campaign_report(
     c: &Campaign,
     steps: &[StepRun],
     reqs: &[Requirement],
     found: &[Risk],
+    ranked: &[Ranking],
     unit: TimeUnit,
 ) -> String {
     let mut out = format!(
@@ -98,64 +111,100 @@ pub fn campaign_report(
     );
     out.push_str(&step_table(steps, reqs, unit));
     out.push_str(&risks_text(found));
+    if !ranked.is_empty() {
+        out.push('\n');
+        out.push_str(&attribution_text(ranked));
+    }
     out
 }
 
-/// The three biggest risks as text ("" when none).
+/// How many of a campaign's risks its reports show.
+pub const RISKS_SHOWN: usize = 3;
+
+/// The [`RISKS_SHOWN`] biggest risks as text ("" when none).
 pub fn risks_text(found: &[Risk]) -> String {
     if found.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nbiggest risks:\n");
-    for (i, r) in found.iter().take(3).enumerate() {
-        out.push_str(&format!("  {}. {}\n", i + 1, r.text));
+    for (i, r) in found.iter().take(RISKS_SHOWN).enumerate() {
+        out.push_str(&paragraph(&format!("  {}. ", i + 1), &r.text));
     }
     out
 }
 
-/// Load attribution: the harmful parts by name, the rest summed up.
-pub fn attribution_text(rankings: &[Ranking]) -> String {
-    let mut out = String::new();
-    for r in rankings {
-        out.push_str(&format!(
-            "load attribution of {} (baseline p99.9 {}, max {}):\n",
+/// One attributed mix in words.
+pub struct Attribution {
+    /// The mix and its baseline.
+    pub heading: String,
+    /// Each harmful part with what it does, the most harmful first.
+    pub harmful: Vec<String>,
+    /// The mild parts summed up, the whole mix, and whether only the parts
+    /// together hurt.
+    pub notes: Vec<String>,
+}
+
+/// The ranking of one mix in words: the harmful parts by name, the rest summed up.
+pub fn attribution(r: &Ranking) -> Attribution {
+    let (harmful, mild): (Vec<&PartImpact>, Vec<&PartImpact>) =
+        r.parts.iter().partition(|p| p.is_harmful());
+    let mut notes = Vec::new();
+    if !mild.is_empty() {
+        let names: Vec<&str> = mild.iter().map(|p| p.part.as_str()).collect();
+        let lead = if harmful.is_empty() {
+            "every part"
+        } else {
+            "the other parts"
+        };
+        notes.push(format!("{lead} < 2× ({})", names.join(", ")));
+    }
+    if let (Some((p999, max)), Some((rp, rm))) = (r.whole, r.whole_ratios()) {
+        notes.push(format!(
+            "the whole mix: p99.9 {} (×{rp:.1}), max {} (×{rm:.1})",
+            Human(p999),
+            Human(max),
+        ));
+        if r.hurts_only_together() {
+            notes.push("no part explains it alone: the parts hurt together (CPU contention, or their interaction)".into());
+        }
+    }
+    Attribution {
+        heading: format!(
+            "load attribution of {} (baseline p99.9 {}, max {})",
             r.mix,
             Human(r.baseline_p999_ns),
             Human(r.baseline_max_ns)
-        ));
-        let (harmful, mild): (Vec<&PartImpact>, Vec<&PartImpact>) =
-            r.parts.iter().partition(|p| p.is_harmful());
-        for (i, p) in harmful.iter().enumerate() {
-            out.push_str(&format!(
-                "  {}. {}: p99.9 {} → {} (×{:.1}), max {} → {} (×{:.1})\n",
-                i + 1,
-                p.part,
-                Human(r.baseline_p999_ns),
-                Human(p.p999_ns),
-                p.p999_ratio,
-                Human(r.baseline_max_ns),
-                Human(p.max_ns),
-                p.max_ratio
-            ));
+        ),
+        harmful: harmful
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: p99.9 {} → {} (×{:.1}), max {} → {} (×{:.1})",
+                    p.part,
+                    Human(r.baseline_p999_ns),
+                    Human(p.p999_ns),
+                    p.p999_ratio,
+                    Human(r.baseline_max_ns),
+                    Human(p.max_ns),
+                    p.max_ratio
+                )
+            })
+            .collect(),
+        notes,
+    }
+}
+
+/// Load attribution of every mix as text.
+pub fn attribution_text(rankings: &[Ranking]) -> String {
+    let mut out = String::new();
+    for r in rankings {
+        let a = attribution(r);
+        out.push_str(&format!("{}:\n", a.heading));
+        for (i, h) in a.harmful.iter().enumerate() {
+            out.push_str(&format!("  {}. {h}\n", i + 1));
         }
-        if !mild.is_empty() {
-            let names: Vec<&str> = mild.iter().map(|p| p.part.as_str()).collect();
-            let lead = if harmful.is_empty() {
-                "every part"
-            } else {
-                "the other parts"
-            };
-            out.push_str(&format!("  {lead} < 2× ({})\n", names.join(", ")));
-        }
-        if let (Some((p999, max)), Some((rp, rm))) = (r.whole, r.whole_ratios()) {
-            out.push_str(&format!(
-                "  the whole mix: p99.9 {} (×{rp:.1}), max {} (×{rm:.1})\n",
-                Human(p999),
-                Human(max),
-            ));
-            if r.hurts_only_together() {
-                out.push_str("  no part explains it alone: the parts hurt together (CPU contention, or their interaction)\n");
-            }
+        for n in &a.notes {
+            out.push_str(&format!("  {n}\n"));
         }
     }
     out

@@ -4,17 +4,17 @@
 //! headings that the markdown and HTML tables share.
 
 use super::run::warnings_text;
-use super::table::Table;
+use super::table::{paragraph, Table};
 use super::verdict;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
 use crate::analysis::diff::differences;
 use crate::analysis::verdict::Verdict;
-use crate::format::{name_with_id, run_name};
+use crate::format::{name_with_id, run_key, run_name};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
 /// A metric value: whole numbers as such, others with up to 3 decimals.
-fn metric_text(v: f64) -> String {
+pub fn metric_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else if v.abs() >= 100.0 {
@@ -65,35 +65,68 @@ pub fn heading(c: &Column) -> String {
 
 /// The column headings, the baseline's marked when there are several runs.
 pub fn headings(c: &Comparison) -> Vec<String> {
+    marked(c, c.columns.iter().map(heading).collect())
+}
+
+/// `names`, one per column, the baseline's marked when there are several runs.
+fn marked(c: &Comparison, mut names: Vec<String>) -> Vec<String> {
+    if c.columns.len() > 1 {
+        if let Some(n) = names.get_mut(c.baseline) {
+            n.push_str(" (baseline)");
+        }
+    }
+    names
+}
+
+/// The short names of the columns ([`run_key`]).
+pub fn keys(c: &Comparison) -> Vec<String> {
     c.columns
         .iter()
         .enumerate()
-        .map(|(i, col)| {
-            if i == c.baseline && c.columns.len() > 1 {
-                format!("{} (baseline)", heading(col))
-            } else {
-                heading(col)
-            }
-        })
+        .map(|(i, col)| run_key(col.id, i))
         .collect()
 }
 
-/// The text table; best values end in `*`.
-pub fn render_text(c: &Comparison, unit: TimeUnit) -> String {
-    let heads = headings(c);
+/// The legend of [`keys`]: each key with its run's label, the baseline marked.
+pub fn legend(c: &Comparison) -> String {
+    let keys = keys(c);
+    let labels = marked(c, c.columns.iter().map(|col| col.label.clone()).collect());
+    let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("runs:\n");
+    for (k, l) in keys.iter().zip(&labels) {
+        out.push_str(&paragraph(&format!("  {k:<width$}  "), l));
+    }
+    out
+}
+
+/// The comparison headed by `names`, one per column.
+fn comparison_table(c: &Comparison, names: &[String], unit: TimeUnit) -> Table {
     let mut header = vec![""];
-    header.extend(heads.iter().map(String::as_str));
+    header.extend(names.iter().map(String::as_str));
     let mut t = Table::new(&header);
     for row in &c.rows {
         let mut cells = vec![label(row, unit)];
         cells.extend((0..c.columns.len()).map(|i| cell(row, i, unit, ("", "*"))));
         t.row(cells);
     }
-    let mut out = t.render();
+    t
+}
+
+/// The text table; best values end in `*`. Its columns are headed by the runs'
+/// names when that fits in [`WIDTH`](super::table::WIDTH) columns, else by their [`keys`], and the
+/// table follows their [`legend`]. Whether keys were used.
+pub fn render_text(c: &Comparison, unit: TimeUnit) -> (String, bool) {
+    let full = comparison_table(c, &headings(c), unit);
+    let (mut out, keyed) = if full.fits() {
+        (full.render(), false)
+    } else {
+        let t = comparison_table(c, &marked(c, keys(c)), unit);
+        (format!("{}\n{}", legend(c), t.render()), true)
+    };
     if c.columns.len() > 1 {
         out.push_str("* best of the row; (1.23x) = value / baseline value\n");
     }
-    out
+    (out, keyed)
 }
 
 /// Longest value shown in the text "what differs" table (the HTML shows all).
@@ -110,19 +143,22 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// The "what differs" table as text (left-aligned, long values clipped), or a
-/// sentence when nothing differs.
-pub fn differences_text(runs: &[Run]) -> String {
+/// The "what differs" table as text, the runs' columns headed by `names`
+/// (left-aligned, long values clipped and wrapped), or a sentence when nothing
+/// differs.
+pub fn differences_text(runs: &[Run], names: &[String]) -> String {
     let d = differences(runs);
     if d.is_empty() {
         return "what differs: nothing (same system fingerprint and parameters)\n".into();
     }
-    let names: Vec<String> = runs.iter().map(run_name).collect();
     let mut header = vec!["field"];
     header.extend(names.iter().map(String::as_str));
     let mut t = Table::new(&header);
     for col in 0..header.len() {
         t.align_left(col);
+        if col > 0 {
+            t.wrap(col);
+        }
     }
     for d in d {
         let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
@@ -132,16 +168,22 @@ pub fn differences_text(runs: &[Run]) -> String {
 }
 
 /// The whole text of `rtlab compare`: the table, the verdicts (when there are
-/// requirements), what differs (between several runs) and the warnings.
+/// requirements), what differs (between several runs, its columns named as the
+/// table's) and the warnings.
 pub fn report(runs: &[Run], table: &Comparison, verdicts: &[Verdict], unit: TimeUnit) -> String {
-    let mut out = render_text(table, unit);
+    let (mut out, keyed) = render_text(table, unit);
     if !verdicts.is_empty() {
         out.push('\n');
         out.push_str(&verdict::render_text(verdicts));
     }
     if runs.len() > 1 {
+        let names: Vec<String> = if keyed {
+            keys(table)
+        } else {
+            runs.iter().map(run_name).collect()
+        };
         out.push('\n');
-        out.push_str(&differences_text(runs));
+        out.push_str(&differences_text(runs, &names));
     }
     let warnings = warnings_text(runs);
     if !warnings.is_empty() {
@@ -156,13 +198,34 @@ mod tests {
     use super::*;
     use crate::analysis::compare::compare;
     use crate::analysis::fixture::{run_from_samples, two_compared_runs as two};
+    use crate::format::text::table::WIDTH;
 
     #[test]
     fn best_values_and_ratios_in_the_text_table() {
-        let text = render_text(&compare(&two(), 0), TimeUnit::Us);
+        let (text, keyed) = render_text(&compare(&two(), 0), TimeUnit::Us);
+        assert!(!keyed);
         assert!(text.contains("a #1 (baseline)"), "{text}");
         let min_line = text.lines().find(|l| l.starts_with("min (us)")).unwrap();
         assert!(min_line.contains("10.0") && min_line.contains("5.0* (0.50x)"));
+    }
+
+    #[test]
+    fn long_names_become_keys_under_a_legend() {
+        let mut runs = two();
+        runs[0].label = "a kernel with a long and descriptive label".into();
+        runs[1].label = "b kernel with an even longer and more descriptive label".into();
+        let (text, keyed) = render_text(&compare(&runs, 1), TimeUnit::Us);
+        assert!(keyed);
+        assert!(
+            text.starts_with(
+                "runs:\n  #1  a kernel with a long and descriptive label\n  \
+                 #2  b kernel with an even longer and more descriptive label (baseline)\n\n"
+            ),
+            "{text}"
+        );
+        let header = text.lines().nth(4).unwrap();
+        assert!(header.ends_with("#1  #2 (baseline)"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
     #[test]
@@ -173,7 +236,8 @@ mod tests {
         b.id = Some(2);
         b.fingerprint.hz = Some(1000);
         b.fingerprint.cmdline = "x".repeat(50);
-        let text = differences_text(&[a, b]);
+        let names = [run_name(&a), run_name(&b)];
+        let text = differences_text(&[a, b], &names);
         let want = format!(
             "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
             "x".repeat(39)

@@ -1,7 +1,8 @@
 //! The human table of a latency run.
 
 use super::run::own_warnings;
-use super::series::{table, Col};
+use super::series::{grid, Col};
+use super::table::Table;
 use super::verdict::signed;
 use crate::analysis::{series, verdict};
 use crate::record::Run;
@@ -27,6 +28,15 @@ pub fn headline(run: &Run) -> String {
 
 /// The per-thread table of a run with its `all` row.
 pub fn series_table(run: &Run, unit: TimeUnit) -> String {
+    format!(
+        "{}(times in {})\n",
+        series_grid(run, unit).render(),
+        unit.symbol()
+    )
+}
+
+/// The table of [`series_table`], unrendered.
+pub fn series_grid(run: &Run, unit: TimeUnit) -> Table {
     let cols = [
         Col::Count("samples"),
         Col::Min,
@@ -42,11 +52,7 @@ pub fn series_table(run: &Run, unit: TimeUnit) -> String {
         Col::Misses,
         Col::Overflows,
     ];
-    format!(
-        "{}(times in {})\n",
-        table(series::all(run), "thread", &cols, unit),
-        unit.symbol()
-    )
+    grid(series::all(run), "thread", &cols, unit)
 }
 
 /// The whole text report of a latency run.

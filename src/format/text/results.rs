@@ -23,41 +23,9 @@ pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
     if rows.is_empty() {
         return format!("no runs match in {}\n", db.display());
     }
-    let mut t = Table::new(&[
-        "id",
-        "started (UTC)",
-        "kind",
-        "label",
-        "status",
-        "samples",
-        "p99",
-        "max",
-        "misses",
-        "events/s",
-        "tags",
-    ]);
-    for col in [1, 2, 3, 4, 10] {
-        t.align_left(col);
-    }
-    for r in rows {
-        t.row(vec![
-            r.id.to_string(),
-            r.started_at
-                .get(..19)
-                .unwrap_or(&r.started_at)
-                .replace('T', " "),
-            r.kind.clone(),
-            r.label.clone(),
-            r.status.clone(),
-            count(r.samples),
-            cell(r.p99_ns, unit),
-            cell(r.max_ns, unit),
-            count(r.misses),
-            headline_rate(&r.metrics)
-                .map(|v| format!("{v:.1}"))
-                .unwrap_or_else(|| "-".into()),
-            r.tags.join(","),
-        ]);
+    let mut t = list_table(rows, unit, true);
+    if !t.fits() {
+        t = list_table(rows, unit, false);
     }
     format!(
         "{}{} run(s), times in {}\n",
@@ -67,12 +35,65 @@ pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
     )
 }
 
+/// The table of `rtlab results list`: label and tags in columns when `inline`,
+/// else on a line under each run.
+fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
+    let mut header = vec!["id", "started (UTC)", "kind"];
+    if inline {
+        header.push("label");
+    }
+    header.extend(["status", "samples", "p99", "max", "misses", "events/s"]);
+    if inline {
+        header.push("tags");
+    }
+    let mut t = Table::new(&header);
+    for col in 1..=if inline { 4 } else { 3 } {
+        t.align_left(col);
+    }
+    if inline {
+        t.align_left(10);
+    }
+    for r in rows {
+        let mut cells = vec![
+            r.id.to_string(),
+            r.started_at
+                .get(..19)
+                .unwrap_or(&r.started_at)
+                .replace('T', " "),
+            r.kind.clone(),
+        ];
+        if inline {
+            cells.push(r.label.clone());
+        }
+        cells.extend([
+            r.status.clone(),
+            count(r.samples),
+            cell(r.p99_ns, unit),
+            cell(r.max_ns, unit),
+            count(r.misses),
+            headline_rate(&r.metrics)
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+        if inline {
+            cells.push(r.tags.join(","));
+            t.row(cells);
+        } else if r.tags.is_empty() {
+            t.row_with_note(cells, r.label.clone());
+        } else {
+            t.row_with_note(cells, format!("{}  [{}]", r.label, r.tags.join(",")));
+        }
+    }
+    t
+}
+
 /// `rtlab results campaigns`: one row per campaign.
 pub fn campaigns(rows: Vec<CampaignRow>) -> String {
     let mut t = Table::new(&["id", "name", "status", "created (UTC)", "runs"]);
     for col in [1, 2, 3] {
         t.align_left(col);
     }
+    t.wrap(1);
     for c in rows {
         t.row(vec![
             c.id.to_string(),
@@ -97,6 +118,7 @@ pub fn campaign(c: &Campaign) -> String {
     );
     let mut t = Table::new(&["step", "name", "run"]);
     t.align_left(1);
+    t.wrap(1);
     for s in &c.steps {
         t.row(vec![
             s.step_index.to_string(),

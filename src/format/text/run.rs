@@ -3,7 +3,7 @@
 //! show`, and the warnings of runs.
 
 use super::latency::{self, series_table};
-use super::table::Table;
+use super::table::{paragraph, Table};
 use super::verdict;
 use crate::analysis::diff::system_fields;
 use crate::analysis::{status, verdict::judge};
@@ -193,14 +193,18 @@ pub fn warnings_text(runs: &[Run]) -> String {
     let mut out = String::new();
     for r in runs {
         if let Some(s) = status::unfinished(r) {
-            out.push_str(&format!(
-                "  ! {}: status: the run is {}: its figures cover only what was observed\n",
-                run_name(r),
-                s.name()
+            out.push_str(&paragraph(
+                "  ! ",
+                &format!(
+                    "{}: status: the run is {}: its figures cover only what was observed",
+                    run_name(r),
+                    s.name()
+                ),
             ));
         }
         for w in &r.warnings {
-            out.push_str(&format!("  ! {}: {}: {}\n", run_name(r), w.code, w.message));
+            let text = format!("{}: {}: {}", run_name(r), w.code, w.message);
+            out.push_str(&paragraph("  ! ", &text));
         }
     }
     if out.is_empty() {
@@ -217,7 +221,7 @@ pub fn own_warnings(run: &Run) -> String {
     if !run.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
+            out.push_str(&paragraph("  ! ", &format!("{}: {}", w.code, w.message)));
         }
     }
     out

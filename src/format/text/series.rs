@@ -94,13 +94,23 @@ impl Col {
 }
 
 /// One row per series (names in the first column, headed `first`), the given
-/// columns, times in `unit`.
+/// columns, times in `unit`, as text.
 pub fn table<'a>(
     series: impl IntoIterator<Item = &'a Series>,
     first: &str,
     cols: &[Col],
     unit: TimeUnit,
 ) -> String {
+    grid(series, first, cols, unit).render()
+}
+
+/// The table of [`table`], unrendered.
+pub fn grid<'a>(
+    series: impl IntoIterator<Item = &'a Series>,
+    first: &str,
+    cols: &[Col],
+    unit: TimeUnit,
+) -> Table {
     let header: Vec<&str> = std::iter::once(first)
         .chain(cols.iter().map(|c| c.header()))
         .collect();
@@ -110,7 +120,7 @@ pub fn table<'a>(
         row.extend(cols.iter().map(|c| c.cell(s, unit)));
         t.row(row);
     }
-    t.render()
+    t
 }
 
 #[cfg(test)]

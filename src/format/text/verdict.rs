@@ -53,11 +53,16 @@ pub const HEADER: &[&str] = &[
     "note",
 ];
 
-/// The verdict table as text, with a closing line counting the failures.
+/// The verdict table as text, with a closing line counting the failures. Runs
+/// are named by label and id, or by id alone (`#12`) when the names would make
+/// the table wider than [`WIDTH`](super::table::WIDTH).
 pub fn render_text(verdicts: &[Verdict]) -> String {
-    let mut t = Table::new(HEADER);
-    for v in verdicts {
-        t.row(cells(v));
+    let mut t = verdict_table(verdicts, |v| name_with_id(&v.label, v.run_id));
+    if !t.fits() {
+        t = verdict_table(verdicts, |v| match v.run_id {
+            Some(id) => format!("#{id}"),
+            None => v.label.clone(),
+        });
     }
     let failed = failures(verdicts);
     format!(
@@ -69,6 +74,21 @@ pub fn render_text(verdicts: &[Verdict]) -> String {
             format!("{failed} of {} verdict(s) failed", verdicts.len())
         }
     )
+}
+
+/// The verdict table, each run named by `name`; notes wrap.
+fn verdict_table(verdicts: &[Verdict], name: impl Fn(&Verdict) -> String) -> Table {
+    let mut t = Table::new(HEADER);
+    t.wrap(0);
+    let note = HEADER.len() - 1;
+    t.align_left(note);
+    t.wrap(note);
+    for v in verdicts {
+        let mut cells = cells(v);
+        cells[0] = name(v);
+        t.row(cells);
+    }
+    t
 }
 
 #[cfg(test)]
