@@ -118,7 +118,7 @@ pub fn imported(id: i64, run: &Run, file: &Path) -> String {
             Human(t.summary.max_ns)
         ),
         Some(t) => format!("{} events", t.counters.samples),
-        None => String::new(),
+        None => format!("{} load(s)", run.loads.len()),
     };
     format!(
         "run {id}: {} '{}' ({what}) from {}\n",
