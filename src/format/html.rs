@@ -9,7 +9,7 @@ use super::svg::{self, primary_histograms};
 use super::text::compare::{headings, label, value_text};
 use super::text::latency::series_table;
 use super::text::verdict::{cells, HEADER};
-use super::{run_name, Exporter, Options};
+use super::{run_name, Exporter, Options, UNKNOWN};
 use crate::analysis::compare::compare;
 use crate::analysis::diff::{differences, system_fields};
 use crate::analysis::verdict::{failures, judge, Requirement};
@@ -95,7 +95,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
         .map(|row| {
             let mut cells = vec![esc(&label(row, unit))];
             cells.extend(row.values.iter().enumerate().map(|(i, v)| {
-                let Some(v) = v else { return "-".into() };
+                let Some(v) = v else { return UNKNOWN.into() };
                 let text = esc(&value_text(row, *v, unit));
                 let ratio = row.ratios[i]
                     .map(|r| format!(" <span class=\"ratio\">{r:.2}x</span>"))
@@ -112,7 +112,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
     let mut out = table(Cells::Numbers, &header, &rows);
     if runs.len() > 1 {
         out.push_str(
-            "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value.</p>\n",
+            "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value. –: the run does not have it.</p>\n",
         );
     }
     out

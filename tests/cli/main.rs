@@ -15,6 +15,7 @@ mod audit_cli;
 mod bench_cli;
 mod campaign_cli;
 mod compare_cli;
+mod compare_unknown;
 mod golden;
 mod import_cyclictest;
 mod import_formats;

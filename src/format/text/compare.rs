@@ -9,7 +9,7 @@ use super::verdict;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
 use crate::analysis::diff::differences;
 use crate::analysis::verdict::Verdict;
-use crate::format::{name_with_id, run_name};
+use crate::format::{name_with_id, run_name, UNKNOWN};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
@@ -42,11 +42,12 @@ pub fn label(row: &Row, unit: TimeUnit) -> String {
     }
 }
 
-/// One cell of `row` for run `i`: the value, `mark` around it when it is the
-/// best, and the ratio to the baseline.
+/// One cell of `row` for run `i`: the value ([`UNKNOWN`] when the run does
+/// not have it), `mark` around it when it is the best, and the ratio to the
+/// baseline.
 pub fn cell(row: &Row, i: usize, unit: TimeUnit, mark: (&str, &str)) -> String {
     let Some(v) = row.values[i] else {
-        return "-".into();
+        return UNKNOWN.into();
     };
     let mut text = value_text(row, v, unit);
     if row.best.contains(&i) {
@@ -78,9 +79,20 @@ pub fn headings(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// The text table; best values end in `*`.
-pub fn render_text(c: &Comparison, unit: TimeUnit) -> String {
-    let heads = headings(c);
+/// The widest header line of the text table: wider, the columns are headed by
+/// run ids and a legend below names the runs.
+const HEADER_MAX: usize = 100;
+
+/// A column's short heading: the run's id (`#12`), else its place (`[3]`).
+fn short_heading(c: &Column, i: usize) -> String {
+    match c.id {
+        Some(id) => format!("#{id}"),
+        None => format!("[{}]", i + 1),
+    }
+}
+
+/// The text table with `heads` over the runs' columns.
+fn table_text(c: &Comparison, unit: TimeUnit, heads: &[String]) -> String {
     let mut header = vec![""];
     header.extend(heads.iter().map(String::as_str));
     let mut t = Table::new(&header);
@@ -89,9 +101,37 @@ pub fn render_text(c: &Comparison, unit: TimeUnit) -> String {
         cells.extend((0..c.columns.len()).map(|i| cell(row, i, unit, ("", "*"))));
         t.row(cells);
     }
-    let mut out = t.render();
+    t.render()
+}
+
+/// The text table; best values end in `*`. When the runs' labels make its
+/// header wider than [`HEADER_MAX`] columns, the columns are headed by run ids
+/// and a legend below names them.
+pub fn render_text(c: &Comparison, unit: TimeUnit) -> String {
+    let mut out = table_text(c, unit, &headings(c));
+    let header_width = out.lines().next().map_or(0, |l| l.chars().count());
+    if header_width > HEADER_MAX {
+        let short: Vec<String> = c
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, col)| short_heading(col, i))
+            .collect();
+        out = table_text(c, unit, &short);
+        let width = short.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+        for (i, (s, col)) in short.iter().zip(&c.columns).enumerate() {
+            let base = if i == c.baseline && c.columns.len() > 1 {
+                " (baseline)"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{s:<width$}  {}{base}\n", col.label));
+        }
+    }
     if c.columns.len() > 1 {
-        out.push_str("* best of the row; (1.23x) = value / baseline value\n");
+        out.push_str(&format!(
+            "* best of the row; (1.23x) = value / baseline value; {UNKNOWN} = the run does not have it\n"
+        ));
     }
     out
 }
@@ -163,6 +203,32 @@ mod tests {
         assert!(text.contains("a #1 (baseline)"), "{text}");
         let min_line = text.lines().find(|l| l.starts_with("min (us)")).unwrap();
         assert!(min_line.contains("10.0") && min_line.contains("5.0* (0.50x)"));
+    }
+
+    #[test]
+    fn long_labels_give_short_headings_and_a_legend() {
+        let mut runs = two();
+        runs[0].label = "a".repeat(60);
+        runs[1].label = "b".repeat(60);
+        let text = render_text(&compare(&runs, 0), TimeUnit::Us);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].chars().count() <= HEADER_MAX, "{text}");
+        assert_eq!(
+            lines[0].split_whitespace().collect::<Vec<_>>(),
+            ["#1", "#2"]
+        );
+        assert!(
+            text.contains(&format!("\n#1  {} (baseline)\n", "a".repeat(60))),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\n#2  {}\n", "b".repeat(60))),
+            "{text}"
+        );
+        // Short labels keep their headings.
+        let text = render_text(&compare(&two(), 0), TimeUnit::Us);
+        let head: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(head, ["a", "#1", "(baseline)", "b", "#2"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The human table of a latency run.
 
 use super::run::own_warnings;
-use super::series::{table, Col};
+use super::series::{table_of_known, Col};
 use super::verdict::signed;
 use crate::analysis::{series, verdict};
 use crate::record::Run;
@@ -44,7 +44,13 @@ pub fn series_table(run: &Run, unit: TimeUnit) -> String {
     ];
     format!(
         "{}(times in {})\n",
-        table(series::all(run), "thread", &cols, unit),
+        table_of_known(
+            series::all(run),
+            "thread",
+            &cols,
+            unit,
+            &series::missing(run)
+        ),
         unit.symbol()
     )
 }
