@@ -113,7 +113,10 @@ fn sysbench_threads_and_mutex_are_known_without_being_told() {
             "sysbench mutex --threads=2 --mutex-locks=2000 run",
             "bench.mutex",
         ),
-        ("sysbench threads --threads=2 --time=1 run", "bench.threads"),
+        (
+            "sysbench threads --threads=2 --events=200 --time=0 run",
+            "bench.threads",
+        ),
         (
             "sysbench memory --time=1 --memory-total-size=64M run",
             "bench.memory",

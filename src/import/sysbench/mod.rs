@@ -117,8 +117,10 @@ pub fn parse(
 }
 
 /// The test of a report: what the output says, else what the user said, else
-/// sysbench 1.0's threads or mutex told apart by the events per thread. Also
-/// how it was told, for the record.
+/// sysbench 1.0's threads or mutex told apart by the events per thread: more
+/// than one is threads for certain, one each is mutex unless the user says
+/// otherwise (a threads run whose events each outlast `--time` looks the same).
+/// Also how it was told, for the record.
 fn test_of(
     r: &Report,
     banner: usize,
@@ -194,6 +196,7 @@ fn finish(
         });
     }
     let (test, told_by) = test_of(&r, banner, events, told)?;
+    let guessed = told_by.starts_with("one event");
     let Report {
         mut metrics,
         mut params,
@@ -205,6 +208,12 @@ fn finish(
     }
 
     let mut warnings = vec![unknown_system()];
+    if guessed {
+        warnings.push(Warning::new(
+            "test_guessed",
+            "sysbench 1.0 prints threads and mutex alike: one event per thread was read as mutex (a threads run whose every event outlasts --time looks the same: import it with --sysbench-test threads)",
+        ));
+    }
     let mut unreported = super::ESTIMATES.to_vec();
     let mut m = Moments::default();
     let mut h = LatencyHistogram::new();

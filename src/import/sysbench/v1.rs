@@ -341,6 +341,9 @@ Threads fairness:
             let text = std::fs::read_to_string(format!("{dir}sysbench-1.0-{file}.txt")).unwrap();
             let run = parse(&text, 0, &src(), None).unwrap();
             assert_eq!(run.kind, format!("bench.{test}"));
+            // One event each is a guess, said in a warning.
+            let guessed = run.warnings.iter().any(|w| w.code == "test_guessed");
+            assert_eq!(guessed, test == "mutex");
             // Said by the user, the test is taken, and checked where the output says.
             let told = parse(&text, 0, &src(), Some("threads")).unwrap();
             assert_eq!(told.kind, "bench.threads");
