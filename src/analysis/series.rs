@@ -19,9 +19,7 @@ pub fn all(run: &Run) -> impl Iterator<Item = &Series> {
 /// fill). A figure a run does not have holds 0 and is shown as unknown, never
 /// as a value.
 pub fn reported(run: &Run, field: &str) -> bool {
-    let periodic = !(run.kind.starts_with("bench.") || run.kind == "load");
-    let measured = periodic || !matches!(field, "overruns" | "deadline_misses");
-    measured && !run.unreported().contains(&field)
+    run.reports(field)
 }
 
 /// The figures a run does not have (see [`reported`]): of the order

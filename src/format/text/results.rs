@@ -3,6 +3,7 @@
 
 use super::table::Table;
 use crate::analysis::metrics::headline_rate;
+use crate::format::UNKNOWN;
 use crate::record::Run;
 use crate::store::{Campaign, CampaignRow, RunRow};
 use crate::units::{Human, TimeUnit};
@@ -10,11 +11,11 @@ use std::path::Path;
 
 fn cell(ns: Option<i64>, unit: TimeUnit) -> String {
     ns.map(|v| unit.cell(v as f64))
-        .unwrap_or_else(|| "-".into())
+        .unwrap_or_else(|| UNKNOWN.into())
 }
 
 fn count(n: Option<i64>) -> String {
-    n.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+    n.map(|s| s.to_string()).unwrap_or_else(|| UNKNOWN.into())
 }
 
 /// `rtlab results list`: one row per run and a count, or a sentence naming the
@@ -55,7 +56,7 @@ pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
             count(r.misses),
             headline_rate(&r.metrics)
                 .map(|v| format!("{v:.1}"))
-                .unwrap_or_else(|| "-".into()),
+                .unwrap_or_else(|| UNKNOWN.into()),
             r.tags.join(","),
         ]);
     }
