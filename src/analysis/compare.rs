@@ -6,6 +6,7 @@
 //! [`series::primary`]); throughput and other scalars come from `run.metrics`,
 //! one row per metric name found in any run.
 
+use super::metrics::metric_direction;
 use super::series;
 use crate::record::{Run, Series};
 use serde::Serialize;
@@ -29,7 +30,9 @@ pub enum Quantity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
-    /// Smaller is better (latencies, misses, spreads).
+    /// Smaller is better, down to zero (latencies, misses, spreads): a negative
+    /// spread (p95 below the mean, a few large values pulling the mean up) is
+    /// not better than a small positive one.
     Lower,
     /// Larger is better (throughput).
     Higher,
@@ -48,8 +51,10 @@ pub struct Row {
     pub better: Better,
     /// One value per run (ns for times), `None` where the run has no such figure.
     pub values: Vec<Option<f64>>,
-    /// Indexes of the runs holding the best value (all of them on a tie; empty when
-    /// fewer than two runs have a value or the row has no direction).
+    /// Indexes of the runs holding the best value (all of them on a tie). Empty
+    /// when the row has no direction, when fewer than two runs have a value
+    /// that can be best (for `Lower`, one of zero or more), or when those
+    /// values are all the same: then no run is better.
     pub best: Vec<usize>,
     /// Each value divided by the baseline's (`None` for the baseline itself, or
     /// where either value is missing, the baseline's is not above zero or the
@@ -81,22 +86,6 @@ pub struct Comparison {
     pub baseline: usize,
     /// The rows.
     pub rows: Vec<Row>,
-}
-
-/// Which way a metric improves, from its name.
-pub fn metric_direction(name: &str) -> Better {
-    let n = name.to_ascii_lowercase();
-    if n.contains("per_s") || n.ends_with("_per_sec") {
-        Better::Higher
-    } else if ["lost", "error", "miss", "fail"]
-        .iter()
-        .any(|w| n.contains(w))
-        || ["_s", "_ns", "_us", "_ms"].iter().any(|u| n.ends_with(u))
-    {
-        Better::Lower
-    } else {
-        Better::Neither
-    }
 }
 
 type Getter = fn(&Series) -> f64;
@@ -147,12 +136,20 @@ const SERIES_ROWS: &[SeriesRow] = &[
         Better::Lower,
         |s| s.summary.stddev_ns,
     ),
-    ("overruns", &[], Quantity::Count, Better::Lower, |s| {
-        s.counters.overruns as f64
-    }),
-    ("misses", &[], Quantity::Count, Better::Lower, |s| {
-        s.counters.deadline_misses as f64
-    }),
+    (
+        "overruns",
+        &["overruns"],
+        Quantity::Count,
+        Better::Lower,
+        |s| s.counters.overruns as f64,
+    ),
+    (
+        "misses",
+        &["deadline_misses"],
+        Quantity::Count,
+        Better::Lower,
+        |s| s.counters.deadline_misses as f64,
+    ),
     (
         "max-min",
         &["min_ns", "max_ns"],
@@ -179,14 +176,20 @@ impl Row {
         values: Vec<Option<f64>>,
         baseline: usize,
     ) -> Row {
-        let present = values.iter().flatten().copied();
+        let candidates: Vec<f64> = values
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| better != Better::Lower || *v >= 0.0)
+            .collect();
         let best_value = match better {
-            Better::Lower => present.reduce(f64::min),
-            Better::Higher => present.reduce(f64::max),
+            Better::Lower => candidates.iter().copied().reduce(f64::min),
+            Better::Higher => candidates.iter().copied().reduce(f64::max),
             Better::Neither => None,
         };
+        let all_same = candidates.windows(2).all(|w| w[0] == w[1]);
         let best = match best_value {
-            Some(b) if values.iter().flatten().count() >= 2 => values
+            Some(b) if candidates.len() >= 2 && !all_same => values
                 .iter()
                 .enumerate()
                 .filter(|(_, v)| **v == Some(b))
@@ -301,18 +304,21 @@ mod tests {
         assert_eq!(max.ratios[1], Some(85.0 / 40.0));
         let mean = row(&c, "mean");
         assert_eq!(mean.values, vec![Some(25_000.0), Some(25_000.0)]);
-        assert_eq!(mean.best, vec![0, 1], "a tie marks both");
+        assert!(mean.best.is_empty(), "equal values: neither is better");
         assert_eq!(row(&c, "max-min").values[1], Some(80_000.0));
         // Population stddev of a: sqrt(((15²+5²)·2)/4) µs = sqrt(125) µs.
         let sd = row(&c, "stddev").values[0].unwrap();
         assert!((sd - 125f64.sqrt() * 1000.0).abs() < 1e-6, "{sd}");
         assert_eq!(row(&c, "samples").best, Vec::<usize>::new());
         assert_eq!(row(&c, "duration").values[0], Some(4_000_000.0));
-        // Throughput: higher is better; a time metric only one run has: no best.
+        // Throughput: higher is better; the time a run took has no direction.
         let ev = row(&c, "events_per_s");
         assert_eq!((ev.best.clone(), ev.ratios[1]), (vec![1], Some(1.5)));
         let t = row(&c, "total_time_s");
-        assert_eq!((t.values.clone(), t.best.len()), (vec![None, Some(2.5)], 0));
+        assert_eq!(
+            (t.values.clone(), t.better),
+            (vec![None, Some(2.5)], Better::Neither)
+        );
     }
 
     /// A figure the run's source did not report is no value, never a 0 that
@@ -358,7 +364,7 @@ mod tests {
             0,
         );
         assert_eq!(r.ratios, vec![None, None, None]);
-        assert_eq!(r.best, vec![0]);
+        assert_eq!(r.best, vec![2], "a negative spread is not the best");
         let r = Row::new(
             "x",
             Quantity::Count,
@@ -370,10 +376,29 @@ mod tests {
     }
 
     #[test]
-    fn metric_directions() {
-        assert_eq!(metric_direction("read_mib_per_s"), Better::Higher);
-        assert_eq!(metric_direction("total_time_s"), Better::Lower);
-        assert_eq!(metric_direction("messages_lost"), Better::Lower);
-        assert_eq!(metric_direction("threads"), Better::Neither);
+    fn best_needs_two_values_that_can_win_and_differ() {
+        let best = |better, values: &[Option<f64>]| {
+            Row::new("x", Quantity::Time, better, values.to_vec(), 0).best
+        };
+        let lower = Better::Lower;
+        assert_eq!(best(lower, &[Some(-2.0), Some(3.0)]), Vec::<usize>::new());
+        assert_eq!(best(lower, &[Some(0.0), Some(0.0)]), Vec::<usize>::new());
+        assert_eq!(best(lower, &[None, Some(1.0)]), Vec::<usize>::new());
+        assert_eq!(best(lower, &[Some(1.0), Some(1.0), Some(2.0)]), vec![0, 1]);
+        assert_eq!(best(Better::Higher, &[Some(-1.0), Some(-2.0)]), vec![0]);
+        assert_eq!(
+            best(Better::Neither, &[Some(1.0), Some(2.0)]),
+            Vec::<usize>::new()
+        );
+    }
+
+    /// Counters a benchmark does not measure are no value, not a 0 that wins.
+    #[test]
+    fn a_benchmark_has_no_overruns() {
+        let mut runs = two();
+        runs[1].kind = "bench.cpu".into();
+        let c = compare(&runs, 0);
+        assert_eq!(row(&c, "overruns").values, vec![Some(0.0), None]);
+        assert!(row(&c, "overruns").best.is_empty());
     }
 }

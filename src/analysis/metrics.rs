@@ -1,5 +1,7 @@
-//! Benchmark metrics: which of a run's scalar results is its headline rate.
+//! Scalar metrics: which of a benchmark's is its headline rate, and which way
+//! each improves.
 
+use super::compare::Better;
 use std::collections::BTreeMap;
 
 /// The rates that head a benchmark's results, the first one a run has winning:
@@ -11,9 +13,77 @@ pub fn headline_rate(metrics: &BTreeMap<String, f64>) -> Option<f64> {
     HEADLINE_RATES.iter().find_map(|k| metrics.get(*k).copied())
 }
 
+/// Words of metric names (between `_` and `.`, also with `s`, `es` or `ed`)
+/// that are better lower: losses and errors, lateness, overheads, spreads and
+/// unfairness (a `_stddev` of events or time per thread).
+const LOWER_WORDS: [&str; 16] = [
+    "lost",
+    "loss",
+    "error",
+    "miss",
+    "fail",
+    "failure",
+    "overrun",
+    "late",
+    "lag",
+    "overhead",
+    "spread",
+    "stddev",
+    "duplicate",
+    "reorder",
+    "unreachable",
+    "cv",
+];
+
+/// Which way a metric improves, from its name: rates (`per_s`) are better
+/// higher; latency percentiles (`latency_p95_s`), CPU time per message and the
+/// names made of [`LOWER_WORDS`] lower; totals, averages and times that a run
+/// was asked for (`total_time_s`, `latency_sum_s`, `total_events`) have no
+/// direction.
+pub fn metric_direction(name: &str) -> Better {
+    let n = name.to_ascii_lowercase();
+    let lower_word = |t: &str| {
+        LOWER_WORDS.iter().any(|w| {
+            t.strip_prefix(w)
+                .is_some_and(|rest| ["", "s", "es", "ed"].contains(&rest))
+        })
+    };
+    if n.contains("per_s") || n.ends_with("_per_sec") {
+        Better::Higher
+    } else if n.starts_with("latency_p") && n[9..].starts_with(|c: char| c.is_ascii_digit())
+        || n.contains("cpu_ns_per")
+        || n.split(['_', '.']).any(lower_word)
+    {
+        Better::Lower
+    } else {
+        Better::Neither
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metric_directions() {
+        assert_eq!(metric_direction("read_mib_per_s"), Better::Higher);
+        assert_eq!(metric_direction("cpu.bogo_ops_per_s"), Better::Higher);
+        assert_eq!(metric_direction("messages_lost"), Better::Lower);
+        assert_eq!(metric_direction("latency_p95_s"), Better::Lower);
+        assert_eq!(metric_direction("spread_p95_mean_ns"), Better::Lower);
+        assert_eq!(metric_direction("fairness_events_stddev"), Better::Lower);
+        assert_eq!(metric_direction("cv"), Better::Lower);
+        for none in [
+            "total_time_s",
+            "latency_sum_s",
+            "total_events",
+            "threads",
+            "thread_time_s_avg",
+            "primes",
+        ] {
+            assert_eq!(metric_direction(none), Better::Neither, "{none}");
+        }
+    }
 
     #[test]
     fn events_come_before_operations_and_messages() {

@@ -12,11 +12,25 @@ pub fn all(run: &Run) -> impl Iterator<Item = &Series> {
     run.series.iter().chain(&run.total)
 }
 
-/// Whether the run's source reported this summary field (`p99_ns`). Importers
-/// list in `params.unreported` the fields they could not fill; those hold 0
-/// and are shown as unknown, never as a value.
+/// Whether the run has this figure (a summary field such as `p99_ns`, or the
+/// counter `overruns` or `deadline_misses`): its kind measures it (a benchmark
+/// or a load has no period to overrun and no deadline to miss) and its source
+/// reported it (importers list in `params.unreported` what they could not
+/// fill). A figure a run does not have holds 0 and is shown as unknown, never
+/// as a value.
 pub fn reported(run: &Run, field: &str) -> bool {
-    !run.unreported().contains(&field)
+    run.reports(field)
+}
+
+/// The figures a run does not have (see [`reported`]): of the order
+/// statistics, the mean, the stddev and the counters.
+pub fn missing(run: &Run) -> Vec<&'static str> {
+    let order = Summary::default().ordered().map(|(name, _)| name);
+    order
+        .into_iter()
+        .chain(["mean_ns", "stddev_ns", "overruns", "deadline_misses"])
+        .filter(|f| !reported(run, f))
+        .collect()
 }
 
 /// The series whose figures stand for a run: its total, else its only series,
@@ -105,6 +119,10 @@ mod tests {
         run.params =
             crate::record::RunParams::Recorded(serde_json::json!({"unreported": ["p99_ns"]}));
         assert!(!reported(&run, "p99_ns") && reported(&run, "max_ns"));
+        assert!(reported(&run, "overruns"));
+        run.kind = "bench.cpu".into();
+        assert!(!reported(&run, "overruns") && !reported(&run, "deadline_misses"));
+        assert_eq!(missing(&run), ["p99_ns", "overruns", "deadline_misses"]);
     }
 
     #[test]

@@ -53,7 +53,8 @@ enum ResultsCommand {
     },
     /// Write a run as rtlab JSON, CSV (also several runs), or a cyclictest -h histogram.
     Export(ExportArgs),
-    /// Import cyclictest (-h/-H text, --json) or sysbench 1.0 output, or rtlab JSON.
+    /// Import what cyclictest (summary, live view, -v, -h/-H, --json), sysbench (0.4, 1.0) or
+    /// stress-ng (--metrics-brief, --yaml) printed, or rtlab JSON.
     Import(ImportArgs),
     /// Campaigns (runs of one invocation): list them, or show one's steps.
     Campaigns {
@@ -118,7 +119,8 @@ struct ExportArgs {
 
 #[derive(Debug, Args)]
 struct ImportArgs {
-    /// Files to import; several files make one campaign.
+    /// Files to import (cyclictest, sysbench, stress-ng or rtlab output; the
+    /// format is read from the file); several files make one campaign.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Label of the imported runs (default: the kernel named in the file, else
@@ -128,8 +130,9 @@ struct ImportArgs {
     /// Tag the imported runs (repeatable).
     #[arg(long = "tag", value_name = "TAG", value_parser = common::tag_value)]
     tags: Vec<String>,
-    /// The sysbench test the files come from; needed for threads and mutex, whose
-    /// reports look the same.
+    /// The sysbench test the files come from, checked against what the report
+    /// says; sysbench 1.0's threads and mutex reports look alike, and are told
+    /// apart by their events per thread (mutex runs one) unless this names one.
     #[arg(long, value_name = "TEST", value_parser = clap::builder::PossibleValuesParser::new(import::SYSBENCH_TESTS))]
     sysbench_test: Option<String>,
 }

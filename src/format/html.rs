@@ -18,7 +18,7 @@ use super::text::compare::{label, metric_text, value_text};
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
-use super::{run_key, run_name, Exporter, Options};
+use super::{run_key, run_name, Exporter, Options, UNKNOWN};
 use crate::analysis::attribution::Ranking;
 use crate::analysis::compare::compare;
 use crate::analysis::diff::{differences, system_fields};
@@ -198,7 +198,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
         .map(|row| {
             let mut cells = vec![esc(&label(row, unit))];
             cells.extend(row.values.iter().enumerate().map(|(i, v)| {
-                let Some(v) = v else { return "-".into() };
+                let Some(v) = v else { return UNKNOWN.into() };
                 let text = esc(&value_text(row, *v, unit));
                 let ratio = row.ratios[i]
                     .map(|r| format!(" <span class=\"ratio\">{r:.2}x</span>"))
@@ -215,7 +215,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
     let mut out = table(Cells::Numbers, &header, &rows);
     if runs.len() > 1 {
         out.push_str(
-            "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value.</p>\n",
+            "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value. –: the run does not have it.</p>\n",
         );
     }
     out

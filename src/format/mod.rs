@@ -18,6 +18,11 @@ use crate::record::Run;
 use crate::units::TimeUnit;
 use anyhow::{bail, Result};
 
+/// How tables show a value a run does not have (not reported by the file it
+/// was imported from, or not measured by its kind of run): an en dash, apart
+/// from a minus sign. CSV leaves such a field empty.
+pub const UNKNOWN: &str = "–";
+
 /// What an exporter may use besides the runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Options<'a> {

@@ -5,19 +5,24 @@
 //! |------|------|----------------------|
 //! | cyclictest `-h N` / `-H N` text, with or without `-q` | `latency` | `# Histogram` lines |
 //! | cyclictest `--json=FILE` (2.x, keys `"cmdline:"`) | `latency` | JSON with `rt_test_version:` |
-//! | sysbench 1.0 `cpu`, `memory`, `fileio`, `threads`, `mutex` | `bench.<test>` | `sysbench 1.` banner |
+//! | cyclictest `-v` samples (`thread: cycle: latency`) | `latency` | such lines |
+//! | cyclictest summary lines (`-q`), or its captured live view | `latency` | `T: 0 (tid) P:..` lines |
+//! | sysbench 1.0 and 0.4/0.5 `cpu`, `memory`, `fileio`, `threads`, `mutex` | `bench.<test>` | `sysbench 1.` / `sysbench 0.` banner |
+//! | stress-ng `--yaml FILE` | `load` | `stress-ng-version:`, `- stressor:` |
+//! | stress-ng `--metrics-brief` / `--metrics` log | `load` | its `stressor  bogo ops` table |
 //! | rtlab's own JSON (`--json`, `results export --format json`) | as saved | `"format": "rtlab/1"` |
 //!
 //! A file that is not complete or not well formed is refused with the line that is
 //! wrong; nothing is imported from it.
 //!
-//! Fields the source does not report are listed in `params.unreported` (names of
-//! [`rtlab_engine::stats::Summary`] fields, e.g. `p99_ns`); they hold 0 and must be
-//! shown as unknown.
+//! Figures the source does not report are listed in `params.unreported` (names of
+//! [`rtlab_engine::stats::Summary`] fields, e.g. `p99_ns`, and of counters,
+//! `overruns` and `deadline_misses`); they hold 0 and must be shown as unknown.
 
 mod cyclictest;
 #[cfg(test)]
 mod props;
+mod stressng;
 mod sysbench;
 
 pub use sysbench::TESTS as SYSBENCH_TESTS;
@@ -45,8 +50,9 @@ const ESTIMATES: [&str; 7] = [
 pub struct Options {
     /// Label for the run (default: from the file, else the file's name).
     pub label: Option<String>,
-    /// The sysbench test, needed for `threads` and `mutex`, whose reports look
-    /// the same; checked against the file for the other tests.
+    /// The sysbench test, when the user names it: checked against what the
+    /// output says, and taken for sysbench 1.0's threads or mutex, which the
+    /// output tells apart only by its events per thread.
     pub sysbench_test: Option<String>,
 }
 
@@ -130,10 +136,18 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
         sysbench::parse(text, n, src, opts.sysbench_test.as_deref()).map_err(at_line)?
     } else if text.lines().any(|l| l.trim_end() == "# Histogram") {
         cyclictest::from_histogram_text(text, src, max_cells).map_err(at_line)?
+    } else if stressng::is_yaml(text) {
+        stressng::from_yaml(text, src).map_err(at_line)?
+    } else if stressng::is_brief(text) {
+        stressng::from_brief(text, src).map_err(at_line)?
+    } else if cyclictest::is_verbose(text) {
+        cyclictest::from_verbose(text, src, max_cells).map_err(at_line)?
+    } else if cyclictest::is_summary(text) {
+        cyclictest::from_summary(text, src).map_err(at_line)?
     } else {
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         bail!(crate::error::UsageError(format!(
-            "{}: not a file rtlab imports (cyclictest -h/-H output, cyclictest --json, sysbench 1.0 output or rtlab JSON); it starts with '{}'",
+            "{}: not a file rtlab imports (cyclictest summary lines, live view, -v, -h/-H or --json output; sysbench 0.4 or 1.0 output; stress-ng --metrics-brief or --yaml output; rtlab JSON); it starts with '{}'",
             src.name,
             first.chars().take(60).collect::<String>()
         )));
@@ -224,7 +238,29 @@ struct Skeleton<'a> {
     warnings: Vec<Warning>,
 }
 
-impl Skeleton<'_> {
+impl<'a> Skeleton<'a> {
+    /// The skeleton of a file that names neither its system nor its times:
+    /// labelled by its name, at its modification time.
+    fn of_file(
+        kind: &str,
+        src: &'a Source,
+        duration_ns: u64,
+        params: serde_json::Value,
+        warnings: Vec<Warning>,
+    ) -> Self {
+        Skeleton {
+            kind: kind.into(),
+            label: file_label(src),
+            src,
+            fingerprint: Fingerprint::default(),
+            started_at: None,
+            ended_at: None,
+            duration_ns,
+            params,
+            warnings,
+        }
+    }
+
     fn into_run(self) -> Run {
         let when = self
             .src
@@ -262,15 +298,21 @@ fn unknown_system() -> Warning {
     )
 }
 
+/// A file's source for tests: its name, modified 2026-01-02T03:04:05Z.
+#[cfg(test)]
+fn test_source(name: &str) -> Source {
+    Source {
+        name: name.into(),
+        modified: Some("2026-01-02T03:04:05.000000Z".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn src() -> Source {
-        Source {
-            name: "x.txt".into(),
-            modified: Some("2026-01-02T03:04:05.000000Z".into()),
-        }
+        test_source("x.txt")
     }
 
     #[test]

@@ -272,8 +272,40 @@ const FIELDS: &[&str] = &[
     "/total/histogram/buckets/1/1",
 ];
 
+/// Files the real tools wrote (`tests/fixtures/import/`), one of each layout.
+const FIXTURES: [&str; 10] = [
+    include_str!("../../tests/fixtures/import/cyclictest-summary.txt"),
+    include_str!("../../tests/fixtures/import/cyclictest-summary-ns.txt"),
+    include_str!("../../tests/fixtures/import/cyclictest-live-tty.txt"),
+    include_str!("../../tests/fixtures/import/cyclictest-verbose-q.txt"),
+    include_str!("../../tests/fixtures/import/sysbench-0.4-fileio.txt"),
+    include_str!("../../tests/fixtures/import/sysbench-1.0-memory.txt"),
+    include_str!("../../tests/fixtures/import/sysbench-1.0-mutex.txt"),
+    include_str!("../../tests/fixtures/import/stress-ng-metrics.txt"),
+    include_str!("../../tests/fixtures/import/stress-ng-log-brief.txt"),
+    include_str!("../../tests/fixtures/import/stress-ng.yaml"),
+];
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A real file with a line dropped or swapped, or cut anywhere.
+    #[test]
+    fn damaged_tool_outputs_never_panic_and_what_they_give_adds_up(
+        which in 0..FIXTURES.len(),
+        how in (0u8..8, any::<usize>(), any::<usize>()),
+        cut in prop::option::of(any::<usize>()),
+    ) {
+        let mut text = damage(FIXTURES[which], how);
+        if let Some(at) = cut {
+            let mut at = at % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text.truncate(at);
+        }
+        outcome(&text)?;
+    }
 
     #[test]
     fn cyclictest_text_never_panics_and_what_it_accepts_adds_up(text in cyclictest_text()) {
@@ -316,7 +348,18 @@ proptest! {
 
     #[test]
     fn any_text_never_panics(
-        head in prop::sample::select(vec!["", "# Histogram\n", "sysbench 1.0.20\n", "{", "{\"format\": \"rtlab/1\", "]),
+        head in prop::sample::select(vec![
+            "",
+            "# Histogram\n",
+            "sysbench 1.0.20\n",
+            "sysbench 0.4.12:\n",
+            "{",
+            "{\"format\": \"rtlab/1\", ",
+            "T: 0 (1) P:80 I:1000 C:",
+            "stress-ng: metrc: [1] stressor       bogo ops real time\n",
+            "---\nmetrics:\n    - stressor: cpu\n",
+            "0: 0: ",
+        ]),
         body in "[0-9 #:|.\\-\\n{}\"a-zT\\t]{0,300}",
     ) {
         outcome(&format!("{head}{body}"))?;

@@ -2,7 +2,7 @@
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
 use crate::common::{expect, wait_until_measuring};
-use crate::compare_common::{measure, parse, polylines_per_colour, rtlab};
+use crate::compare_common::{measure, parse, polylines_per_colour, row, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -13,15 +13,6 @@ fn max_of(run: &Value) -> u64 {
 /// Equal up to the last bits a JSON round trip of an f64 may change.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
-}
-
-fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["comparison"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
 }
 
 #[test]

@@ -47,3 +47,13 @@ pub fn polylines_per_colour(doc: &roxmltree::Document<'_>, n: usize) -> Vec<usiz
         })
         .collect()
 }
+
+/// The row `name` of a `rtlab compare --json` document.
+pub fn row<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["comparison"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}

@@ -182,7 +182,7 @@ fn json_with_and_without_histogram() {
         .find(|l| l.starts_with(&ids[1].to_string()))
         .unwrap()
         .to_string();
-    assert!(line.contains(" - "), "p99 shown as unknown: {line}");
+    assert!(line.contains(" – "), "p99 shown as unknown: {line}");
     // Both files came in one invocation: one campaign.
     assert_eq!(h["campaign"], n["campaign"]);
     assert!(h["campaign"].is_i64());

@@ -82,3 +82,21 @@ pub fn list_ids_with(db: &Path, args: &[&str]) -> Vec<i64> {
         .map(|r| r["id"].as_i64().unwrap())
         .collect()
 }
+
+/// Each series of a run JSON document as (samples, min_ns, mean_ns, max_ns).
+pub fn series_figures(run: &Value) -> Vec<(u64, u64, f64, u64)> {
+    run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let m = &s["summary"];
+            (
+                s["counters"]["samples"].as_u64().unwrap(),
+                m["min_ns"].as_u64().unwrap(),
+                m["mean_ns"].as_f64().unwrap(),
+                m["max_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}

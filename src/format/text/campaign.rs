@@ -7,6 +7,7 @@ use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::analysis::risks::Risk;
 use crate::analysis::series;
 use crate::analysis::verdict::{self, Requirement};
+use crate::format::UNKNOWN;
 use crate::record::Series;
 use crate::scenario::runner::StepRun;
 use crate::store::Campaign;
@@ -38,12 +39,17 @@ pub fn step_grid(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> Tab
     let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
     for s in steps {
         let total = s.run.total.as_ref();
-        // A figure the run's source did not report is '-', never a 0.
+        // A figure the run does not have is a dash, never a 0.
+        let known = |field: &str| total.filter(|_| series::reported(&s.run, field));
         let cell = |field: &str, f: &dyn Fn(&Series) -> f64| {
-            total
-                .filter(|_| series::reported(&s.run, field))
+            known(field)
                 .map(|t| unit.cell(f(t)))
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| UNKNOWN.into())
+        };
+        let count = |field: &str, f: &dyn Fn(&Series) -> u64| {
+            known(field)
+                .map(|t| f(t).to_string())
+                .unwrap_or_else(|| UNKNOWN.into())
         };
         let mut row = vec![
             if labelled {
@@ -60,12 +66,8 @@ pub fn step_grid(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> Tab
             cell("p99_ns", &|t| t.summary.p99_ns as f64),
             cell("p999_ns", &|t| t.summary.p999_ns as f64),
             cell("max_ns", &|t| t.summary.max_ns as f64),
-            total
-                .map(|t| t.counters.overruns.to_string())
-                .unwrap_or_default(),
-            total
-                .map(|t| t.counters.deadline_misses.to_string())
-                .unwrap_or_default(),
+            count("overruns", &|t| t.counters.overruns),
+            count("deadline_misses", &|t| t.counters.deadline_misses),
         ];
         for v in verdict::judge(std::slice::from_ref(&s.run), reqs) {
             row.push(v.result.to_string());
@@ -217,7 +219,7 @@ mod tests {
         ranking_hurting_only_as_a_whole, step_run as step, unreported_idle_and_loaded,
     };
 
-    /// An imported run without percentiles shows them as '-'.
+    /// An imported run without percentiles shows them as dashes.
     #[test]
     fn unreported_percentiles_are_dashes() {
         let table = step_table(&unreported_idle_and_loaded(), &[], TimeUnit::Us);
@@ -225,7 +227,7 @@ mod tests {
         let cells: Vec<&str> = idle_row.split_whitespace().collect();
         assert_eq!(
             &cells[cells.len() - 6..cells.len() - 2],
-            ["-", "-", "-", "10.0"],
+            [UNKNOWN, UNKNOWN, UNKNOWN, "10.0"],
             "{table}"
         );
     }

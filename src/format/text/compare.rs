@@ -9,7 +9,7 @@ use super::verdict;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
 use crate::analysis::diff::differences;
 use crate::analysis::verdict::Verdict;
-use crate::format::{name_with_id, run_key, run_name};
+use crate::format::{name_with_id, run_key, run_name, UNKNOWN};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
@@ -42,11 +42,12 @@ pub fn label(row: &Row, unit: TimeUnit) -> String {
     }
 }
 
-/// One cell of `row` for run `i`: the value, `mark` around it when it is the
-/// best, and the ratio to the baseline.
+/// One cell of `row` for run `i`: the value ([`UNKNOWN`] when the run does
+/// not have it), `mark` around it when it is the best, and the ratio to the
+/// baseline.
 pub fn cell(row: &Row, i: usize, unit: TimeUnit, mark: (&str, &str)) -> String {
     let Some(v) = row.values[i] else {
-        return "-".into();
+        return UNKNOWN.into();
     };
     let mut text = value_text(row, v, unit);
     if row.best.contains(&i) {
@@ -124,7 +125,9 @@ pub fn render_text(c: &Comparison, unit: TimeUnit) -> (String, bool) {
         (format!("{}\n{}", legend(c), t.render()), true)
     };
     if c.columns.len() > 1 {
-        out.push_str("* best of the row; (1.23x) = value / baseline value\n");
+        out.push_str(&format!(
+            "* best of the row; (1.23x) = value / baseline value; {UNKNOWN} = the run does not have it\n"
+        ));
     }
     (out, keyed)
 }

@@ -52,7 +52,13 @@ pub fn series_grid(run: &Run, unit: TimeUnit) -> Table {
         Col::Misses,
         Col::Overflows,
     ];
-    grid(series::all(run), "thread", &cols, unit)
+    grid(
+        series::all(run),
+        "thread",
+        &cols,
+        unit,
+        &series::missing(run),
+    )
 }
 
 /// The whole text report of a latency run.

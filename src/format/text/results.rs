@@ -3,6 +3,7 @@
 
 use super::table::Table;
 use crate::analysis::metrics::headline_rate;
+use crate::format::UNKNOWN;
 use crate::record::Run;
 use crate::store::{Campaign, CampaignRow, RunRow};
 use crate::units::{Human, TimeUnit};
@@ -10,11 +11,11 @@ use std::path::Path;
 
 fn cell(ns: Option<i64>, unit: TimeUnit) -> String {
     ns.map(|v| unit.cell(v as f64))
-        .unwrap_or_else(|| "-".into())
+        .unwrap_or_else(|| UNKNOWN.into())
 }
 
 fn count(n: Option<i64>) -> String {
-    n.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+    n.map(|s| s.to_string()).unwrap_or_else(|| UNKNOWN.into())
 }
 
 /// `rtlab results list`: one row per run and a count, or a sentence naming the
@@ -73,7 +74,7 @@ fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
             count(r.misses),
             headline_rate(&r.metrics)
                 .map(|v| format!("{v:.1}"))
-                .unwrap_or_else(|| "-".into()),
+                .unwrap_or_else(|| UNKNOWN.into()),
         ]);
         if inline {
             cells.push(r.tags.join(","));
@@ -140,7 +141,7 @@ pub fn imported(id: i64, run: &Run, file: &Path) -> String {
             Human(t.summary.max_ns)
         ),
         Some(t) => format!("{} events", t.counters.samples),
-        None => String::new(),
+        None => format!("{} load(s)", run.loads.len()),
     };
     format!(
         "run {id}: {} '{}' ({what}) from {}\n",

@@ -7,7 +7,7 @@ use super::table::{paragraph, Table};
 use super::verdict;
 use crate::analysis::diff::system_fields;
 use crate::analysis::{status, verdict::judge};
-use crate::format::{run_name, Exporter, Options};
+use crate::format::{run_name, Exporter, Options, UNKNOWN};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
@@ -157,11 +157,12 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
     if run.total.is_some() || !run.series.is_empty() {
         out.push('\n');
         out.push_str(&series_table(run, unit));
-        let unknown = run.unreported();
+        let unknown = crate::analysis::series::missing(run);
         if !unknown.is_empty() {
             out.push_str(&format!(
-                "not reported by the source (shown as 0, unknown): {}\n",
-                unknown.join(", ")
+                "{UNKNOWN} not known: {} (not reported by the source, or not measured by a {} run)\n",
+                unknown.join(", "),
+                run.kind
             ));
         }
     }

@@ -2,6 +2,7 @@
 //! probe chooses.
 
 use super::table::Table;
+use crate::format::UNKNOWN;
 use crate::record::Series;
 use crate::units::TimeUnit;
 
@@ -67,6 +68,29 @@ impl Col {
         }
     }
 
+    /// The figures the column is made of, by the names a run lists as not
+    /// reported (`params.unreported`).
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Col::Count(_) | Col::Overflows => &[],
+            Col::Min => &["min_ns"],
+            Col::Mean => &["mean_ns"],
+            Col::P50 => &["p50_ns"],
+            Col::P90 => &["p90_ns"],
+            Col::P95 => &["p95_ns"],
+            Col::P99 => &["p99_ns"],
+            Col::P999 => &["p999_ns"],
+            Col::P9999 => &["p9999_ns"],
+            Col::Max => &["max_ns"],
+            Col::Stddev => &["stddev_ns"],
+            Col::Overruns => &["overruns"],
+            Col::Misses => &["deadline_misses"],
+            Col::MaxMin => &["min_ns", "max_ns"],
+            Col::P95Mean => &["p95_ns", "mean_ns"],
+            Col::Cv => &["stddev_ns", "mean_ns"],
+        }
+    }
+
     fn cell(self, s: &Series, unit: TimeUnit) -> String {
         let m = &s.summary;
         let t = |ns: f64| unit.cell(ns);
@@ -88,7 +112,7 @@ impl Col {
             Col::MaxMin => t(m.spread_max_min() as f64),
             Col::P95Mean => t(m.spread_p95_mean()),
             Col::Cv if m.mean_ns > 0.0 => format!("{:.3}", m.stddev_ns / m.mean_ns),
-            Col::Cv => "-".into(),
+            Col::Cv => UNKNOWN.into(),
         }
     }
 }
@@ -101,15 +125,18 @@ pub fn table<'a>(
     cols: &[Col],
     unit: TimeUnit,
 ) -> String {
-    grid(series, first, cols, unit).render()
+    grid(series, first, cols, unit, &[]).render()
 }
 
-/// The table of [`table`], unrendered.
+/// The table of [`table`], unrendered, with [`UNKNOWN`] in the columns made of
+/// a figure named in `unreported` (what a run does not have:
+/// `analysis::series::missing`).
 pub fn grid<'a>(
     series: impl IntoIterator<Item = &'a Series>,
     first: &str,
     cols: &[Col],
     unit: TimeUnit,
+    unreported: &[&str],
 ) -> Table {
     let header: Vec<&str> = std::iter::once(first)
         .chain(cols.iter().map(|c| c.header()))
@@ -117,7 +144,13 @@ pub fn grid<'a>(
     let mut t = Table::new(&header);
     for s in series {
         let mut row = vec![s.name.clone()];
-        row.extend(cols.iter().map(|c| c.cell(s, unit)));
+        row.extend(cols.iter().map(|c| {
+            if c.fields().iter().any(|f| unreported.contains(f)) {
+                UNKNOWN.into()
+            } else {
+                c.cell(s, unit)
+            }
+        }));
         t.row(row);
     }
     t
