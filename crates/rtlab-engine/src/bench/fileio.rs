@@ -383,6 +383,8 @@ impl Workload for Fileio {
     }
 }
 
+super::compiled_here!(Fileio);
+
 #[cfg(test)]
 mod tests {
     use super::super::{test_run, ThreadStats};
