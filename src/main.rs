@@ -2,6 +2,7 @@
 
 mod analysis;
 mod cli;
+mod compat;
 mod error;
 mod format;
 mod import;

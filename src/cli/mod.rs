@@ -15,6 +15,7 @@ mod reportargs;
 mod results;
 mod run;
 mod step;
+mod sysbench;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -72,6 +73,8 @@ pub enum Command {
     Net(net::NetArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
+    /// sysbench's command line and output (cpu, memory, fileio, threads, mutex), run by rtlab.
+    Sysbench(sysbench::SysbenchArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -92,6 +95,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Sysbench(args) => sysbench::run(&ctx, args),
     }
 }
 

@@ -54,6 +54,7 @@ pub mod cpu;
 pub mod fileio;
 pub mod memory;
 pub mod mutex;
+pub mod prepared;
 pub mod threads;
 
 use super::{de, Observer};
@@ -80,15 +81,21 @@ const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 #[serde(default)]
 pub struct Common {
     /// Worker threads.
-    #[arg(short, long, default_value_t = 1, value_name = "N")]
+    #[arg(
+        short,
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        alias = "num-threads"
+    )]
     pub threads: usize,
     /// Stop after this long (e.g. 10s, 1m; a bare number is seconds). Default
     /// 10s, or no time limit when --events is given.
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", alias = "max-time")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub time: Option<String>,
     /// Stop after this many events over all threads.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", alias = "max-requests")]
     pub events: Option<u64>,
     /// Print the rates of each interval of this length while running (e.g. 1s).
     #[arg(long, value_name = "DUR")]

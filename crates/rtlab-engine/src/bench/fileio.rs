@@ -8,6 +8,11 @@
 //! error, and after Ctrl-C (the stop flag ends preparing and running, then the
 //! set is dropped normally).
 //!
+//! sysbench's own way, prepare, run and cleanup as three commands, works on a
+//! set in place: [`prepare_file`] makes or reuses each `test_file.<n>` in the
+//! directory itself, [`FileSet::in_place`] names them for a run and leaves them
+//! there, and removing them is the caller's `cleanup`.
+//!
 //! Request sequence, as sysbench's: sequential modes walk file 0 to the last in
 //! blocks and wrap around; random modes pick a block-aligned offset uniformly
 //! over the whole set; `rndrw` reads when `(reads + 1) / (writes + 1) < rw_ratio`
@@ -136,26 +141,47 @@ pub enum PrepareError {
     Io(EventError),
 }
 
-/// The test files on disk; dropping the set removes them and their directory.
+/// The name of file `i` of a set: `test_file.<i>`, as sysbench names them.
+pub fn file_name(i: u32) -> String {
+    format!("test_file.{i}")
+}
+
+/// The test files on disk. A set that [`prepare`] made removes its files and
+/// its private directory when dropped; a set [`FileSet::in_place`] leaves them.
 #[derive(Debug)]
 pub struct FileSet {
     dir: PathBuf,
     files: u32,
+    owned: bool,
 }
 
 impl FileSet {
-    /// The private directory holding the files.
+    /// The files `test_file.0` ... `test_file.<files - 1>` in `dir`, made by
+    /// [`prepare_file`] (or by a `seqwr` run, which creates them); dropping
+    /// the set leaves them.
+    pub fn in_place(dir: &Path, files: u32) -> FileSet {
+        FileSet {
+            dir: dir.to_path_buf(),
+            files,
+            owned: false,
+        }
+    }
+
+    /// The directory holding the files.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     fn path(&self, i: u32) -> PathBuf {
-        self.dir.join(format!("test_file.{i}"))
+        self.dir.join(file_name(i))
     }
 }
 
 impl Drop for FileSet {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         for i in 0..self.files {
             let _ = std::fs::remove_file(self.path(i));
         }
@@ -183,9 +209,10 @@ fn aligned(len: usize) -> (Vec<u8>, usize) {
     (storage, off)
 }
 
-fn open(set: &FileSet, i: u32, cfg: &FileioConfig, create: bool) -> Result<File, EventError> {
+/// Opens file `i` of `set`; with `fresh`, creates it or empties it.
+fn open(set: &FileSet, i: u32, cfg: &FileioConfig, fresh: bool) -> Result<File, EventError> {
     let mut o = OpenOptions::new();
-    o.read(true).write(true).create(create);
+    o.read(true).write(true).create(fresh).truncate(fresh);
     if cfg.direct {
         o.custom_flags(libc::O_DIRECT);
     }
@@ -212,28 +239,85 @@ pub fn prepare(
             Err(e) => return Err(PrepareError::Io(io_err(Op::Open, 0, &e))),
         }
     };
-    let mut set = FileSet { dir, files: 0 };
-    let (storage, off) = aligned(cfg.block_size as usize);
-    let buf = &storage[off..off + cfg.block_size as usize];
+    let mut set = FileSet {
+        dir,
+        files: 0,
+        owned: true,
+    };
     for i in 0..cfg.files {
         let f = open(&set, i, cfg, true).map_err(PrepareError::Io)?;
         set.files = i + 1;
-        if cfg.mode == Mode::SeqWr {
-            continue;
+        if cfg.mode != Mode::SeqWr {
+            fill(cfg, &f, i, 0, stop)?;
         }
-        let mut pos = 0;
-        while pos < cfg.file_size {
-            if stop.load(Ordering::Relaxed) {
-                return Err(PrepareError::Interrupted);
-            }
-            f.write_all_at(buf, pos)
-                .map_err(|e| PrepareError::Io(io_err(Op::Write, i, &e)))?;
-            pos += cfg.block_size;
-        }
-        f.sync_all()
-            .map_err(|e| PrepareError::Io(io_err(Op::Fsync, i, &e)))?;
     }
     Ok(set)
+}
+
+/// Writes file `i` (open as `f`) in blocks from `from` (a multiple of the block
+/// size) to its full size and syncs it; the bytes written.
+fn fill(
+    cfg: &FileioConfig,
+    f: &File,
+    i: u32,
+    from: u64,
+    stop: &AtomicBool,
+) -> Result<u64, PrepareError> {
+    let (storage, off) = aligned(cfg.block_size as usize);
+    let buf = &storage[off..off + cfg.block_size as usize];
+    let mut pos = from;
+    while pos < cfg.file_size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(PrepareError::Interrupted);
+        }
+        f.write_all_at(buf, pos)
+            .map_err(|e| PrepareError::Io(io_err(Op::Write, i, &e)))?;
+        pos += cfg.block_size;
+    }
+    f.sync_all()
+        .map_err(|e| PrepareError::Io(io_err(Op::Fsync, i, &e)))?;
+    Ok(pos - from)
+}
+
+/// What [`prepare_file`] found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepared {
+    /// The file did not exist; it was made.
+    Created,
+    /// The file was long enough already; nothing was written.
+    Reused,
+    /// The file was shorter than the set needs; it was written to its size.
+    Extended,
+}
+
+/// sysbench's `fileio prepare` of file `i` of the set in `dir` itself
+/// (`test_file.<i>`, left in place): made and written in blocks when missing,
+/// reused when long enough, written on from its last whole block when
+/// shorter; synced. Returns what it did and the bytes it wrote. Checks `stop`
+/// between blocks; a file it was making when stopped is removed.
+pub fn prepare_file(
+    cfg: &FileioConfig,
+    dir: &Path,
+    i: u32,
+    stop: &AtomicBool,
+) -> Result<(Prepared, u64), PrepareError> {
+    let set = FileSet::in_place(dir, cfg.files);
+    let len = std::fs::metadata(set.path(i)).map(|m| m.len()).ok();
+    if len.is_some_and(|l| l >= cfg.file_size) {
+        return Ok((Prepared::Reused, 0));
+    }
+    let f = open(&set, i, cfg, len.is_none()).map_err(PrepareError::Io)?;
+    let from = len.map_or(0, |l| l / cfg.block_size * cfg.block_size);
+    match fill(cfg, &f, i, from, stop) {
+        Ok(n) if len.is_some() => Ok((Prepared::Extended, n)),
+        Ok(n) => Ok((Prepared::Created, n)),
+        Err(e) => {
+            if len.is_none() {
+                let _ = std::fs::remove_file(set.path(i));
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Request scheduling shared by all threads (sysbench keeps it under one lock).
@@ -269,10 +353,12 @@ pub struct FileioThread {
 }
 
 impl Fileio {
-    /// Opens every file of the set.
+    /// Opens every file of the set; `seqwr`, as in sysbench, creates them or
+    /// empties them.
     pub fn open(cfg: FileioConfig, set: &FileSet) -> Result<Self, EventError> {
+        let fresh = cfg.mode == Mode::SeqWr;
         let files = (0..cfg.files)
-            .map(|i| open(set, i, &cfg, false))
+            .map(|i| open(set, i, &cfg, fresh))
             .collect::<Result<_, _>>()?;
         Ok(Fileio {
             cfg,
@@ -456,6 +542,58 @@ mod tests {
         assert!(!dir.exists());
         // 16 blocks = the whole set once; the fsync turns come in between.
         assert_eq!(all.tally.writes + all.tally.fsyncs, 16 + 2 * 4);
+    }
+
+    #[test]
+    fn a_set_in_place_is_prepared_reused_extended_and_left_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, c, never) = (tmp.path(), cfg(Mode::RndRw), AtomicBool::new(false));
+        let size = c.file_size;
+        for i in 0..c.files {
+            assert_eq!(
+                prepare_file(&c, dir, i, &never).unwrap(),
+                (Prepared::Created, size)
+            );
+        }
+        assert_eq!(
+            prepare_file(&c, dir, 0, &never).unwrap(),
+            (Prepared::Reused, 0)
+        );
+        let short = File::options()
+            .write(true)
+            .open(dir.join(file_name(1)))
+            .unwrap();
+        short.set_len(size / 2 + 100).unwrap();
+        assert_eq!(
+            prepare_file(&c, dir, 1, &never).unwrap(),
+            (Prepared::Extended, size / 2)
+        );
+        let set = FileSet::in_place(dir, c.files);
+        let w = Fileio::open(c, &set).unwrap();
+        let out = test_run(&w, 2, 0, 50);
+        assert!(out.error.is_none());
+        drop(w);
+        drop(set);
+        for i in 0..c.files {
+            assert_eq!(
+                std::fs::metadata(dir.join(file_name(i))).unwrap().len(),
+                size
+            );
+        }
+        // seqwr empties the files and writes them from the start, as sysbench's.
+        let seqwr = cfg(Mode::SeqWr);
+        let set = FileSet::in_place(dir, c.files);
+        let w = Fileio::open(seqwr, &set).unwrap();
+        assert!(test_run(&w, 1, 0, 2).error.is_none());
+        let len = std::fs::metadata(dir.join(file_name(0))).unwrap().len();
+        assert_eq!(len, 2 * seqwr.block_size);
+        let stop = AtomicBool::new(true);
+        let gone = dir.join(file_name(7));
+        assert_eq!(
+            prepare_file(&c, dir, 7, &stop).unwrap_err(),
+            PrepareError::Interrupted
+        );
+        assert!(!gone.exists(), "a file being made when stopped is removed");
     }
 
     #[test]
