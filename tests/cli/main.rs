@@ -10,6 +10,7 @@ mod common;
 mod compare_common;
 mod net_common;
 mod store_common;
+mod sysbench_layout;
 
 mod audit_cli;
 mod bench_cli;
@@ -31,3 +32,5 @@ mod prio_cli;
 mod report_cli;
 mod run_cli;
 mod store_cli;
+mod sysbench_cli;
+mod sysbench_vs;

@@ -152,13 +152,15 @@ pub const SPECS: &[Spec] = &[
     spec("mutex-loops", MTX, Int, "10000", "empty loop turns before each lock"),
 ];
 
-/// Spellings sysbench 1.0 still takes for its options, with the warning it
-/// prints for each.
-const DEPRECATED: [(&str, &str); 4] = [
-    ("num-threads", "threads"),
-    ("max-time", "time"),
-    ("max-requests", "events"),
-    ("tx-rate", "rate"),
+/// Spellings sysbench 1.0 still takes for its options: the old name, the new
+/// one, and the old one's default. In this order, an old name given a value
+/// other than its default sets the new one (whatever the new one says) and is
+/// warned about on stdout; at its default it is ignored.
+const DEPRECATED: [(&str, &str, &str); 4] = [
+    ("num-threads", "threads", "1"),
+    ("max-requests", "events", "0"),
+    ("max-time", "time", "0"),
+    ("tx-rate", "rate", "0"),
 ];
 
 /// Where sysbench's database options start: they belong to its Lua tests.
@@ -179,7 +181,8 @@ const LUA_TESTS: [&str; 10] = [
 ];
 
 /// A command line read: the test and command, the options given (by their
-/// 1.0 name: the value, last one wins), and the warnings sysbench prints.
+/// 1.0 name: the value, last one wins), and the warnings sysbench prints on
+/// stdout (old option names) and on stderr (`--test`).
 #[derive(Debug, Default)]
 pub struct Invocation {
     pub test: Option<Test>,
@@ -187,6 +190,7 @@ pub struct Invocation {
     pub help: bool,
     pub version: bool,
     pub values: BTreeMap<&'static str, String>,
+    pub notices: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -204,6 +208,7 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
     let mut inv = Invocation::default();
     let mut words = Vec::new();
     let mut test_option: Option<String> = None;
+    let mut old: BTreeMap<&str, String> = BTreeMap::new();
     for arg in args {
         let Some(opt) = arg.strip_prefix("--") else {
             if arg.starts_with('-') && arg.len() > 1 {
@@ -226,15 +231,11 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
                 test_option = Some(needs_value(arg, value)?.to_string());
             }
             _ => {
-                let canonical = match DEPRECATED.iter().find(|(old, _)| *old == name) {
-                    Some((old, new)) => {
-                        inv.warnings
-                            .push(format!("--{old} is deprecated, use --{new} instead"));
-                        *new
-                    }
-                    None => name,
-                };
-                let Some(s) = spec_of(canonical) else {
+                if let Some((name, ..)) = DEPRECATED.iter().find(|d| d.0 == name) {
+                    old.insert(name, needs_value(arg, value)?.to_string());
+                    continue;
+                }
+                let Some(s) = spec_of(name) else {
                     return Err(unknown_option(arg, name));
                 };
                 let v = match (s.kind, value) {
@@ -247,6 +248,16 @@ pub fn parse(args: &[String]) -> anyhow::Result<Invocation> {
                 };
                 inv.values.insert(s.name, v);
             }
+        }
+    }
+    for (name, new, default) in DEPRECATED {
+        match old.remove(name) {
+            Some(v) if v != default => {
+                inv.notices
+                    .push(format!("--{name} is deprecated, use --{new} instead"));
+                inv.values.insert(new, v);
+            }
+            _ => {}
         }
     }
     let mut words = words.into_iter().peekable();

@@ -40,6 +40,9 @@ pub fn main(ctx: &Context, args: &[String]) -> Result<i32> {
     for w in &inv.warnings {
         eprintln!("WARNING: {w}");
     }
+    for n in &inv.notices {
+        println!("WARNING: {n}");
+    }
     if inv.version {
         println!(
             "sysbench {} (using rtlab {})",
@@ -120,6 +123,12 @@ fn run(ctx: &Context, plan: &Plan, store: bool) -> Result<i32> {
     checked.map_err(|e| in_sysbench_terms(t, e))?;
     if !plan.quiet {
         let mut out = std::io::stdout().lock();
+        if plan.endless {
+            let _ = writeln!(
+                out,
+                "WARNING: Both event and time limits are disabled, running an endless test"
+            );
+        }
         let _ = out.write_all(report::header(plan).as_bytes());
         let _ = out.flush();
     }

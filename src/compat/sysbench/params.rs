@@ -29,6 +29,8 @@ pub struct Plan {
     pub threads: usize,
     /// `--report-interval` in seconds (0: none).
     pub report_every: u64,
+    /// `--time=0 --events=0`: only a signal (or the test's own work) ends it.
+    pub endless: bool,
 }
 
 /// A long enough time for "no time limit" where only a signal ends the run
@@ -222,6 +224,7 @@ pub fn plan(t: Test, inv: &Invocation) -> Result<Plan> {
         seed,
         threads,
         report_every: v.int("report-interval")?,
+        endless: v.int("time")? == 0 && v.int("events")? == 0,
     })
 }
 

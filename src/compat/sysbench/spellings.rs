@@ -10,13 +10,14 @@ fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(str::to_string).collect()
 }
 
-/// The plan of a sysbench command line, and its warnings.
+/// The plan of a sysbench command line, and its warnings (stderr's, then
+/// stdout's).
 fn planned(line: &str) -> (Plan, Vec<String>) {
     let inv = parse(&words(line)).unwrap_or_else(|e| panic!("{line}: {e}"));
     let t = inv.test.expect("a test");
     (
         plan(t, &inv).unwrap_or_else(|e| panic!("{line}: {e}")),
-        inv.warnings,
+        [inv.warnings, inv.notices].concat(),
     )
 }
 
@@ -72,9 +73,17 @@ fn sysbench_0_4_spellings() {
         (c.common.time.as_deref(), c.common.events),
         (Some("3s"), Some(100))
     );
-    // The later of two spellings wins, as in sysbench.
-    let (p, _) = planned("cpu --events=5 --max-requests=7 --tx-rate=0 run");
+    // As in sysbench, an old name at its default is ignored; at another value
+    // it wins over the new name.
+    let (p, warnings) = planned("cpu --max-requests=7 --events=5 --tx-rate=0 --num-threads=1 run");
     assert_eq!(p.step, planned("cpu --events=7 run").0.step);
+    assert_eq!(
+        warnings,
+        ["--max-requests is deprecated, use --events instead"]
+    );
+    let (p, warnings) = planned("cpu --events=5 --max-requests=0 --max-time=0 run");
+    assert_eq!(p.step, planned("cpu --events=5 run").0.step);
+    assert!(warnings.is_empty());
     // --test with the test named again, and options after the command.
     assert_eq!(
         planned("--test=threads threads run --thread-yields=5")
