@@ -2,7 +2,8 @@
 //!
 //! One event checks every number `c` in `3..max_prime` by dividing it by
 //! `2..=⌊√c⌋` until a divisor is found, exactly sysbench's loop (same numbers,
-//! same divisions). Unlike sysbench, the count is not thrown away: the limit goes
+//! same divisions, and the same machine work as its compiled form: see
+//! `no_divisor_up_to` and `rem`). Unlike sysbench, the count is not thrown away: the limit goes
 //! in and the count comes out through `black_box`, so the optimiser can neither
 //! drop nor hoist the work, and the count (plus the prime 2, i.e. the primes below
 //! `max_prime`) is recorded as a correctness check.

@@ -6,7 +6,7 @@
 //!
 //! | bench | one event in sysbench 1.0 | one event here |
 //! |-------|---------------------------|----------------|
-//! | [`cpu`] | for every `c` in `3..max_prime`: trial division by `2..=⌊√c⌋`, stop at the first divisor; primes are counted and thrown away (the compiler may drop the loop) | the same loop over the same numbers; input and count pass through `black_box`, and the count (plus the prime 2) is kept as a check |
+//! | [`cpu`] | for every `c` in `3..max_prime`: trial division by `2..=⌊√c⌋`, stop at the first divisor; primes are counted and thrown away (the compiler may drop the loop) | the same loop over the same numbers, with the machine work of sysbench's compiled loop (2 tested by the low bit, the others by one 64-bit division each); input and count pass through `black_box`, and the count (plus the prime 2) is kept as a check |
 //! | [`memory`] | one block of `block_size` bytes, word by word (`size_t`): `seq` walks it in order, `rnd` touches as many words at uniformly random indices; `write` stores, `read` loads; `global` scope shares one block among threads, `local` gives each thread its own; each thread stops after its equal share of `total_size` | the same, with relaxed atomic word loads/stores (plain `mov`s the compiler may not drop), the same stored values and the same `total_size` shares |
 //! | [`fileio`] | one request of `block_size` bytes: sequential modes walk the files in order, random modes pick a block-aligned offset uniformly over the whole set; `rndrw` reads when `(reads+1)/(writes+1) < rw_ratio` (per thread); once writes made the set dirty, every `fsync_freq` requests the next requests are `fsync`s of each file in turn; `fsync_end` syncs all files at the end of each thread | the same request sequence, `pread`/`pwrite`, an fsync counts as an event as in sysbench |
 //! | [`threads`] | take mutex number `n mod locks` (`n` a global event counter), then `yields` times: lock, `sched_yield`, unlock (default pthread mutexes) | the same, with the same lock type |
@@ -319,7 +319,7 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
     st
 }
 
-/// A workload that can be run: [`run`] instantiated in this crate (see the
+/// A workload that can be run: the timing loop instantiated in this crate (see the
 /// module's documentation). `compiled_here!(T)` implements it for `T`.
 pub trait Bench: Workload {
     /// Runs the workload on `limits.threads` threads until a limit, its end,
