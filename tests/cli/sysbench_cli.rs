@@ -259,95 +259,54 @@ fn help_and_version_as_sysbench_s() {
     );
 }
 
+/// The run `rtlab bench ARGS --no-save --json` gives.
+fn bench(args: &str) -> serde_json::Value {
+    let mut c = crate::common::rtlab();
+    c.arg("bench")
+        .args(args.split_whitespace())
+        .args(["--no-save", "--json"]);
+    let out = expect(&mut c, &[0]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", shown(&out)))
+}
+
 #[test]
 fn bench_takes_sysbench_s_option_names() {
-    let mut c = crate::common::rtlab();
-    c.args([
-        "bench",
-        "cpu",
-        "--cpu-max-prime=2000",
-        "--num-threads=2",
-        "--max-requests=20",
-    ])
-    .args(["--no-save", "--json"]);
-    let out = expect(&mut c, &[0]);
-    let run: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", shown(&out)));
-    assert_eq!(run["params"]["max_prime"], 2000);
-    assert_eq!(run["params"]["threads"], 2);
+    let run = bench("cpu --cpu-max-prime=2000 --num-threads=2 --max-requests=20");
+    let p = &run["params"];
+    assert_eq!((&p["max_prime"], &p["threads"]), (&2000.into(), &2.into()));
     assert_eq!(run["metrics"]["total_events"], 20.0);
-    let mut c = crate::common::rtlab();
-    c.args([
-        "bench",
-        "memory",
-        "--memory-block-size=4K",
-        "--memory-total-size=1M",
-    ])
-    .args([
-        "--memory-oper=read",
-        "--memory-access-mode=rnd",
-        "--memory-scope=local",
-    ])
-    .args(["--max-time=1", "--no-save", "--json"]);
-    let run: serde_json::Value = serde_json::from_slice(&expect(&mut c, &[0]).stdout).unwrap();
+    let p = &bench(
+        "memory --memory-block-size=4K --memory-total-size=1M --memory-oper=read \
+         --memory-access-mode=rnd --memory-scope=local --max-time=1",
+    )["params"];
     assert_eq!(
-        (
-            &run["params"]["block_size"],
-            &run["params"]["scope"],
-            &run["params"]["oper"]
-        ),
-        (&"4K".into(), &"local".into(), &"read".into())
+        [
+            &p["block_size"],
+            &p["total_size"],
+            &p["oper"],
+            &p["access"],
+            &p["scope"]
+        ],
+        ["4K", "1M", "read", "rnd", "local"]
     );
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = crate::common::rtlab();
-    c.args(["bench", "fileio", "--dir", tmp.path().to_str().unwrap()])
-        .args([
-            "--file-total-size=1M",
-            "--file-num=2",
-            "--file-block-size=4K",
-        ])
-        .args([
-            "--file-test-mode=seqrd",
-            "--file-rw-ratio=2",
-            "--file-fsync-freq=0",
-        ])
-        .args(["--file-fsync-end=off", "--events=10", "--no-save", "--json"]);
-    let run: serde_json::Value = serde_json::from_slice(&expect(&mut c, &[0]).stdout).unwrap();
-    let p = &run["params"];
+    let p = &bench(&format!(
+        "fileio --dir {} --file-total-size=1M --file-num=2 --file-block-size=4K \
+         --file-test-mode=seqrd --file-rw-ratio=2 --file-fsync-freq=0 --file-fsync-end=off \
+         --events=10",
+        tmp.path().display()
+    ))["params"];
     assert_eq!(
-        (&p["files"], &p["mode"], &p["fsync_end"]),
-        (&2.into(), &"seqrd".into(), &false.into())
+        [&p["total_size"], &p["block_size"], &p["mode"]],
+        ["1M", "4K", "seqrd"]
     );
-    let mut c = crate::common::rtlab();
-    c.args([
-        "bench",
-        "threads",
-        "--thread-yields=5",
-        "--thread-locks=2",
-        "--events=5",
-    ])
-    .args(["--no-save", "--json"]);
-    let run: serde_json::Value = serde_json::from_slice(&expect(&mut c, &[0]).stdout).unwrap();
     assert_eq!(
-        (&run["params"]["yields"], &run["params"]["locks"]),
-        (&5.into(), &2.into())
+        [&p["files"], &p["rw_ratio"], &p["fsync_freq"]],
+        [2.0, 2.0, 0.0]
     );
-    let mut c = crate::common::rtlab();
-    c.args([
-        "bench",
-        "mutex",
-        "--mutex-num=8",
-        "--mutex-locks=100",
-        "--mutex-loops=1",
-    ])
-    .args(["--no-save", "--json"]);
-    let run: serde_json::Value = serde_json::from_slice(&expect(&mut c, &[0]).stdout).unwrap();
-    assert_eq!(
-        (
-            &run["params"]["mutexes"],
-            &run["params"]["locks"],
-            &run["params"]["loops"]
-        ),
-        (&8.into(), &100.into(), &1.into())
-    );
+    assert_eq!(p["fsync_end"], false);
+    let p = &bench("threads --thread-yields=5 --thread-locks=2 --events=5")["params"];
+    assert_eq!([&p["yields"], &p["locks"]], [5, 2]);
+    let p = &bench("mutex --mutex-num=8 --mutex-locks=100 --mutex-loops=1")["params"];
+    assert_eq!([&p["mutexes"], &p["locks"], &p["loops"]], [8, 100, 1]);
 }

@@ -3,7 +3,7 @@
 
 use super::args::{parse, Command, Test};
 use super::params::{plan, sysbench_names, Plan};
-use crate::step::bench::{fileio, memory};
+use crate::step::bench::fileio;
 use crate::step::Params;
 
 fn words(line: &str) -> Vec<String> {
@@ -28,6 +28,20 @@ fn refused(line: &str) -> String {
         Ok(p) => panic!("{line} was accepted: {p:?}"),
         Err(e) => e.to_string(),
     }
+}
+
+/// A memory plan's sizes and words.
+fn memory_of(line: &str) -> (String, String, [String; 3]) {
+    let Params::BenchMemory(m) = planned(line).0.step else {
+        panic!("{line}")
+    };
+    let word = |v: serde_json::Value| v.as_str().unwrap().to_string();
+    let words = [
+        word(serde_json::to_value(m.oper).unwrap()),
+        word(serde_json::to_value(m.access).unwrap()),
+        word(serde_json::to_value(m.scope).unwrap()),
+    ];
+    (m.block_size, m.total_size, words)
 }
 
 #[test]
@@ -110,21 +124,9 @@ fn sysbench_defaults() {
         (Some("10s"), None)
     );
     assert_eq!((cpu.percentile, cpu.histogram, cpu.seed), (95, false, 0));
-    let Params::BenchMemory(m) = planned("memory run").0.step else {
-        panic!()
-    };
-    assert_eq!(
-        (m.block_size.as_str(), m.total_size.as_str()),
-        ("1K", "100G")
-    );
-    assert_eq!(
-        (m.oper, m.access, m.scope),
-        (
-            memory::OperArg::Write,
-            memory::AccessArg::Seq,
-            memory::ScopeArg::Global
-        )
-    );
+    let (block, total, words) = memory_of("memory run");
+    assert_eq!((block.as_str(), total.as_str()), ("1K", "100G"));
+    assert_eq!(words, ["write", "seq", "global"]);
     let Params::BenchFileio(f) = planned("fileio --file-test-mode=rndrw run").0.step else {
         panic!()
     };
@@ -153,27 +155,12 @@ fn sysbench_defaults() {
 
 #[test]
 fn memory_fileio_threads_and_mutex_options() {
-    let Params::BenchMemory(m) = planned(
+    let (block, total, words) = memory_of(
         "memory --memory-block-size=64M --memory-total-size=1G --memory-scope=local \
          --memory-hugetlb=off --memory-oper=read --memory-access-mode=rnd run",
-    )
-    .0
-    .step
-    else {
-        panic!()
-    };
-    assert_eq!(
-        (m.block_size.as_str(), m.total_size.as_str()),
-        ("64M", "1G")
     );
-    assert_eq!(
-        (m.oper, m.access, m.scope),
-        (
-            memory::OperArg::Read,
-            memory::AccessArg::Rnd,
-            memory::ScopeArg::Local
-        )
-    );
+    assert_eq!((block.as_str(), total.as_str()), ("64M", "1G"));
+    assert_eq!(words, ["read", "rnd", "local"]);
     let Params::BenchFileio(f) = planned(
         "fileio --file-num=4 --file-block-size=4096 --file-total-size=16M --file-test-mode=seqrd \
          --file-io-mode=sync --file-async-backlog=64 --file-extra-flags=direct --file-fsync-freq=0 \

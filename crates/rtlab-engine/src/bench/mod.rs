@@ -27,6 +27,7 @@
 
 pub mod cpu;
 pub mod fileio;
+mod fileset;
 mod live;
 pub mod memory;
 pub mod mutex;
