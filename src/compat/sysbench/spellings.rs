@@ -312,25 +312,18 @@ fn what_rtlab_cannot_honour_is_refused_with_the_reason() {
 
 #[test]
 fn a_step_s_refusal_names_sysbench_s_option() {
-    let e = "--block-size: one 16GiB block needs more; give a smaller --block-size (or fewer --threads)";
-    assert_eq!(
-        sysbench_names(Test::Memory, e),
-        "--memory-block-size: one 16GiB block needs more; give a smaller --memory-block-size (or fewer --threads)"
-    );
-    assert_eq!(
-        sysbench_names(Test::Fileio, "--files: 0 files; --block-size"),
-        "--file-num: 0 files; --file-block-size"
-    );
-    assert_eq!(
-        sysbench_names(Test::Cpu, "--max-prime: 2"),
-        "--cpu-max-prime: 2"
-    );
-    assert_eq!(
-        sysbench_names(Test::Mutex, "--locks: 0 locks"),
-        "--mutex-locks: 0 locks"
-    );
-    assert_eq!(
-        sysbench_names(Test::Threads, "--locks: give at least 1"),
-        "--thread-locks: give at least 1"
-    );
+    let cases = [
+        (
+            Test::Memory,
+            "--block-size: one 16GiB block needs more; give a smaller --block-size (or fewer --threads)",
+            "--memory-block-size: one 16GiB block needs more; give a smaller --memory-block-size (or fewer --threads)",
+        ),
+        (Test::Fileio, "--files: 0 files; --block-size", "--file-num: 0 files; --file-block-size"),
+        (Test::Cpu, "--max-prime: 2", "--cpu-max-prime: 2"),
+        (Test::Mutex, "--locks: 0 locks", "--mutex-locks: 0 locks"),
+        (Test::Threads, "--locks: give at least 1", "--thread-locks: give at least 1"),
+    ];
+    for (t, ours, theirs) in cases {
+        assert_eq!(sysbench_names(t, ours), theirs);
+    }
 }
