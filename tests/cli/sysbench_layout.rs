@@ -12,8 +12,13 @@ const N2: &str = r"\d+\.\d{2}";
 /// `histogram` say whether `--report-interval` lines and `--histogram` may
 /// appear; `percentile` is `--percentile` (0: disabled).
 pub fn run_pattern(test: &str, interval: bool, histogram: bool, percentile: u32) -> Regex {
+    // sysbench warns on stdout first of old option names and of a run with
+    // neither a time nor an event limit.
     let mut p = String::from(
-        r"^sysbench 1\.0\.20 \(using [^)]+\)\n\nRunning the test with following options:\nNumber of threads: \d+\n",
+        r"^(WARNING: (--[a-z-]+ is deprecated, use --[a-z]+ instead|Both event and time limits are disabled, running an endless test)\n)*",
+    );
+    p.push_str(
+        r"sysbench 1\.0\.20 \(using [^)]+\)\n\nRunning the test with following options:\nNumber of threads: \d+\n",
     );
     if interval {
         p.push_str(r"Report intermediate results every \d+ second\(s\)\n");
