@@ -96,6 +96,8 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Print the manual page, or write one page per subcommand into a directory.
     Man(docs::ManArgs),
+    /// Run as sysbench, with its options and output: `rtlab sysbench [--no-store] ARGS`.
+    Sysbench(compat::RawArgs),
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -122,6 +124,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::InstallLinks(args) => links::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
+        Command::Sysbench(raw) => compat::subcommand(Personality::Sysbench, ctx.db, raw),
     }
 }
 

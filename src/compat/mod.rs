@@ -15,6 +15,7 @@
 pub mod cyclictest;
 pub mod links;
 pub mod stress;
+pub mod sysbench;
 
 use crate::error::UsageError;
 use crate::record::Run;
@@ -32,6 +33,8 @@ pub enum Personality {
     Cyclictest,
     /// `stress` 1.0.
     Stress,
+    /// `sysbench` 1.0 (and 0.4's option names).
+    Sysbench,
     /// `stress-ng`.
     StressNg,
 }
@@ -42,6 +45,7 @@ impl Personality {
         Personality::Cyclictest,
         Personality::Stress,
         Personality::StressNg,
+        Personality::Sysbench,
     ];
 
     /// The tool's name: the name of its symlink and of its subcommand.
@@ -50,6 +54,7 @@ impl Personality {
             Personality::Cyclictest => "cyclictest",
             Personality::Stress => "stress",
             Personality::StressNg => "stress-ng",
+            Personality::Sysbench => "sysbench",
         }
     }
 
@@ -65,6 +70,7 @@ impl Personality {
             Personality::Cyclictest => cyclictest::main(session, args),
             Personality::Stress => stress::stress_main(session, args),
             Personality::StressNg => stress::ng_main(session, args),
+            Personality::Sysbench => sysbench::main(session, args),
         }
     }
 }

@@ -193,6 +193,22 @@ pub trait Observer {
     fn end(&mut self) {}
     /// A bench's rates over the --report-interval that just ended, as a line.
     fn interval(&mut self, _line: &str) {}
+    /// A bench's totals at the end of a --report-interval (`prev`: at the end
+    /// of the one before, zero at the start), for a bench of `kind` (`cpu`).
+    /// By default, rtlab's line of rates through [`Observer::interval`].
+    fn bench_interval(
+        &mut self,
+        kind: &str,
+        prev: &rtlab_engine::bench::Snapshot,
+        now: &rtlab_engine::bench::Snapshot,
+    ) {
+        self.interval(&bench::interval_line(kind, prev, now));
+    }
+    /// The percentile of each interval's event times that
+    /// [`Observer::bench_interval`] reads in `Snapshot::pct_ns` (0: none).
+    fn interval_percentile(&self) -> f64 {
+        0.0
+    }
     /// What the step does before it measures (fileio preparing its files).
     fn note(&mut self, _text: &str) {}
 }

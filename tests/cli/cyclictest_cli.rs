@@ -154,9 +154,13 @@ fn every_output_of_cyclictest_is_in_its_layout() {
 
 #[test]
 fn the_default_sched_other_runs_unprivileged_with_one_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
     let out = expect(
         rtlab()
             .env("RTLAB_NO_STORE", "1")
+            .arg("--db")
+            .arg(&db)
             .args(["cyclictest", "-l", "50", "-q"]),
         &[0],
     );
@@ -167,7 +171,7 @@ fn the_default_sched_other_runs_unprivileged_with_one_note() {
     assert!(status[0].contains(" P: 0 I:1000 C:     50 "), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("SCHED_OTHER").count(), 1, "{stderr}");
-    assert!(!stderr.contains("saved as run"), "not stored: {stderr}");
+    assert!(!db.exists(), "RTLAB_NO_STORE=1 stored the run: {stderr}");
 }
 
 #[test]

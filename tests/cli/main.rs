@@ -12,6 +12,7 @@ mod compare_common;
 mod cyclictest_layout;
 mod net_common;
 mod store_common;
+mod sysbench_layout;
 
 mod audit_cli;
 mod bench_cli;
@@ -43,3 +44,5 @@ mod prio_cli;
 mod report_cli;
 mod run_cli;
 mod store_cli;
+mod sysbench_cli;
+mod sysbench_vs;

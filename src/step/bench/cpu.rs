@@ -16,7 +16,12 @@ use serde_json::{json, Value};
 #[serde(default)]
 pub struct Params {
     /// Check the numbers below this for primality, once per event.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 10_000,
+        value_name = "N",
+        alias = "cpu-max-prime"
+    )]
     pub max_prime: u64,
     #[command(flatten)]
     #[serde(flatten)]

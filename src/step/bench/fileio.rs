@@ -8,7 +8,7 @@ use crate::record::Run;
 use crate::step::{de, Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use rtlab_engine::bench::fileio::{self, Fileio, FileioConfig, Mode, PrepareError};
+use rtlab_engine::bench::fileio::{self, FileSet, Fileio, FileioConfig, Mode, PrepareError};
 use rtlab_engine::bench::EventError;
 use rtlab_engine::rt::{self, signals};
 use serde::{Deserialize, Serialize};
@@ -24,29 +24,50 @@ pub struct Params {
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub dir: PathBuf,
     /// Size of the whole file set.
-    #[arg(long, default_value = "2G", value_name = "SIZE")]
+    #[arg(
+        long,
+        default_value = "2G",
+        value_name = "SIZE",
+        alias = "file-total-size"
+    )]
     #[serde(deserialize_with = "de::size")]
     pub total_size: String,
     /// Number of files.
-    #[arg(long, default_value_t = 128, value_name = "N")]
+    #[arg(long, default_value_t = 128, value_name = "N", alias = "file-num")]
     pub files: u32,
     /// Bytes per request.
-    #[arg(long, default_value = "16K", value_name = "SIZE")]
+    #[arg(
+        long,
+        default_value = "16K",
+        value_name = "SIZE",
+        alias = "file-block-size"
+    )]
     #[serde(deserialize_with = "de::size")]
     pub block_size: String,
     /// Test mode.
-    #[arg(long, value_enum, default_value_t = ModeArg::Rndrw)]
+    #[arg(long, value_enum, default_value_t = ModeArg::Rndrw, alias = "file-test-mode")]
     pub mode: ModeArg,
     /// Reads per write in rndrw.
-    #[arg(long, default_value_t = 1.5, value_name = "RATIO")]
+    #[arg(
+        long,
+        default_value_t = 1.5,
+        value_name = "RATIO",
+        alias = "file-rw-ratio"
+    )]
     #[serde(deserialize_with = "de::number")]
     pub rw_ratio: f64,
     /// fsync every N requests once something was written (0: never).
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_name = "N",
+        alias = "file-fsync-freq"
+    )]
     pub fsync_freq: u64,
     /// fsync all files at the end (in the timed window); --fsync-end=false to skip.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), alias = "file-fsync-end")]
     pub fsync_end: bool,
     /// Open the files with O_DIRECT (bypass the page cache).
     #[arg(long)]
@@ -71,14 +92,22 @@ pub enum ModeArg {
 
 /// The workload and its limits, checked.
 pub struct Plan {
-    lim: Lim,
-    cfg: FileioConfig,
+    pub(super) lim: Lim,
+    pub(super) cfg: FileioConfig,
 }
 
 impl Params {
     /// The workload and its limits, every value checked on machine `m`, and
     /// the directory checked for room: read-only is exit 3, too small exit 2.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
+        let plan = self.plan_without_room(m)?;
+        check_space(&self.dir, plan.cfg.total_size())?;
+        Ok(plan)
+    }
+
+    /// [`Params::plan`] without the check of the directory's room: for files
+    /// that are there already.
+    pub(super) fn plan_without_room(&self, m: &Machine) -> Result<Plan> {
         let lim = self.lim()?;
         let cfg = self.config()?;
         let threads = lim.limits.threads;
@@ -90,7 +119,6 @@ impl Params {
         };
         let budget = (m.mem_available > 0).then(|| limits::budget_of(m.mem_available));
         limits::check_memory("--block-size", &need, budget)?;
-        check_space(&self.dir, cfg.total_size())?;
         Ok(Plan { lim, cfg })
     }
 
@@ -189,7 +217,7 @@ impl Params {
 
 /// Refuses a directory that is read-only or too small for `need` bytes of
 /// files, naming the numbers.
-fn check_space(dir: &Path, need: u64) -> Result<()> {
+pub(super) fn check_space(dir: &Path, need: u64) -> Result<()> {
     let sp = fileio::space(dir).map_err(|e| {
         SystemError(format!(
             "--dir: cannot inspect {}: {}",
@@ -221,7 +249,9 @@ fn check_space(dir: &Path, need: u64) -> Result<()> {
     Ok(())
 }
 
-fn io_failure(dir: &Path, e: EventError) -> anyhow::Error {
+/// An I/O error of the files in `dir`, as exit 3, saying what to do; `after`
+/// says what became of the files.
+pub(super) fn io_failure(dir: &Path, e: EventError, after: &str) -> anyhow::Error {
     let what = rt::errno_text(e.errno);
     let hint = match e.errno {
         rt::ENOSPC => "the file system filled up; lower --total-size or free space",
@@ -231,7 +261,7 @@ fn io_failure(dir: &Path, e: EventError) -> anyhow::Error {
         _ => "check the device (dmesg) and the directory",
     };
     SystemError(format!(
-        "fileio: {} of test_file.{} in {} failed: {what}; {hint}. The test files were removed.",
+        "fileio: {} of test_file.{} in {} failed: {what}; {hint}. {after}",
         e.op.name(),
         e.file,
         dir.display()
@@ -239,12 +269,15 @@ fn io_failure(dir: &Path, e: EventError) -> anyhow::Error {
     .into()
 }
 
+/// What becomes of the private files after an error.
+const REMOVED: &str = "The test files were removed.";
+
 /// Prepares the files (a signal then is [`Interrupted`]), runs the requests
 /// until a limit or a signal, removes the files; the run has the request
 /// counts, the rates and the preparing time. An I/O error is exit 3.
 pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
-    let Plan { lim, cfg: c } = p.plan(&Machine::this())?;
-    let dir = &p.dir;
+    let plan = p.plan(&Machine::this())?;
+    let (dir, c) = (&p.dir, &plan.cfg);
     let prep_clock = std::time::Instant::now();
     obs.note(&format!(
         "preparing {} files of {} ({}) in {} ...",
@@ -253,22 +286,36 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
         bytes(c.total_size()),
         dir.display()
     ));
-    let set = match fileio::prepare(&c, dir, signals::install()) {
+    let set = match fileio::prepare(c, dir, signals::install()) {
         Ok(s) => s,
-        Err(PrepareError::Io(e)) => return Err(io_failure(dir, e)),
+        Err(PrepareError::Io(e)) => return Err(io_failure(dir, e, REMOVED)),
         Err(PrepareError::Interrupted) => return Err(Interrupted.into()),
     };
     let prepare_s = prep_clock.elapsed().as_secs_f64();
-    let w = Fileio::open(c, &set).map_err(|e| io_failure(dir, e))?;
+    let mut run = run_on(p, plan, &set, REMOVED, obs)?;
+    run.metrics.insert("prepare_time_s".into(), prepare_s);
+    Ok(run)
+}
+
+/// Runs the requests of `plan` on the files of `set` until a limit or a
+/// signal; the run has the request counts and the rates. An I/O error is exit
+/// 3, its message ending with `after`.
+pub(super) fn run_on(
+    p: &Params,
+    plan: Plan,
+    set: &FileSet,
+    after: &str,
+    obs: &mut dyn Observer,
+) -> Result<Run> {
+    let dir = &p.dir;
+    let w = Fileio::open(plan.cfg, set).map_err(|e| io_failure(dir, e, after))?;
     let params = crate::step::Params::BenchFileio(p.clone());
-    let mut m = super::measure(&w, lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, plan.lim, params, Vec::new(), obs);
     drop(w);
-    drop(set);
     if let Some(e) = m.outcome.error {
-        return Err(io_failure(dir, e));
+        return Err(io_failure(dir, e, after));
     }
     let t = m.total.tally;
-    m.run.metrics.insert("prepare_time_s".into(), prepare_s);
     m.run.metrics.insert("total_reads".into(), t.reads as f64);
     m.run.metrics.insert("total_writes".into(), t.writes as f64);
     m.run.metrics.insert("total_fsyncs".into(), t.fsyncs as f64);

@@ -17,21 +17,31 @@ use serde_json::{json, Value};
 #[serde(default)]
 pub struct Params {
     /// Bytes moved per event (the default fits in L1; try 64M to measure RAM).
-    #[arg(long, default_value = "1K", value_name = "SIZE")]
+    #[arg(
+        long,
+        default_value = "1K",
+        value_name = "SIZE",
+        alias = "memory-block-size"
+    )]
     #[serde(deserialize_with = "de::size")]
     pub block_size: String,
     /// Stop after moving this much over all threads.
-    #[arg(long, default_value = "100G", value_name = "SIZE")]
+    #[arg(
+        long,
+        default_value = "100G",
+        value_name = "SIZE",
+        alias = "memory-total-size"
+    )]
     #[serde(deserialize_with = "de::size")]
     pub total_size: String,
     /// Load or store the words.
-    #[arg(long, value_enum, default_value_t = OperArg::Write)]
+    #[arg(long, value_enum, default_value_t = OperArg::Write, alias = "memory-oper")]
     pub oper: OperArg,
     /// Word order within a block.
-    #[arg(long, value_enum, default_value_t = AccessArg::Seq)]
+    #[arg(long, value_enum, default_value_t = AccessArg::Seq, alias = "memory-access-mode")]
     pub access: AccessArg,
     /// One block shared by all threads, or one per thread.
-    #[arg(long, value_enum, default_value_t = ScopeArg::Global)]
+    #[arg(long, value_enum, default_value_t = ScopeArg::Global, alias = "memory-scope")]
     pub scope: ScopeArg,
     #[command(flatten)]
     #[serde(flatten)]

@@ -54,6 +54,7 @@ pub mod cpu;
 pub mod fileio;
 pub mod memory;
 pub mod mutex;
+pub mod prepared;
 pub mod threads;
 
 use super::{de, Observer};
@@ -63,7 +64,7 @@ use crate::system;
 use crate::units::{parse_positive_duration, parse_size, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
-use rtlab_engine::bench::{self, Limits, Outcome, Snapshot, ThreadStats, Workload};
+use rtlab_engine::bench::{self, Bench, Limits, Outcome, Report, Snapshot, ThreadStats};
 use rtlab_engine::rt::signals;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -80,15 +81,21 @@ const DEFAULT_TIME_NS: u64 = 10_000_000_000;
 #[serde(default)]
 pub struct Common {
     /// Worker threads.
-    #[arg(short, long, default_value_t = 1, value_name = "N")]
+    #[arg(
+        short,
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        alias = "num-threads"
+    )]
     pub threads: usize,
     /// Stop after this long (e.g. 10s, 1m; a bare number is seconds). Default
     /// 10s, or no time limit when --events is given.
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", alias = "max-time")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub time: Option<String>,
     /// Stop after this many events over all threads.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", alias = "max-requests")]
     pub events: Option<u64>,
     /// Print the rates of each interval of this length while running (e.g. 1s).
     #[arg(long, value_name = "DUR")]
@@ -272,7 +279,7 @@ fn mean_stddev(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 
 /// One interval line of the bench `kind` (`cpu`): the rates since the previous
 /// line.
-fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> String {
+pub(crate) fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> String {
     let dt = (now.elapsed_ns - prev.elapsed_ns) as f64 / 1e9;
     let rate = |a: u64, b: u64| (a - b) as f64 / dt;
     let (t, p) = (&now.tally, &prev.tally);
@@ -302,7 +309,7 @@ fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> String {
 
 /// Runs workload `w` within `lim` and builds the run of the step `params` with
 /// the metrics every bench has; `obs` gets the interval lines.
-fn measure<W: Workload>(
+fn measure<W: Bench>(
     w: &W,
     lim: Lim,
     params: super::Params,
@@ -315,8 +322,12 @@ fn measure<W: Workload>(
     let overhead = bench::timing_overhead();
     let started_at = record::now_rfc3339();
     let mut prev = Snapshot::default();
-    let outcome = bench::run(w, lim.limits, stop, lim.interval, &mut |snap| {
-        obs.interval(&interval_line(kind, &prev, snap));
+    let report = Report {
+        every: lim.interval,
+        percentile: obs.interval_percentile(),
+    };
+    let outcome = w.run(lim.limits, stop, report, &mut |snap| {
+        obs.bench_interval(kind, &prev, snap);
         prev = *snap;
     });
     let total = ThreadStats::total(&outcome.threads);
@@ -497,9 +508,11 @@ mod tests {
         let prev = Snapshot {
             elapsed_ns: 1_000_000_000,
             events: 100,
-            tally: Tally::default(),
+            ..Snapshot::default()
         };
         let now = Snapshot {
+            running: 1,
+            pct_ns: 0,
             elapsed_ns: 1_500_000_000,
             events: 400,
             tally: Tally {

@@ -17,13 +17,23 @@ use serde_json::{json, Value};
 #[serde(default)]
 pub struct Params {
     /// Number of mutexes.
-    #[arg(long, default_value_t = 4096, value_name = "N")]
+    #[arg(long, default_value_t = 4096, value_name = "N", alias = "mutex-num")]
     pub mutexes: usize,
     /// Locks taken by each thread.
-    #[arg(long, default_value_t = 50_000, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 50_000,
+        value_name = "N",
+        alias = "mutex-locks"
+    )]
     pub locks: u64,
     /// Empty-loop iterations before each lock.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 10_000,
+        value_name = "N",
+        alias = "mutex-loops"
+    )]
     pub loops: u64,
     #[command(flatten)]
     #[serde(flatten)]

@@ -16,10 +16,15 @@ use serde_json::{json, Value};
 #[serde(default)]
 pub struct Params {
     /// Lock/yield/unlock rounds per event.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 1000,
+        value_name = "N",
+        alias = "thread-yields"
+    )]
     pub yields: u32,
     /// Number of mutexes the threads share.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_name = "N", alias = "thread-locks")]
     pub locks: usize,
     #[command(flatten)]
     #[serde(flatten)]

@@ -1,12 +1,6 @@
-//! The fileio bench: sysbench's `fileio` test, prepared, run and cleaned up in
-//! one go.
-//!
-//! [`prepare`] makes a private directory `rtlab-fileio.<pid>` in the chosen
-//! directory and `files` files of `total_size / files` bytes each, written in
-//! blocks and fsynced (for `seqwr` the files start empty, as sysbench's). The
-//! returned [`FileSet`] removes them all when dropped: after success, after an
-//! error, and after Ctrl-C (the stop flag ends preparing and running, then the
-//! set is dropped normally).
+//! The fileio bench: sysbench's `fileio` test, on a set of files that
+//! [`prepare`] makes (and removes) or that [`prepare_file`] leaves in place
+//! (see [`FileSet`]).
 //!
 //! Request sequence, as sysbench's: sequential modes walk file 0 to the last in
 //! blocks and wrap around; random modes pick a block-aligned offset uniformly
@@ -17,11 +11,13 @@
 //! With `fsync_end` every thread syncs all files after its last event (not in
 //! read-only modes), inside the timed window.
 
+use super::fileset::{aligned, io_err, open};
+pub use super::fileset::{
+    file_name, prepare, prepare_file, space, space_margin, FileSet, PrepareError, Prepared, Space,
+};
 use super::{EventCtl, EventError, Op, Rng, Tally, Workload};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 
 /// Buffers are aligned to this for O_DIRECT.
@@ -95,147 +91,6 @@ impl FileioConfig {
     }
 }
 
-/// Space on a file system, from `statvfs(3)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Space {
-    /// Bytes an unprivileged user may still write.
-    pub available: u64,
-    /// Whether it is mounted read-only.
-    pub read_only: bool,
-}
-
-/// What a file set of `need` bytes leaves free for the file system's own
-/// metadata: 1%, at least 16 MiB.
-pub fn space_margin(need: u64) -> u64 {
-    (need / 100).max(16 << 20)
-}
-
-/// The free space and read-only flag of the file system holding `dir`.
-pub fn space(dir: &Path) -> Result<Space, i32> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: statvfs(3) reads a NUL-terminated path and fills one struct through a
-    // valid pointer; a zeroed statvfs is a valid value to overwrite.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    if rc != 0 {
-        return Err(crate::rt::errno());
-    }
-    Ok(Space {
-        available: (st.f_bavail as u64).saturating_mul(st.f_frsize as u64),
-        read_only: st.f_flag & libc::ST_RDONLY != 0,
-    })
-}
-
-/// Why preparing stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrepareError {
-    /// The stop flag was raised (Ctrl-C); what was made is removed.
-    Interrupted,
-    /// A file could not be created or written (`ENOSPC`, `EROFS`, `EACCES`).
-    Io(EventError),
-}
-
-/// The test files on disk; dropping the set removes them and their directory.
-#[derive(Debug)]
-pub struct FileSet {
-    dir: PathBuf,
-    files: u32,
-}
-
-impl FileSet {
-    /// The private directory holding the files.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    fn path(&self, i: u32) -> PathBuf {
-        self.dir.join(format!("test_file.{i}"))
-    }
-}
-
-impl Drop for FileSet {
-    fn drop(&mut self) {
-        for i in 0..self.files {
-            let _ = std::fs::remove_file(self.path(i));
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-fn io_err(op: Op, file: u32, e: &std::io::Error) -> EventError {
-    EventError {
-        op,
-        errno: e.raw_os_error().unwrap_or(match e.kind() {
-            // A write that made no progress: the file system is full.
-            std::io::ErrorKind::WriteZero => libc::ENOSPC,
-            _ => libc::EIO,
-        }),
-        file,
-    }
-}
-
-/// A zeroed buffer of `len` bytes starting at an [`ALIGN`]-aligned address:
-/// `(storage, offset)`, the buffer being `storage[offset..offset + len]`.
-fn aligned(len: usize) -> (Vec<u8>, usize) {
-    let storage = vec![0u8; len + ALIGN];
-    let off = storage.as_ptr().align_offset(ALIGN);
-    (storage, off)
-}
-
-fn open(set: &FileSet, i: u32, cfg: &FileioConfig, create: bool) -> Result<File, EventError> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).create(create);
-    if cfg.direct {
-        o.custom_flags(libc::O_DIRECT);
-    }
-    o.open(set.path(i)).map_err(|e| io_err(Op::Open, i, &e))
-}
-
-/// Creates the private directory in `parent` and the files (full for every mode
-/// but `seqwr`). Checks `stop` between blocks.
-pub fn prepare(
-    cfg: &FileioConfig,
-    parent: &Path,
-    stop: &AtomicBool,
-) -> Result<FileSet, PrepareError> {
-    let mut n = 0;
-    let dir = loop {
-        let name = match n {
-            0 => format!("rtlab-fileio.{}", std::process::id()),
-            _ => format!("rtlab-fileio.{}.{n}", std::process::id()),
-        };
-        let d = parent.join(name);
-        match std::fs::create_dir(&d) {
-            Ok(()) => break d,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
-            Err(e) => return Err(PrepareError::Io(io_err(Op::Open, 0, &e))),
-        }
-    };
-    let mut set = FileSet { dir, files: 0 };
-    let (storage, off) = aligned(cfg.block_size as usize);
-    let buf = &storage[off..off + cfg.block_size as usize];
-    for i in 0..cfg.files {
-        let f = open(&set, i, cfg, true).map_err(PrepareError::Io)?;
-        set.files = i + 1;
-        if cfg.mode == Mode::SeqWr {
-            continue;
-        }
-        let mut pos = 0;
-        while pos < cfg.file_size {
-            if stop.load(Ordering::Relaxed) {
-                return Err(PrepareError::Interrupted);
-            }
-            f.write_all_at(buf, pos)
-                .map_err(|e| PrepareError::Io(io_err(Op::Write, i, &e)))?;
-            pos += cfg.block_size;
-        }
-        f.sync_all()
-            .map_err(|e| PrepareError::Io(io_err(Op::Fsync, i, &e)))?;
-    }
-    Ok(set)
-}
-
 /// Request scheduling shared by all threads (sysbench keeps it under one lock).
 #[derive(Debug, Default)]
 struct Schedule {
@@ -269,10 +124,12 @@ pub struct FileioThread {
 }
 
 impl Fileio {
-    /// Opens every file of the set.
+    /// Opens every file of the set; `seqwr`, as in sysbench, creates them or
+    /// empties them.
     pub fn open(cfg: FileioConfig, set: &FileSet) -> Result<Self, EventError> {
+        let fresh = cfg.mode == Mode::SeqWr;
         let files = (0..cfg.files)
-            .map(|i| open(set, i, &cfg, false))
+            .map(|i| open(set, i, &cfg, fresh))
             .collect::<Result<_, _>>()?;
         Ok(Fileio {
             cfg,
@@ -383,12 +240,17 @@ impl Workload for Fileio {
     }
 }
 
+super::compiled_here!(Fileio);
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{test_run, ThreadStats};
     use super::*;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::AtomicBool;
 
-    fn cfg(mode: Mode) -> FileioConfig {
+    /// A small set: 4 files of 64 KiB, 16 KiB requests, fsync every 10.
+    pub(in crate::bench) fn cfg(mode: Mode) -> FileioConfig {
         FileioConfig {
             files: 4,
             file_size: 64 << 10,
@@ -456,17 +318,6 @@ mod tests {
         assert_eq!(all.tally.writes + all.tally.fsyncs, 16 + 2 * 4);
     }
 
-    #[test]
-    fn interrupted_prepare_removes_everything() {
-        let tmp = tempfile::tempdir().unwrap();
-        let stop = AtomicBool::new(true);
-        assert_eq!(
-            prepare(&cfg(Mode::RndRd), tmp.path(), &stop).unwrap_err(),
-            PrepareError::Interrupted
-        );
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
-    }
-
     proptest::proptest! {
         #[test]
         fn requests_stay_inside_the_set_and_fsync_every_file_in_turn(
@@ -520,12 +371,5 @@ mod tests {
                 proptest::prop_assert!(tally.fsyncs > 0);
             }
         }
-    }
-
-    #[test]
-    fn space_of_a_directory() {
-        let s = space(&std::env::temp_dir()).unwrap();
-        assert!(s.available > 0);
-        assert_eq!(space(Path::new("/nonexistent/rtlab")), Err(libc::ENOENT));
     }
 }

@@ -104,6 +104,8 @@ impl Workload for MutexBench {
     }
 }
 
+super::compiled_here!(MutexBench);
+
 #[cfg(test)]
 mod tests {
     use super::super::{test_run, ThreadStats};

@@ -45,6 +45,8 @@ impl Workload for Threads {
     }
 }
 
+super::compiled_here!(Threads);
+
 #[cfg(test)]
 mod tests {
     use super::super::{test_run, ThreadStats};
