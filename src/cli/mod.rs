@@ -84,7 +84,7 @@ pub enum Command {
     /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
     #[command(name = "stress-ng")]
     StressNg(compat::RawArgs),
-    /// Make symlinks (stress, stress-ng) that run rtlab as those tools.
+    /// Make symlinks (cyclictest, stress, stress-ng, sysbench) that run rtlab as those tools.
     ///
     /// A symlink named after every personality, in DIR, pointing at this rtlab: a
     /// script calling `stress` then runs rtlab as stress, with stress's arguments
