@@ -224,6 +224,7 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
             cycles,
             min: if no_cycle { 0 } else { num("min")? },
             avg,
+            avg_exact: true,
             max: if no_cycle { 0 } else { num("max")? },
             ..Column::default()
         });

@@ -46,6 +46,9 @@ struct Column {
     max: u64,
     /// Whether min, avg and max are in ns (cyclictest -N), not µs.
     nanos: bool,
+    /// Whether `avg` is the exact mean (to 0.01 µs, as `--json` writes it),
+    /// more exact than the mean of whole-µs buckets.
+    avg_exact: bool,
     /// The thread's id and period (µs), as a summary line gives them.
     tid: Option<i32>,
     interval_us: Option<u64>,
@@ -105,6 +108,7 @@ impl Column {
             },
             max: live.map(|c| c.max).max().unwrap_or(0),
             nanos: cols.iter().any(|c| c.nanos),
+            avg_exact: cols.iter().all(|c| c.avg_exact),
             tid: None,
             interval_us: None,
         }
@@ -154,6 +158,10 @@ impl Column {
                     s.mean_ns = self.avg * 1000.0;
                     s.stddev_ns = 0.0;
                     unreported.insert("stddev_ns");
+                } else if self.avg_exact {
+                    // Buckets floor every value to its µs; cyclictest's own
+                    // average does not.
+                    s.mean_ns = self.avg * self.unit_ns() as f64;
                 }
                 s
             }
