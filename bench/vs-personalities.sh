@@ -4,7 +4,13 @@
 # the same name (made by `rtlab install-links`), with the same arguments. The
 # numbers differ; the layout must not. Both outputs are reduced to their shape
 # (every number becomes #, runs of blanks one blank, pids and paths dropped) and
-# compared line by line.
+# compared line by line. Runs of lines of one shape (histogram rows, one line
+# per thread) count once, and so do lists of numbers on one line (the cycles
+# of histogram overflows), since how many there are depends on the numbers.
+# rtlab's own notes (`rtlab: note: …`, on stderr) and the version in sysbench's
+# banner ("using system LuaJIT …" / "using rtlab …") are left out of the shapes.
+# Where the tool itself refuses a command line that rtlab accepts (the field
+# reports' `cyclictest -n`, which rt-tests 2.x no longer takes), the row says so.
 #
 # Prints one row per command line: the lines of each side, how many of rtlab's
 # shapes match the tool's line at the same place, and "same" when all do. A line
@@ -74,15 +80,18 @@ stress_ng=(
 
 # The shape of a line: numbers, pids and paths dropped, blanks squeezed.
 shape() {
-    sed -E -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r//g' \
+    grep -v '^rtlab: note:' | sed -E -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r//g' \
+        -e 's/\(using [^)]*\)/(using X)/' -e 's/\( +/(/g' \
         -e 's#/[^ ]*#P#g' -e 's/\[[0-9]+\]/[#]/g' -e 's/\( *[0-9]+\)/(#)/g' \
-        -e 's/[-+]?[0-9]+([.,:][0-9]+)*(e[-+]?[0-9]+)?/#/g' -e 's/[[:space:]]+/ /g' -e 's/ $//'
+        -e 's/[-+]?[0-9]+([.,:][0-9]+)*(e[-+]?[0-9]+)?/#/g' -e 's/[[:space:]]+/ /g' -e 's/ $//' |
+        sed -E -e 's/\|\**/|*/' -e 's/: (# )*#$/: #/' | uniq
 }
 
 printf "%-11s %-62s %6s %6s %6s  %s\n" tool "arguments" "tool" "rtlab" "same" ""
 diffs=()
 total=0
 alike=0
+refused=0
 for tool in "${TOOLS[@]}"; do
     command -v "$tool" >/dev/null || { echo "$tool: not installed, skipped" >&2; continue; }
     var=${tool//-/_}[@]
@@ -90,14 +99,19 @@ for tool in "${TOOLS[@]}"; do
         total=$((total + 1))
         # shellcheck disable=SC2086
         (cd "$TMP/work" && timeout 60 "$tool" $args >"$TMP/a.out" 2>&1)
+        ca=$?
         (cd "$TMP/work" && timeout 60 "$TMP/links/$tool" $args >"$TMP/b.out" 2>&1)
+        cb=$?
         shape <"$TMP/a.out" | grep -v '^$' >"$TMP/a.shape"
         shape <"$TMP/b.out" | grep -v '^$' >"$TMP/b.shape"
         na=$(wc -l <"$TMP/a.shape")
         nb=$(wc -l <"$TMP/b.shape")
         same=$(paste -d '\n' "$TMP/a.shape" "$TMP/b.shape" | awk 'NR % 2 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
         verdict=""
-        if [[ $na -eq $nb && $same -eq $na ]]; then
+        if [[ $cb -eq 0 ]] && { [[ $ca -ne 0 ]] || grep -qE 'invalid option|unrecognized option' "$TMP/a.out"; }; then
+            verdict="tool refuses (exit $ca); rtlab runs it"
+            refused=$((refused + 1))
+        elif [[ $na -eq $nb && $same -eq $na ]]; then
             verdict=same
             alike=$((alike + 1))
         else
@@ -109,7 +123,7 @@ for tool in "${TOOLS[@]}"; do
     done
 done
 echo
-echo "$alike of $total command lines print the same layout"
+echo "$alike of $total command lines print the same layout; $refused the tool itself refuses"
 for d in "${diffs[@]}"; do
     echo "  $d"
 done
