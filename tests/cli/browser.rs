@@ -2,7 +2,9 @@
 //! report and a run's report, made from the golden fixtures' imported runs, at
 //! 1280 and 800 px wide: the page must not scroll sideways (wide tables scroll
 //! inside their own box) and must log nothing to the console. The screenshots
-//! are written to `docs/screenshots/` and kept in the repository, to be looked at.
+//! go into the test's own directory, or into `$RTLAB_SCREENSHOTS` when set:
+//! `RTLAB_SCREENSHOTS=docs/screenshots` remakes the ones kept in the repository
+//! to be looked at.
 //!
 //! Chromium is Debian's (`apt-get install chromium`); CI installs it and runs
 //! ignored tests.
@@ -15,7 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const SCREENSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots");
+/// Where the screenshots go: `$RTLAB_SCREENSHOTS`, else `dir`.
+fn screenshots(dir: &Path) -> std::path::PathBuf {
+    std::env::var_os("RTLAB_SCREENSHOTS").map_or_else(|| dir.to_path_buf(), Into::into)
+}
 
 /// The widths a page is opened at: a laptop's window and a narrow one.
 const WIDTHS: [u32; 2] = [1280, 800];
@@ -126,7 +131,7 @@ fn measure(page: &Path, width: u32, profile: &Path) -> (u32, u32, Vec<String>) {
 }
 
 /// Checks `page` at every width and writes its screenshots `NAME-WIDTH.png`.
-fn check_page(page: &Path, name: &str, profile: &Path) {
+fn check_page(page: &Path, name: &str, profile: &Path, shots: &Path) {
     for width in WIDTHS {
         let (scroll, inner, console) = measure(page, width, profile);
         assert_eq!(inner, width, "{name}: the window is not {width} px wide");
@@ -139,7 +144,7 @@ fn check_page(page: &Path, name: &str, profile: &Path) {
             "{name} at {width} px: console messages\n{}",
             console.join("\n")
         );
-        let shot = Path::new(SCREENSHOTS).join(format!("{name}-{width}.png"));
+        let shot = shots.join(format!("{name}-{width}.png"));
         let out = browse(
             page,
             width,
@@ -180,7 +185,8 @@ fn reports_fit_the_window_and_log_nothing() {
     assert!(scroll > inner, "{scroll} px in {inner} px");
     assert_eq!(console.len(), 1, "{console:?}");
 
-    std::fs::create_dir_all(SCREENSHOTS).unwrap();
+    let shots = screenshots(dir.path());
+    std::fs::create_dir_all(&shots).unwrap();
     // Campaign 2 (an rtlab latency run and a benchmark) judged against the
     // drone preset's seven tiers; run 9 against a budget it misses.
     report(
@@ -194,7 +200,12 @@ fn reports_fit_the_window_and_log_nothing() {
         ],
         0,
     );
-    check_page(&dir.path().join("campaign.html"), "campaign", &profile);
+    check_page(
+        &dir.path().join("campaign.html"),
+        "campaign",
+        &profile,
+        &shots,
+    );
     report(&["9", "--require", "gyro=50us", "--html", "run.html"], 1);
-    check_page(&dir.path().join("run.html"), "run", &profile);
+    check_page(&dir.path().join("run.html"), "run", &profile, &shots);
 }
