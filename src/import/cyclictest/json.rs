@@ -155,6 +155,8 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
             ));
         }
     }
+    // `-N`: min, avg and max are in ns (the histogram stays in µs buckets).
+    let nanos = v.get("resolution_in_ns").and_then(Value::as_u64) == Some(1);
     let mut cols = Vec::new();
     for (n, t, here, pairs) in entries {
         let num = |name: &str| -> Result<u64, ParseError> {
@@ -225,6 +227,7 @@ pub fn from_json(v: &Value, text: &str, src: &Source, max_cells: usize) -> Resul
             min: if no_cycle { 0 } else { num("min")? },
             avg,
             avg_exact: true,
+            nanos,
             max: if no_cycle { 0 } else { num("max")? },
             ..Column::default()
         });
@@ -385,5 +388,22 @@ mod tests {
         assert!(e.message.contains("all threads"), "{}", e.message);
         let (v, text) = json_doc("cyclictest -h 4", &[(json!({"1": -3}), json!(1))]);
         assert!(from_json(&v, &text, &src(), 1 << 20).is_err());
+    }
+
+    #[test]
+    fn nanosecond_resolution_is_read_as_ns_and_the_average_kept_exact() {
+        let text = r#"{"cmdline:": "cyclictest -N -l 3", "num_threads": 1,
+            "resolution_in_ns": 1,
+            "thread": {"0": {"histogram": {}, "cycles": 3, "min": 11550, "avg": 12345.5, "max": 30000}}}"#;
+        let v: Value = serde_json::from_str(text).unwrap();
+        let run = from_json(&v, text, &src(), 1 << 20).unwrap();
+        let s = &run.series[0].summary;
+        assert_eq!((s.min_ns, s.max_ns), (11_550, 30_000));
+        assert!((s.mean_ns - 12_345.5).abs() < 1e-6, "{}", s.mean_ns);
+        // Without -N the same numbers are µs.
+        let us = text.replace("\"resolution_in_ns\": 1", "\"resolution_in_ns\": 0");
+        let v: Value = serde_json::from_str(&us).unwrap();
+        let run = from_json(&v, &us, &src(), 1 << 20).unwrap();
+        assert_eq!(run.series[0].summary.min_ns, 11_550_000);
     }
 }
