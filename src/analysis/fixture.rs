@@ -79,6 +79,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         total: Some(total),
         metrics: Default::default(),
         breaktrace: None,
+        why: None,
         warnings: Vec::new(),
     }
 }

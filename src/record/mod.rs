@@ -2,6 +2,8 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+pub mod why;
+
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
@@ -257,6 +259,9 @@ pub struct Run {
     /// Breaktrace event, if one stopped the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub breaktrace: Option<BreakRecord>,
+    /// Root cause of its latency spikes, from kernel tracepoints (`--trace`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub why: Option<why::Why>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -487,6 +492,7 @@ impl Run {
             total: None,
             metrics: BTreeMap::new(),
             breaktrace: None,
+            why: None,
             warnings: Vec::new(),
         }
     }

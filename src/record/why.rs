@@ -1,0 +1,162 @@
+//! Why a run's latency spikes happened: the decomposition of each spike into
+//! what held its CPU between the timer's expiry and the probe's wake-up, read
+//! from kernel tracepoints, and the causes ranked over the whole run.
+
+use serde::{Deserialize, Serialize};
+
+/// The root-cause analysis stored with a run (`rtlab latency --trace`,
+/// `rtlab why`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Why {
+    /// Samples at or above this latency were analysed (ns).
+    pub threshold_ns: u64,
+    /// What the kernel offered: event groups and tracers that were used
+    /// (`sched`, `irq`, `timer`, `power`, `timerlat`, `osnoise`).
+    pub available: Vec<String>,
+    /// Parts of the analysis that could not be made, each with its reason
+    /// ("idle exit: no power:cpu_idle event").
+    #[serde(default)]
+    pub missing: Vec<String>,
+    /// The trace clock's resolution: the decomposition is exact to this (ns).
+    pub resolution_ns: u64,
+    /// Events read from the buffers.
+    pub events: u64,
+    /// Events the kernel dropped because a buffer was full (0 means the record
+    /// is complete).
+    pub events_lost: u64,
+    /// Samples at or above the threshold.
+    pub spikes_total: u64,
+    /// The decomposed spikes, worst first (a bounded number).
+    pub spikes: Vec<Spike>,
+    /// Causes over all spikes, ranked by the share of spike time they explain.
+    pub causes: Vec<Cause>,
+    /// IRQ versus thread latency, as the `timerlat` tracer splits it, when the
+    /// kernel has that tracer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timerlat: Option<Timerlat>,
+}
+
+/// One latency spike and what took its time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spike {
+    /// CPU the probe thread woke on.
+    pub cpu: usize,
+    /// Probe thread index.
+    pub thread: usize,
+    /// Wake-up number (0-based).
+    pub cycle: u64,
+    /// The measured latency (ns).
+    pub latency_ns: u64,
+    /// How late the timer's expiry ran after its programmed time (ns), when the
+    /// expiry was seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_irq_delay_ns: Option<u64>,
+    /// IRQ handlers that ran on the CPU in the spike's window.
+    #[serde(default)]
+    pub irqs: Vec<Irq>,
+    /// Softirqs that ran on the CPU in the window.
+    #[serde(default)]
+    pub softirqs: Vec<Softirq>,
+    /// Threads that held the CPU before the probe ran.
+    #[serde(default)]
+    pub threads: Vec<Thread>,
+    /// The exit from an idle state, when the CPU was idle at the expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<Idle>,
+    /// What the parts above do not account for (ns).
+    pub unexplained_ns: u64,
+}
+
+/// An IRQ handler's share of a spike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Irq {
+    /// Handler name (`eth0`, `virtio0-input.0`).
+    pub name: String,
+    /// IRQ number.
+    pub irq: u32,
+    /// Time in the handler within the window (ns).
+    pub ns: u64,
+}
+
+/// A softirq's share of a spike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Softirq {
+    /// Vector name (`NET_RX`, `TIMER`, `RCU`).
+    pub vector: String,
+    /// Time in it within the window (ns).
+    pub ns: u64,
+}
+
+/// A thread that ran on the CPU within the window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thread {
+    /// Kernel thread id.
+    pub pid: i32,
+    /// Its name.
+    pub comm: String,
+    /// Scheduling policy (`fifo`, `rr`, `other`, `deadline`, …), when known.
+    pub policy: String,
+    /// Real-time priority (0 for non-RT policies).
+    pub priority: i32,
+    /// Time it ran within the window (ns).
+    pub ns: u64,
+    /// Whether it outranked the probe (so the scheduler was right to run it).
+    pub outranked: bool,
+}
+
+/// An idle state the CPU had to leave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Idle {
+    /// The state's name or index (`C1`, `haltpoll`, `2`).
+    pub state: String,
+    /// From the expiry to the CPU leaving idle (ns).
+    pub exit_ns: u64,
+}
+
+/// What a cause is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CauseKind {
+    /// The timer interrupt itself ran late.
+    Timer,
+    /// An IRQ handler.
+    Irq,
+    /// A softirq vector.
+    Softirq,
+    /// A thread.
+    Thread,
+    /// An idle-state exit.
+    Idle,
+    /// Time no event explains.
+    Unexplained,
+}
+
+/// One cause over the whole run ("NET_RX softirq on CPU 1: 71% of spike time
+/// in 212 of 240 spikes").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cause {
+    /// What it is.
+    pub kind: CauseKind,
+    /// Its name (`NET_RX`, `eth0 (irq 24)`, `stress-ng-cpu (pid 4121, fifo 95)`, `C1`).
+    pub name: String,
+    /// The CPU, when the cause is tied to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+    /// Spike time it explains, summed over the spikes (ns).
+    pub ns: u64,
+    /// That time over all spike time (0-1).
+    pub share: f64,
+    /// Spikes it took part in.
+    pub spikes: u64,
+}
+
+/// IRQ latency versus thread latency, as `timerlat` measures them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timerlat {
+    /// Worst timer IRQ latency (ns).
+    pub irq_max_ns: u64,
+    /// Worst thread latency (ns).
+    pub thread_max_ns: u64,
+    /// Samples the tracer took.
+    pub samples: u64,
+}
