@@ -12,9 +12,13 @@ use std::path::PathBuf;
 
 /// Arguments of `rtlab audit`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab audit
+  rtlab audit --strict --json > audit.json
+  rtlab audit --root /mnt/board-rootfs -v")]
 pub struct AuditArgs {
     /// Read /proc, /sys, /dev and /boot below this directory instead of / (a copy
-    /// or mount of another system's tree).
+    /// or mount of another system's tree) [default: /].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Exit 1 when any check fails.

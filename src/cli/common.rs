@@ -46,10 +46,10 @@ pub struct SaveArgs {
     /// Do not save the run to the results store.
     #[arg(long)]
     pub no_save: bool,
-    /// Label of the run (default: "<kernel release> <preemption model>").
+    /// Label of the run [default: "<kernel release> <preemption model>"].
     #[arg(long, value_name = "TEXT", value_parser = label_value)]
     pub label: Option<String>,
-    /// Tag the run (repeatable).
+    /// Tag the run (repeatable) [default: no tags].
     #[arg(long = "tag", value_name = "TAG", value_parser = tag_value)]
     pub tags: Vec<String>,
 }
@@ -70,7 +70,7 @@ pub struct OutputArgs {
     /// Print one JSON document (format rtlab/1) on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// No live view; only the final result.
+    /// No live view and no progress; only the final result.
     #[arg(short, long)]
     pub quiet: bool,
     /// Unit of times in tables.

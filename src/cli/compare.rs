@@ -23,21 +23,27 @@ use std::path::PathBuf;
 /// @1 is the newest). Each run is one column; the best value of each row is marked
 /// and every value is also given as a ratio to the baseline run.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab compare stock rt
+  rtlab compare 12 13 14 --baseline 13 --require gyro=1ms
+  rtlab compare --campaign 3 --html campaign.html")]
 pub struct CompareArgs {
     /// Runs to compare, one column each: an id (12), a label (the newest complete
     /// run with that label) or label@N (the Nth newest run with that label, any
-    /// status; @1 is the newest).
+    /// status; @1 is the newest) [default: none; at least one RUN, --campaign
+    /// or --label-like].
     #[arg(value_name = "RUN")]
     runs: Vec<String>,
     /// Also compare every step of this campaign (`rtlab run`), one column per
-    /// step, named after the step; repeatable.
+    /// step, named after the step; repeatable [default: none].
     #[arg(long, value_name = "ID")]
     campaign: Vec<i64>,
     /// Also compare the newest complete run of every label matching this SQL LIKE
-    /// pattern ('%' any text, '_' one character); repeatable.
+    /// pattern ('%' any text, '_' one character); repeatable [default: none].
     #[arg(long, value_name = "PATTERN")]
     label_like: Vec<String>,
-    /// Ratios are to this run (default: the first); added as first column if not listed.
+    /// Ratios are to this run; added as first column if not listed [default: the
+    /// first run].
     #[arg(long, value_name = "RUN")]
     baseline: Option<String>,
     #[command(flatten)]
@@ -51,7 +57,7 @@ pub struct CompareArgs {
     /// Print the table as CSV, one line per figure and run (times in ns).
     #[arg(long)]
     csv: bool,
-    /// Write the overlaid histograms of all runs to this SVG file.
+    /// Write the overlaid histograms of all runs to this SVG file [default: none].
     #[arg(long, value_name = "FILE", value_parser = common::output_file)]
     svg: Option<PathBuf>,
     #[command(flatten)]

@@ -8,12 +8,11 @@ use clap::{Args, CommandFactory};
 use std::path::PathBuf;
 
 /// Print the completion script of a shell.
-///
-/// Examples:
-///   rtlab completions bash > /etc/bash_completion.d/rtlab
-///   rtlab completions zsh > "${fpath[1]}/_rtlab"
-///   rtlab completions fish > ~/.config/fish/completions/rtlab.fish
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab completions bash > /etc/bash_completion.d/rtlab
+  rtlab completions zsh > \"${fpath[1]}/_rtlab\"
+  rtlab completions fish > ~/.config/fish/completions/rtlab.fish")]
 pub struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
@@ -21,14 +20,13 @@ pub struct CompletionsArgs {
 }
 
 /// Print the manual page rtlab(1), or write one page per subcommand.
-///
-/// Examples:
-///   rtlab man | man -l -
-///   rtlab man --dir /usr/local/share/man/man1
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab man | man -l -
+  rtlab man --dir /usr/local/share/man/man1")]
 pub struct ManArgs {
     /// Write rtlab.1 and a page per subcommand (rtlab-latency.1, ...) into this
-    /// directory instead of printing rtlab(1).
+    /// directory instead of printing rtlab(1) [default: print rtlab(1)].
     #[arg(long, value_name = "DIR", value_parser = common::output_dir)]
     dir: Option<PathBuf>,
 }
@@ -39,6 +37,7 @@ fn script(shell: clap_complete::Shell) -> String {
     let full = Cli::command();
     let mut cmd = clap::Command::new("rtlab")
         .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true)
         .args(full.get_arguments().cloned())
         .subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
     let mut out = Vec::new();

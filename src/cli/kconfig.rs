@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `rtlab kconfig`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab kconfig check
+  rtlab kconfig diff config-6.6-stock config-6.6-rt --summary")]
 pub struct KconfigArgs {
     #[command(subcommand)]
     command: KconfigCommand,
@@ -25,12 +28,17 @@ enum KconfigCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab kconfig diff config-6.6-stock config-6.6-rt
+  rtlab kconfig diff old.config new.config --summary --json
+  rtlab kconfig diff old.config new.config --image old/bzImage new/bzImage")]
 struct DiffArgs {
     /// The old configuration (.config or config.gz).
     old: PathBuf,
     /// The new configuration (.config or config.gz).
     new: PathBuf,
-    /// Kernel images built from OLD and NEW, to show the size change.
+    /// Kernel images built from OLD and NEW, to show the size change [default:
+    /// none].
     #[arg(long, num_args = 2, value_names = ["OLD_IMAGE", "NEW_IMAGE"])]
     image: Option<Vec<PathBuf>>,
     /// Only the headline and the per-subsystem counts, not every symbol.
@@ -42,9 +50,12 @@ struct DiffArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab kconfig check
+  rtlab kconfig check /boot/config-6.6.0-rt --strict")]
 struct CheckArgs {
-    /// The configuration (.config or config.gz); default: /proc/config.gz, then
-    /// /boot/config-$(uname -r).
+    /// The configuration (.config or config.gz) [default: /proc/config.gz, then
+    /// /boot/config-$(uname -r)].
     config: Option<PathBuf>,
     /// Exit 1 when anything hurts latency.
     #[arg(long)]

@@ -24,14 +24,19 @@ use std::path::{Path, PathBuf};
 /// -n, -h, -H, -N, -v, -M) work here too; `rtlab cyclictest` takes all of its
 /// options and prints its output.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab latency -D 10s
+  rtlab latency -a 1 -p 80 -i 200us -D 60s --load cpu:1 --load-cpus 0
+  rtlab latency -D 5m --max-latency 100us --histfile hist.txt --json > run.json")]
 pub struct LatencyArgs {
     #[command(flatten)]
     params: Params,
-    /// Write the 1-µs histogram in cyclictest's -h layout to this file.
+    /// Write the 1-µs histogram in cyclictest's -h layout to this file [default:
+    /// none].
     #[arg(long, value_name = "PATH", value_parser = common::output_file, display_order = 15)]
     histfile: Option<PathBuf>,
     /// As -h, and the histogram file gets cyclictest's -H column of all
-    /// threads together.
+    /// threads together (a bare number is µs) [default: off].
     #[arg(
         short = 'H',
         long,

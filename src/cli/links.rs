@@ -7,8 +7,13 @@ use std::path::PathBuf;
 
 /// The arguments of `rtlab install-links` (its help is the variant's in `Command`).
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab install-links --list
+  rtlab install-links ~/bin
+  rtlab install-links /usr/local/bin --force")]
 pub struct InstallLinksArgs {
-    /// Where the links go (e.g. ~/bin, /usr/local/bin); it must exist.
+    /// Where the links go (e.g. ~/bin, /usr/local/bin); it must exist [default:
+    /// none; required unless --list].
     #[arg(value_name = "DIR", required_unless_present = "list")]
     dir: Option<PathBuf>,
     /// Replace a file, or a link to something else, of a personality's name.

@@ -21,9 +21,13 @@ use std::io::Write;
 /// separate processes, SCHED_OTHER unless --load-policy says otherwise. Bare
 /// numbers for -D are seconds.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab load --list
+  rtlab load cpu:2 -D 10s
+  rtlab load dohell -D 30s --load-cpus 1 --json")]
 pub struct LoadCmdArgs {
     /// The load: a kind or a whole spec ("cpu", "vm:2:256M", "msg threads", "dohell",
-    /// "exec:make -j4"). See --list.
+    /// "exec:make -j4"). See --list [default: none; required unless --list].
     #[arg(value_name = "SPEC", required_unless_present = "list")]
     spec: Vec<String>,
     /// List the load kinds with their keys, and the mixes with their parts.

@@ -5,6 +5,7 @@ mod bench;
 pub mod common;
 mod compare;
 mod docs;
+mod help;
 mod kconfig;
 mod latency;
 mod links;
@@ -31,8 +32,9 @@ use std::path::PathBuf;
 /// (what was gathered is still printed and saved).
 #[derive(Debug, Parser)]
 #[command(name = "rtlab", version, about, long_about = None, max_term_width = 100)]
+#[command(disable_help_subcommand = true, after_long_help = help::ROOT_AFTER_HELP)]
 pub struct Cli {
-    /// Results database (default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db).
+    /// Results database [default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db].
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
@@ -78,11 +80,20 @@ pub enum Command {
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
+    #[command(after_long_help = "Examples:
+  rtlab cyclictest -m -S -p90 -i200 -D 60 -h 400 -q
+  rtlab cyclictest --no-store -t1 -p80 -n -i1000 -l10000")]
     Cyclictest(compat::RawArgs),
     /// Run as stress, with its own options and output: `rtlab stress [--no-store] ARGS`.
+    #[command(after_long_help = "Examples:
+  rtlab stress --cpu 2 --vm 1 --vm-bytes 128M --timeout 30s
+  rtlab stress --no-store --io 1 --timeout 10s")]
     Stress(compat::RawArgs),
     /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
     #[command(name = "stress-ng")]
+    #[command(after_long_help = "Examples:
+  rtlab stress-ng --cpu 2 --cpu-method matrixprod --timeout 30s --metrics-brief
+  rtlab stress-ng --no-store --hdd 1 --timeout 10s")]
     StressNg(compat::RawArgs),
     /// Make symlinks (cyclictest, stress, stress-ng, sysbench) that run rtlab as those tools.
     ///
@@ -96,7 +107,12 @@ pub enum Command {
     Completions(docs::CompletionsArgs),
     /// Print the manual page, or write one page per subcommand into a directory.
     Man(docs::ManArgs),
+    /// Print the help of a subcommand, or a topic: units, exit-codes, loads, scenarios, store.
+    Help(help::HelpArgs),
     /// Run as sysbench, with its options and output: `rtlab sysbench [--no-store] ARGS`.
+    #[command(after_long_help = "Examples:
+  rtlab sysbench cpu --threads=2 --cpu-max-prime=20000 run
+  rtlab sysbench --no-store memory --memory-block-size=1M run")]
     Sysbench(compat::RawArgs),
 }
 
@@ -124,6 +140,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::InstallLinks(args) => links::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
+        Command::Help(args) => help::run(args),
         Command::Sysbench(raw) => compat::subcommand(Personality::Sysbench, ctx.db, raw),
     }
 }

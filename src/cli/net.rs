@@ -11,6 +11,9 @@ use clap::{Args, Subcommand};
 /// Application response time over the network: a mock echo server and a client
 /// that times request/echo round trips on a fixed schedule.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab net serve --bind 0.0.0.0:7700 -p 80
+  rtlab net ping board.local --period 10ms -n 3000 --max-latency 5ms")]
 pub struct NetArgs {
     #[command(subcommand)]
     command: NetCommand,
@@ -32,6 +35,10 @@ enum NetCommand {
 /// stopping is its normal end (exit 0). Bare numbers are ms for --delay and
 /// --idle-timeout, seconds for --duration.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab net serve
+  rtlab net serve --bind 0.0.0.0:7700 --tcp -p 80 --cpus 1
+  rtlab net serve -D 60s --json")]
 struct ServeArgs {
     #[command(flatten)]
     params: serve::Params,
@@ -48,6 +55,10 @@ struct ServeArgs {
 /// a message not fully answered within --timeout is lost. Bare numbers are ms.
 #[derive(Debug, Args)]
 #[command(mut_arg("target", |a| a.required(true)))]
+#[command(after_long_help = "Examples:
+  rtlab net ping 127.0.0.1
+  rtlab net ping board.local:7700 --period 10ms -D 30s --max-latency 5ms
+  rtlab net ping 10.0.0.2 --tcp -p 80 --load cpu:2")]
 struct PingArgs {
     #[command(flatten)]
     params: Params,

@@ -8,6 +8,9 @@ use clap::{Args, Subcommand};
 
 /// List or print the built-in scenarios (copy one to edit it).
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab presets list
+  rtlab presets show quick > my-board.toml")]
 pub struct PresetsArgs {
     #[command(subcommand)]
     what: What,
@@ -16,8 +19,14 @@ pub struct PresetsArgs {
 #[derive(Debug, Subcommand)]
 enum What {
     /// One line per preset: name, steps, what it reproduces.
+    #[command(after_long_help = "Examples:
+  rtlab presets list
+  rtlab presets list --db /tmp/x.db")]
     List,
     /// Print a preset's TOML.
+    #[command(after_long_help = "Examples:
+  rtlab presets show lab
+  rtlab presets show quick > my-board.toml")]
     Show {
         /// The preset.
         name: String,

@@ -19,6 +19,10 @@ use rtlab_engine::rt::mem::raise_memlock_limit;
 
 /// Arguments of `rtlab prio`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio list --rt-only
+  rtlab prio set 'irq/.*eth0' --policy fifo -p 85 --kernel-threads
+  rtlab prio restore")]
 pub struct PrioArgs {
     #[command(subcommand)]
     command: PrioCommand,

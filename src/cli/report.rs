@@ -21,15 +21,20 @@ use clap::Args;
 /// label@N. With --html, the report also holds the plots: histograms, percentiles,
 /// per-thread histograms and latency over time.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab report 12
+  rtlab report stock@2 --html stock.html --require gyro=1ms
+  rtlab report --campaign 3 --html campaign.html")]
 pub struct ReportArgs {
     /// The run: an id (12), a label (the newest complete run with that label) or
-    /// label@N (the Nth newest run with that label, any status; @1 is the newest).
+    /// label@N (the Nth newest run with that label, any status; @1 is the newest)
+    /// [default: none; required unless --campaign].
     #[arg(value_name = "RUN", required_unless_present = "campaign")]
     run: Option<String>,
     /// Report a whole campaign (`rtlab run`) instead: its steps, its verdicts
     /// against the requirements it ran with (--require replaces them), risks and
     /// load attribution, and with --html every step's plots. Exits as `run` did:
-    /// 1 when a verdict fails.
+    /// 1 when a verdict fails [default: none].
     #[arg(long, value_name = "ID", conflicts_with = "run")]
     campaign: Option<i64>,
     #[command(flatten)]

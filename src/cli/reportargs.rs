@@ -22,7 +22,8 @@ pub type OutFile = (PathBuf, &'static str, String);
 pub struct RequireArgs {
     /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
     /// preset (drone, messaging); repeatable. A run passes when its observed
-    /// maximum latency is within the budget. Exit 1 if any run fails one.
+    /// maximum latency is within the budget. Exit 1 if any run fails one
+    /// [default: none; for a campaign, the requirements it ran with].
     #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
     require: Vec<String>,
 }
@@ -64,14 +65,15 @@ pub fn requirements(texts: &[String]) -> Result<Vec<Requirement>> {
 /// HTML report and plot directory, shared by `compare` and `report`.
 #[derive(Debug, Args)]
 pub struct ReportFiles {
-    /// Write a self-contained HTML report (inline SVG plots) to this file.
+    /// Write a self-contained HTML report (inline SVG plots) to this file
+    /// [default: none].
     #[arg(long, value_name = "FILE", value_parser = common::output_file)]
     html: Option<PathBuf>,
-    /// Title of the HTML report.
+    /// Title of the HTML report [default: named after the runs].
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
     /// Write every plot as an SVG file into this directory (histograms.svg,
-    /// percentiles.svg, run-ID-threads.svg, run-ID-time.svg).
+    /// percentiles.svg, run-ID-threads.svg, run-ID-time.svg) [default: none].
     #[arg(long, value_name = "DIR", value_parser = common::output_dir)]
     plots: Option<PathBuf>,
 }

@@ -16,6 +16,10 @@ use std::sync::atomic::Ordering;
 
 /// Stored runs: list, show, change, export, import.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results list --last 10
+  rtlab results show 12
+  rtlab results import cyclictest.txt --label stock")]
 pub struct ResultsArgs {
     #[command(subcommand)]
     command: ResultsCommand,
@@ -28,12 +32,18 @@ enum ResultsCommand {
     /// Everything about one run: parameters, fingerprint, series, metrics, warnings.
     Show(ShowArgs),
     /// Delete runs (with their series and tags); all or none.
+    #[command(after_long_help = "Examples:
+  rtlab results delete 12
+  rtlab results delete 3 4 5")]
     Delete {
         /// Run ids.
         #[arg(required = true, value_name = "ID")]
         ids: Vec<i64>,
     },
     /// Add tags to a run (or remove them with --remove).
+    #[command(after_long_help = "Examples:
+  rtlab results tag 12 baseline isolcpus
+  rtlab results tag 12 baseline --remove")]
     Tag {
         /// Run id.
         id: i64,
@@ -45,6 +55,9 @@ enum ResultsCommand {
         remove: bool,
     },
     /// Give a run a new label.
+    #[command(after_long_help = "Examples:
+  rtlab results label 12 'rt 6.6 isolcpus'
+  rtlab results label 13 stock")]
     Label {
         /// Run id.
         id: i64,
@@ -57,31 +70,39 @@ enum ResultsCommand {
     /// stress-ng (--metrics-brief, --yaml) printed, or rtlab JSON.
     Import(ImportArgs),
     /// Campaigns (runs of one invocation): list them, or show one's steps.
+    #[command(after_long_help = "Examples:
+  rtlab results campaigns
+  rtlab results campaigns 3")]
     Campaigns {
-        /// Show this campaign's steps and runs.
+        /// Show this campaign's steps and runs [default: list every campaign].
         id: Option<i64>,
     },
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results list --last 10
+  rtlab results list --kind latency --since 2d
+  rtlab results list --label 'rt%' --json")]
 struct ListArgs {
-    /// Only this label (SQL LIKE pattern when it contains %).
+    /// Only this label (SQL LIKE pattern when it contains %) [default: any].
     #[arg(long, value_name = "LABEL")]
     label: Option<String>,
-    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks).
+    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks)
+    /// [default: any].
     #[arg(long, value_name = "KIND")]
     kind: Option<String>,
     /// Only runs started within this long (30m, 12h, 2d, 1w) or since a date
-    /// (2026-05-01, RFC 3339).
+    /// (2026-05-01, RFC 3339) [default: any time].
     #[arg(long, value_name = "AGE|DATE")]
     since: Option<String>,
-    /// Only runs with this tag.
+    /// Only runs with this tag [default: any].
     #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
     tag: Option<String>,
-    /// Only runs of this campaign.
+    /// Only runs of this campaign [default: any].
     #[arg(long, value_name = "ID")]
     campaign: Option<i64>,
-    /// Only the newest N of the matching runs.
+    /// Only the newest N of the matching runs [default: all].
     #[arg(short = 'n', long, value_name = "N")]
     last: Option<usize>,
     /// One JSON document: an array of rows.
@@ -93,6 +114,9 @@ struct ListArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results show 12
+  rtlab results show 12 --json --unit ns")]
 struct ShowArgs {
     /// Run id.
     id: i64,
@@ -105,6 +129,10 @@ struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results export 12 -o run12.json
+  rtlab results export 12 13 --format csv -o runs.csv
+  rtlab results export 12 --format hist > hist.txt")]
 struct ExportArgs {
     /// Run ids (several only with --format csv: one table).
     #[arg(required = true, value_name = "ID")]
@@ -112,27 +140,32 @@ struct ExportArgs {
     /// Output format (hist = cyclictest -h layout, one column per thread).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
-    /// Write to this file instead of stdout ("-": stdout).
+    /// Write to this file instead of stdout ("-": stdout) [default: stdout].
     #[arg(short, long, value_name = "PATH", value_parser = common::output_file)]
     output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results import ct.txt
+  rtlab results import ct.txt --label stock --tag lab
+  rtlab results import cpu.txt memory.txt fileio.txt --label 'rt 6.6'")]
 struct ImportArgs {
     /// Files to import (cyclictest, sysbench, stress-ng or rtlab output; the
     /// format is read from the file); several files make one campaign.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Label of the imported runs (default: the kernel named in the file, else
-    /// the file's name).
+    /// Label of the imported runs [default: the kernel named in the file, else
+    /// the file's name].
     #[arg(long, value_name = "TEXT", value_parser = common::label_value)]
     label: Option<String>,
-    /// Tag the imported runs (repeatable).
+    /// Tag the imported runs (repeatable) [default: no tags].
     #[arg(long = "tag", value_name = "TAG", value_parser = common::tag_value)]
     tags: Vec<String>,
     /// The sysbench test the files come from, checked against what the report
     /// says; sysbench 1.0's threads and mutex reports look alike, and are told
-    /// apart by their events per thread (mutex runs one) unless this names one.
+    /// apart by their events per thread (mutex runs one) unless this names one
+    /// [default: read from the file].
     #[arg(long, value_name = "TEST", value_parser = clap::builder::PossibleValuesParser::new(import::SYSBENCH_TESTS))]
     sysbench_test: Option<String>,
 }

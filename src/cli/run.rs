@@ -31,37 +31,46 @@ use std::sync::atomic::Ordering;
 /// under CPU load, under memory load, under the dohell mix; about a minute), with
 /// verdicts against 1 ms, the biggest risks found and an HTML report.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab run
+  rtlab run --preset lab --duration 30s --label stock
+  rtlab run my-board.toml --require gyro=500us --html board.html
+  rtlab run --attribute dohell --duration 10s")]
 pub struct RunArgs {
-    /// A scenario file (TOML); see `rtlab presets show quick` for the format.
+    /// A scenario file (TOML; the keys: rtlab help scenarios) [default: the quick
+    /// check, preset quick].
     #[arg(value_name = "SCENARIO", conflicts_with_all = ["preset", "resume"])]
     scenario: Option<PathBuf>,
-    /// Run a built-in scenario (`rtlab presets list`).
+    /// Run a built-in scenario (`rtlab presets list`) [default: none].
     #[arg(long, value_name = "NAME", conflicts_with = "resume")]
     preset: Option<String>,
     /// Load attribution: run the latency probe under no load, under each part of
-    /// this mix alone and under the whole mix, then rank the parts.
+    /// this mix alone and under the whole mix, then rank the parts [default:
+    /// no attribution].
     #[arg(long, value_name = "MIX", conflicts_with_all = ["scenario", "preset", "resume"])]
     attribute: Option<String>,
-    /// Set every step's duration (scales the whole campaign).
+    /// Set every step's duration, scaling the whole campaign (a bare number is
+    /// seconds) [default: each step's own].
     #[arg(long, value_name = "DUR")]
     duration: Option<String>,
-    /// Requirement name=budget or preset (repeatable; replaces the scenario's).
+    /// Requirement name=budget (a bare number is µs) or preset (repeatable;
+    /// replaces the scenario's) [default: the scenario's requirements].
     #[arg(long = "require", value_name = "NAME=DUR|PRESET")]
     requires: Vec<String>,
     /// Add the runs of an earlier campaign of the same scenario whose runs carry
     /// this label (another kernel) or tag to the final table and report. Checked
-    /// before anything runs.
+    /// before anything runs [default: none].
     #[arg(long, value_name = "LABEL|TAG")]
     compare_with: Vec<String>,
     /// Refuse a scenario whose matrix expands to more steps than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: u64,
-    /// Continue an interrupted campaign (default: the latest) from its first
-    /// unfinished step.
+    /// Continue an interrupted campaign from its first unfinished step
+    /// [default: start a new one; given alone: the latest].
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "-1")]
     resume: Option<i64>,
-    /// Write the HTML report here (default: next to the store).
+    /// Write the HTML report here [default: next to the store].
     #[arg(long, value_name = "PATH", value_parser = super::common::output_file)]
     html: Option<PathBuf>,
     /// Print one JSON document (format rtlab/1) instead of the tables.
@@ -73,10 +82,11 @@ pub struct RunArgs {
     /// Unit of times in tables.
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     unit: TimeUnit,
-    /// Label of the campaign's runs (default: "<kernel release> <preemption model>").
+    /// Label of the campaign's runs [default: "<kernel release> <preemption
+    /// model>"].
     #[arg(long, value_name = "TEXT", value_parser = super::common::label_value)]
     label: Option<String>,
-    /// Tag every run (repeatable).
+    /// Tag every run (repeatable) [default: no tags].
     #[arg(long = "tag", value_name = "TAG", value_parser = super::common::tag_value)]
     tags: Vec<String>,
 }

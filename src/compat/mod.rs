@@ -83,7 +83,8 @@ pub struct RawArgs {
     /// Do not store the run (also: environment RTLAB_NO_STORE=1).
     #[arg(long)]
     pub no_store: bool,
-    /// The tool's own arguments (`--help` among them is the tool's help).
+    /// The tool's own arguments (`--help` among them is the tool's help)
+    /// [default: none, the tool's defaults].
     #[arg(
         value_name = "ARGS",
         trailing_var_arg = true,

@@ -22,7 +22,7 @@ use serde_json::json;
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Params {
-    /// Period of the measuring threads (e.g. 200us, 1ms).
+    /// Period of the measuring threads (e.g. 200us, 1ms; a bare number is µs).
     #[arg(
         short,
         long,
@@ -32,15 +32,16 @@ pub struct Params {
     )]
     #[serde(deserialize_with = "de::duration")]
     pub interval: String,
-    /// Wake-ups per thread, then stop (default: no limit).
+    /// Wake-ups per thread, then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
-    /// Run this long, then stop (e.g. 30s, 5m).
+    /// Run this long, then stop (e.g. 30s, 5m; a bare number is seconds)
+    /// [default: until --loops or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de::opt_duration")]
     pub duration: Option<String>,
-    /// CPUs to measure on, one pinned thread each (default, and -a alone: all
-    /// online CPUs).
+    /// CPUs to measure on, one pinned thread each (e.g. 1-3 or 0,2) [default:
+    /// all online CPUs, as -a alone].
     #[arg(
         short = 'a',
         long,
@@ -51,11 +52,11 @@ pub struct Params {
     #[serde(deserialize_with = "de::cpus")]
     pub cpus: Option<String>,
     /// Number of threads: unpinned, or spread over --cpus in round-robin order
-    /// (-t alone: one per CPU, the default).
+    /// [default: one per CPU, as -t alone].
     #[arg(short, long, value_name = "N")]
     pub threads: Option<Option<usize>>,
     /// Real-time priority of the measuring threads (1-99; 0 with --policy
-    /// other, batch or idle).
+    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
     #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
     pub priority: Option<i32>,
     /// Scheduling policy of the measuring threads.
@@ -64,7 +65,7 @@ pub struct Params {
     /// Thread N runs at priority − N (cyclictest's --priospread).
     #[arg(long)]
     pub priospread: bool,
-    /// Thread N runs at interval + N×distance (cyclictest's -d).
+    /// Thread N runs at interval + N×distance (cyclictest's -d; a bare number is µs).
     #[arg(short, long, default_value = "0", value_name = "DUR")]
     #[serde(deserialize_with = "de::duration")]
     pub distance: String,
@@ -75,12 +76,13 @@ pub struct Params {
     #[arg(long, value_enum, default_value_t = TimerArg::Absolute)]
     pub timer: TimerArg,
     /// Thread N's first period begins N×offset after the common start
-    /// (cyclictest's -A).
+    /// (cyclictest's -A; a bare number is µs).
     #[arg(long, default_value = "0", value_name = "DUR")]
     #[serde(deserialize_with = "de::duration")]
     pub offset: String,
     /// Start at the next full second of the clock, plus this offset
-    /// (cyclictest's --secaligned).
+    /// (cyclictest's --secaligned; a bare number is µs) [default: off; given
+    /// alone: offset 0].
     #[arg(
         long,
         value_name = "DUR",
@@ -93,7 +95,7 @@ pub struct Params {
     #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub mlock: bool,
-    /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": don't).
+    /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": leave it).
     #[arg(
         long,
         default_value = "0",
@@ -103,23 +105,24 @@ pub struct Params {
     #[serde(deserialize_with = "de::word")]
     pub dma_latency: String,
     /// Disable the idle states deeper than N on the measured CPUs for the run
-    /// (cyclictest's --deepest-idle-state).
+    /// (cyclictest's --deepest-idle-state) [default: leave idle states alone].
     #[arg(long, value_name = "N")]
     pub deepest_idle_state: Option<u32>,
     /// Pin rtlab's main thread (live view, output) to these CPUs for the run
-    /// (cyclictest's --mainaffinity).
+    /// (cyclictest's --mainaffinity) [default: not pinned].
     #[arg(long, value_name = "LIST")]
     #[serde(deserialize_with = "de::cpus")]
     pub main_cpus: Option<String>,
-    /// Range of the 1-µs histogram (--histfile, overflow counts); -h as in
-    /// cyclictest.
+    /// Range of the 1-µs histogram (--histfile, overflow counts; a bare number
+    /// is µs, 1us to 10s); -h as in cyclictest.
     #[arg(short = 'h', long, default_value = "10ms", value_name = "DUR")]
     #[serde(deserialize_with = "de::duration")]
     pub histogram_max: String,
     /// Wake-up numbers of the first N histogram overflows kept per thread.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub overflow_cycles: usize,
-    /// Stop all threads when a latency exceeds this.
+    /// Stop all threads when a latency exceeds this (a bare number is µs)
+    /// [default: never].
     #[arg(short, long, value_name = "DUR", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de::opt_duration")]
     pub breaktrace: Option<String>,
@@ -127,11 +130,13 @@ pub struct Params {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub tracemark: bool,
-    /// A wake-up later than this is a deadline miss (default: the interval).
+    /// A wake-up later than this is a deadline miss (a bare number is µs)
+    /// [default: the interval].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de::opt_duration")]
     pub deadline: Option<String>,
-    /// Exit 1 if the maximum latency exceeds this (CI gate).
+    /// Exit 1 if the maximum latency exceeds this (CI gate; a bare number is µs)
+    /// [default: no gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de::opt_duration")]
     pub max_latency: Option<String>,

@@ -29,30 +29,33 @@ pub struct Params {
     #[arg(skip)]
     #[serde(deserialize_with = "de::loads", serialize_with = "de::ser_loads")]
     pub load: Vec<String>,
-    /// Worker processes (the spec's workers=N).
+    /// Worker processes (the spec's workers=N) [default: the spec's, else 1].
     #[arg(short, long, value_name = "N")]
     pub workers: Option<u32>,
-    /// Run this long, then stop (default: until Ctrl-C).
+    /// Run this long, then stop (a bare number is seconds) [default: until
+    /// Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub duration: Option<String>,
-    /// cpu: the arithmetic: int, float, sqrt, prime or mix.
+    /// cpu: the arithmetic: int, float, sqrt, prime or mix [default: mix].
     #[arg(long, value_name = "METHOD")]
     pub method: Option<String>,
-    /// cpu: duty cycle, the busy share of each 100 ms (e.g. 60%).
+    /// cpu: duty cycle, the busy share of each 100 ms (e.g. 60%) [default: 100%].
     #[arg(long, value_name = "PCT")]
     pub cpu_load: Option<String>,
-    /// vm: bytes mapped per worker; memcopy: size of each buffer; io: bytes per file.
+    /// vm: bytes mapped per worker; memcopy: size of each buffer; io: bytes per
+    /// file (e.g. 4096, 64K, 256M, 1G) [default: vm 256M, memcopy larger than the
+    /// last-level cache, io 1M].
     #[arg(long, value_name = "SIZE")]
     #[serde(deserialize_with = "de::opt_size")]
     pub bytes: Option<String>,
     /// vm: keep the mapping and re-dirty it instead of unmapping it.
     #[arg(long)]
     pub keep: bool,
-    /// io: the directory written in (default /var/tmp).
+    /// io: the directory written in [default: /var/tmp].
     #[arg(long, value_name = "PATH")]
     pub dir: Option<String>,
-    /// fswalk: where the walk starts (default /).
+    /// fswalk: where the walk starts [default: /].
     #[arg(long, value_name = "PATH")]
     pub root: Option<String>,
     /// Run vm/memcopy loads even above 90% of MemAvailable.

@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PlacementArgs {
-    /// CPUs the load workers may run on (default: every CPU rtlab may use).
+    /// CPUs the load workers may run on [default: every CPU rtlab may use].
     #[arg(long, value_name = "LIST")]
     #[serde(deserialize_with = "de::cpus")]
     pub load_cpus: Option<String>,
-    /// Nice value of the load workers (-20 to 19).
+    /// Nice value of the load workers (-20 to 19) [default: rtlab's own].
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub load_nice: Option<i32>,
     /// Scheduling policy of the load workers: other, batch, idle, fifo:PRIO or rr:PRIO.
@@ -60,7 +60,7 @@ impl Default for PlacementArgs {
 #[serde(default)]
 pub struct LoadArgs {
     /// Run a load while measuring (repeatable): cpu:4, vm:2:256M, fswalk, dohell,
-    /// "exec:make -j4", ... (the grammar and every kind: rtlab load --list).
+    /// "exec:make -j4", ... (the grammar: rtlab help loads) [default: no load].
     #[arg(long = "load", value_name = "SPEC")]
     #[serde(deserialize_with = "de::loads", serialize_with = "de::ser_loads")]
     pub load: Vec<String>,

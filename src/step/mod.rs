@@ -107,6 +107,11 @@ impl Probe {
         }
     }
 
+    /// Its parameters with their defaults, as a scenario spells them.
+    pub fn default_values(&self) -> Value {
+        (self.defaults)()
+    }
+
     /// Whether it takes `key`.
     pub fn takes(&self, key: &str) -> bool {
         self.keys().iter().any(|k| k == key)

@@ -798,6 +798,14 @@ fn help_of_every_subcommand() {
         }
     }
     g.check_args("rtlab-version", &["--version".to_string()], 0);
+    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    for topic in ["units", "exit-codes", "loads", "scenarios", "store"] {
+        g.check_args(&format!("topic-{topic}"), &args(&["help", topic]), 0);
+    }
+    let by_help = g.output(&args(&["help", "net", "ping"]));
+    let by_flag = g.output(&args(&["net", "ping", "--help"]));
+    assert_eq!(by_help.stdout, by_flag.stdout, "rtlab help net ping");
+    g.check_args("help-nosuch", &args(&["help", "nosuch"]), 2);
     g.finish();
 }
 

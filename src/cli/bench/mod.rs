@@ -19,6 +19,10 @@ use clap::{Args, Subcommand};
 /// stability spreads (max−min, p95−mean, coefficient of variation), thread
 /// fairness and the timing overhead per event; `--json` gives the run record.
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab bench cpu --threads 2 --time 10s
+  rtlab bench memory --block-size 64M --json
+  rtlab bench suite --time 60s --dir /mnt/usb")]
 pub struct BenchArgs {
     #[command(subcommand)]
     which: Which,
@@ -27,16 +31,36 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 enum Which {
     /// Prime search by trial division (sysbench cpu).
+    #[command(after_long_help = "Examples:
+  rtlab bench cpu
+  rtlab bench cpu --threads 2 --max-prime 20000 --time 30s
+  rtlab bench cpu --events 10000 --report-interval 1s --json")]
     Cpu(One<cpu::Params>),
     /// Memory block reads or writes (sysbench memory).
+    #[command(after_long_help = "Examples:
+  rtlab bench memory
+  rtlab bench memory --block-size 64M --oper read --access rnd
+  rtlab bench memory --threads 2 --total-size 10G --time 30s")]
     Memory(One<memory::Params>),
     /// File reads, writes and fsyncs in --dir: prepare, run, clean up (sysbench fileio).
+    #[command(after_long_help = "Examples:
+  rtlab bench fileio --dir /var/tmp --total-size 512M --time 30s
+  rtlab bench fileio --dir /mnt/usb --mode seqwr --direct")]
     Fileio(One<fileio::Params>),
     /// Lock, sched_yield, unlock among threads (sysbench threads).
+    #[command(after_long_help = "Examples:
+  rtlab bench threads
+  rtlab bench threads --threads 4 --locks 16 --time 10s")]
     Threads(One<threads::Params>),
     /// Contention on randomly chosen mutexes (sysbench mutex).
+    #[command(after_long_help = "Examples:
+  rtlab bench mutex
+  rtlab bench mutex --threads 2 --mutexes 1024 --locks 20000")]
     Mutex(One<mutex::Params>),
     /// All five with the satellite report's parameters, within a time budget.
+    #[command(after_long_help = "Examples:
+  rtlab bench suite
+  rtlab bench suite --time 5m --dir /mnt/usb --fileio-size 1G --label stock")]
     Suite(suite::SuiteArgs),
 }
 

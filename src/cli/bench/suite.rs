@@ -18,13 +18,13 @@ use toml_edit::DocumentMut;
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
     /// Time budget for the whole suite, split evenly over the five benches
-    /// (fileio's preparing comes on top).
+    /// (fileio's preparing comes on top; a bare number is seconds).
     #[arg(long, default_value = "60s", value_name = "DUR")]
     time: String,
     /// Directory for the fileio part.
     #[arg(long, default_value = ".", value_name = "DIR")]
     dir: PathBuf,
-    /// fileio set size (the satellite report used 3G).
+    /// fileio set size (e.g. 512M, 3G; the satellite report used 3G).
     #[arg(long, default_value = "3G", value_name = "SIZE")]
     fileio_size: String,
     #[command(flatten)]

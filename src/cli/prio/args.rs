@@ -43,7 +43,8 @@ pub(super) struct MatchArgs {
     /// Match PATTERN against the whole command line, not the process name.
     #[arg(short, long)]
     pub(super) full: bool,
-    /// Only threads whose name matches this regular expression.
+    /// Only threads whose name matches this regular expression [default: every
+    /// thread].
     #[arg(long, value_name = "REGEX")]
     pub(super) threads: Option<String>,
     /// Include kernel threads (left alone otherwise).
@@ -64,13 +65,14 @@ impl MatchArgs {
 /// What to set.
 #[derive(Debug, Args)]
 pub(super) struct SchedArgs {
-    /// Scheduling policy.
+    /// Scheduling policy [default: leave the policy and priority as they are].
     #[arg(long, value_enum)]
     pub(super) policy: Option<PolicyArg>,
-    /// Priority: 1-99 for fifo/rr, 0 for the others (default 0).
+    /// Priority: 1-99 for fifo/rr, 0 for the others [default: 0; fifo and rr
+    /// need one].
     #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
     pub(super) priority: Option<i32>,
-    /// CPUs to allow (e.g. 2-3).
+    /// CPUs to allow (e.g. 2-3) [default: leave the affinity as it is].
     #[arg(long, value_name = "LIST")]
     pub(super) affinity: Option<String>,
 }
@@ -95,8 +97,11 @@ impl SchedArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio list --rt-only
+  rtlab prio list 'irq/' --json")]
 pub(super) struct ListArgs {
-    /// Regular expression on the process name (all processes when absent).
+    /// Regular expression on the process name [default: every process].
     pub(super) pattern: Option<String>,
     /// Only threads with a real-time policy (fifo, rr, deadline).
     #[arg(long)]
@@ -110,6 +115,10 @@ pub(super) struct ListArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio set 'irq/.*eth0' --policy fifo -p 85 --kernel-threads
+  rtlab prio set myapp --policy fifo -p 80 --threads 'ctrl.*' --affinity 3
+  rtlab prio set 1234 --policy other --dry-run")]
 pub(super) struct SetArgs {
     /// Regular expression on the process name (pgrep-like), or a PID.
     pub(super) pattern: String,
@@ -127,6 +136,9 @@ pub(super) struct SetArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio run --policy fifo -p 80 --affinity 3 -- ./control-loop
+  rtlab prio run --policy fifo -p 70 --mlock -- ./app --config app.toml")]
 pub(super) struct RunArgs {
     #[command(flatten)]
     pub(super) sched: SchedArgs,
@@ -141,6 +153,9 @@ pub(super) struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio apply robot.toml
+  rtlab prio apply robot.toml --check")]
 pub(super) struct ApplyArgs {
     /// The profile (TOML).
     pub(super) profile: PathBuf,
@@ -153,12 +168,15 @@ pub(super) struct ApplyArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio save robot.toml
+  rtlab prio save irqs.toml 'irq/' --kernel-threads --force")]
 pub(super) struct SaveArgs {
     /// Where to write the profile.
     #[arg(value_parser = crate::cli::common::output_file)]
     pub(super) profile: PathBuf,
-    /// Regular expression on the process name (default: every process with a
-    /// real-time thread).
+    /// Regular expression on the process name [default: every process with a
+    /// real-time thread].
     pub(super) pattern: Option<String>,
     #[command(flatten)]
     pub(super) matching: MatchArgs,
@@ -168,16 +186,22 @@ pub(super) struct SaveArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio unit robot.toml
+  rtlab prio unit robot.toml --dir /etc/systemd/system")]
 pub(super) struct UnitArgs {
     /// The profile (TOML).
     pub(super) profile: PathBuf,
     /// Write the drop-ins below this directory (e.g. /etc/systemd/system) instead
-    /// of printing them.
+    /// of printing them [default: print them].
     #[arg(long, value_name = "DIR", value_parser = crate::cli::common::output_dir)]
     pub(super) dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab prio restore --dry-run
+  rtlab prio restore")]
 pub(super) struct RestoreArgs {
     /// Show what would be restored, change nothing.
     #[arg(short = 'n', long)]

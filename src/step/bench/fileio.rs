@@ -23,7 +23,7 @@ pub struct Params {
     /// a private subdirectory that is always removed.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub dir: PathBuf,
-    /// Size of the whole file set.
+    /// Size of the whole file set (e.g. 512M, 3G).
     #[arg(
         long,
         default_value = "2G",
@@ -35,7 +35,7 @@ pub struct Params {
     /// Number of files.
     #[arg(long, default_value_t = 128, value_name = "N", alias = "file-num")]
     pub files: u32,
-    /// Bytes per request.
+    /// Bytes per request (e.g. 4K, 1M).
     #[arg(
         long,
         default_value = "16K",

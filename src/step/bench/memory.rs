@@ -25,7 +25,7 @@ pub struct Params {
     )]
     #[serde(deserialize_with = "de::size")]
     pub block_size: String,
-    /// Stop after moving this much over all threads.
+    /// Stop after moving this much over all threads (e.g. 10G).
     #[arg(
         long,
         default_value = "100G",

@@ -89,15 +89,16 @@ pub struct Common {
         alias = "num-threads"
     )]
     pub threads: usize,
-    /// Stop after this long (e.g. 10s, 1m; a bare number is seconds). Default
-    /// 10s, or no time limit when --events is given.
+    /// Stop after this long (e.g. 10s, 1m; a bare number is seconds) [default:
+    /// 10s; no time limit when --events is given].
     #[arg(long, value_name = "DUR", alias = "max-time")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub time: Option<String>,
-    /// Stop after this many events over all threads.
+    /// Stop after this many events over all threads [default: no limit].
     #[arg(long, value_name = "N", alias = "max-requests")]
     pub events: Option<u64>,
-    /// Print the rates of each interval of this length while running (e.g. 1s).
+    /// Print the rates of each interval of this length while running (e.g. 1s; a
+    /// bare number is seconds) [default: none].
     #[arg(long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub report_interval: Option<String>,

@@ -34,7 +34,7 @@ pub struct Params {
     /// The server, HOST:PORT or HOST (port 7700).
     #[arg(value_name = "HOST:PORT")]
     pub target: Option<String>,
-    /// Time between message starts.
+    /// Time between message starts (a bare number is ms).
     #[arg(long, default_value = "30ms", value_name = "DUR")]
     #[serde(deserialize_with = "de::duration")]
     pub period: String,
@@ -44,31 +44,35 @@ pub struct Params {
     /// Messages to send.
     #[arg(short = 'n', long, default_value_t = 1000, value_name = "N")]
     pub count: u64,
-    /// Send for this long instead: --count becomes duration ÷ period (bare
-    /// number: s).
+    /// Send for this long instead: --count becomes duration ÷ period (a bare
+    /// number is seconds) [default: --count messages].
     #[arg(short = 'D', long, value_name = "DUR", conflicts_with = "count")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub duration: Option<String>,
-    /// Payload bytes per request, after the 40-byte header (0-16384).
+    /// Payload bytes per request, after the 40-byte header (0-16384; e.g. 64, 1K).
     #[arg(long, default_value = "64", value_name = "BYTES")]
     #[serde(deserialize_with = "de::size")]
     pub payload: String,
-    /// A message not fully answered this long after it started is lost.
+    /// A message not fully answered this long after it started is lost (a bare
+    /// number is ms).
     #[arg(long, default_value = "1s", value_name = "DUR")]
     #[serde(deserialize_with = "de::duration")]
     pub timeout: String,
-    /// A message taking longer than this is a deadline miss (default: the period).
+    /// A message taking longer than this is a deadline miss (a bare number is ms)
+    /// [default: the period].
     #[arg(long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub deadline: Option<String>,
-    /// Exit 1 if a message takes longer than this or is lost (CI gate).
+    /// Exit 1 if a message takes longer than this or is lost (CI gate; a bare
+    /// number is ms) [default: no gate].
     #[arg(long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub max_latency: Option<String>,
-    /// Run the client with SCHED_FIFO at this priority (1-99; default SCHED_OTHER).
+    /// Run the client with SCHED_FIFO at this priority (1-99) [default:
+    /// SCHED_OTHER].
     #[arg(short, long, value_name = "PRIO")]
     pub priority: Option<i32>,
-    /// Pin the client thread to these CPUs.
+    /// Pin the client thread to these CPUs (e.g. 1 or 2-3) [default: not pinned].
     #[arg(long, value_name = "LIST")]
     #[serde(deserialize_with = "de::cpus")]
     pub cpus: Option<String>,

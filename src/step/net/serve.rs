@@ -33,20 +33,24 @@ pub struct Params {
     /// Serve request/response over TCP connections instead of UDP datagrams.
     #[arg(long)]
     pub tcp: bool,
-    /// Serve with SCHED_FIFO at this priority (1-99; default: SCHED_OTHER).
+    /// Serve with SCHED_FIFO at this priority (1-99) [default: SCHED_OTHER].
     #[arg(short, long, value_name = "PRIO")]
     pub priority: Option<i32>,
-    /// Pin the serving threads to these CPUs (e.g. 1 or 2-3).
+    /// Pin the serving threads to these CPUs (e.g. 1 or 2-3) [default: not
+    /// pinned].
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Ask the kernel to busy-poll the device queue this long before sleeping on a
-    /// receive (SO_BUSY_POLL; default 50us when given without a value).
+    /// receive (SO_BUSY_POLL; a bare number is µs) [default: off; given alone:
+    /// 50us].
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "50us")]
     pub busy_poll: Option<String>,
-    /// Add this much processing time to every request (for testing the client).
+    /// Add this much processing time to every request, for testing the client (a
+    /// bare number is ms).
     #[arg(long, default_value = "0", value_name = "DUR")]
     pub delay: String,
-    /// Stop after this long (default: until Ctrl-C or SIGTERM).
+    /// Stop after this long (a bare number is seconds) [default: until Ctrl-C or
+    /// SIGTERM].
     #[arg(short = 'D', long, value_name = "DUR")]
     pub duration: Option<String>,
     /// Most TCP clients served at once; more are accepted and closed at once
@@ -58,7 +62,8 @@ pub struct Params {
         value_name = "N"
     )]
     pub max_clients: usize,
-    /// Close a TCP connection that sends no complete request for this long.
+    /// Close a TCP connection that sends no complete request for this long (a
+    /// bare number is ms).
     #[arg(long, default_value = "60s", value_name = "DUR")]
     pub idle_timeout: String,
 }
