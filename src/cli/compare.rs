@@ -7,6 +7,7 @@ use crate::analysis::diff::differences;
 use crate::analysis::{compare, verdict};
 use crate::error::{bad_flag, UsageError};
 use crate::format::svg::Overlay;
+use crate::format::text::progress::{self, Progress};
 use crate::format::{csv, json, markdown, run_name, text, Exporter, Options};
 use crate::record::Run;
 use crate::scenario::runner::{campaign_steps, step_view};
@@ -127,10 +128,12 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
     let store = ctx.open_existing()?;
     let (ids, baseline) = select(&store, &a)?;
+    let progress = Progress::steps(progress::wanted(false), "run", "loading", ids.len() as u64);
     let mut runs = ids
         .iter()
-        .map(|&id| store.load(id))
+        .map(|&id| store.load(id).inspect(|_| progress.inc()))
         .collect::<Result<Vec<Run>>>()?;
+    drop(progress);
     // A campaign's runs share one label: name them after their steps.
     for &c in &a.campaign {
         for view in step_view(&campaign_steps(&store, c)?) {

@@ -6,7 +6,7 @@ use crate::format;
 use crate::format::histfile::Layout;
 use crate::record::Run;
 use crate::step::latency::{self, Params};
-use crate::step::Observer;
+use crate::step::{Observer, Step};
 use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
@@ -81,7 +81,10 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
         a.out.unit = TimeUnit::Ns;
     }
     let mut obs = Watch {
-        live: super::observer::LiveObserver::new(&a.out),
+        live: super::observer::LiveObserver::new(&a.out).with_progress(
+            "latency",
+            (!a.verbose).then(|| a.params.planned_ns()).flatten(),
+        ),
         refresh_on_max: a.refresh_on_max,
         max_ns: Vec::new(),
         lines: a
@@ -110,7 +113,8 @@ pub fn execute(
     out: &OutputArgs,
     save: &SaveArgs,
 ) -> Result<i32> {
-    let mut run = latency::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", p.planned_ns());
+    let mut run = latency::measure(p, &mut live)?;
     finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
 }
 

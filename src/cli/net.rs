@@ -78,7 +78,9 @@ pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
 
 /// Measures with `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut run = net::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    let mut live = super::observer::LiveObserver::new(out)
+        .with_progress("net ping", crate::step::Step::planned_ns(p));
+    let mut run = net::measure(p, &mut live)?;
     save.apply(&mut run);
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))

@@ -1,8 +1,10 @@
 //! What a measuring command shows while it measures: the live view of latency
-//! threads and load rates on a terminal, a bench's interval lines, notes.
+//! threads, its progress and load rates on a terminal, a bench's interval
+//! lines, notes.
 
 use super::common::OutputArgs;
 use crate::format::text::live::LiveView;
+use crate::format::text::progress::Progress;
 use crate::units::TimeUnit;
 use std::io::Write;
 
@@ -15,6 +17,7 @@ pub struct LiveObserver {
     view: Option<LiveView>,
     /// A line of load rates is on the terminal.
     load_line: bool,
+    progress: Progress,
 }
 
 impl LiveObserver {
@@ -26,7 +29,15 @@ impl LiveObserver {
             unit: out.unit,
             view: None,
             load_line: false,
+            progress: Progress::off(),
         }
+    }
+
+    /// With a progress line of `what`, planned to run `planned_ns` (`None`:
+    /// until stopped).
+    pub fn with_progress(mut self, what: &str, planned_ns: Option<u64>) -> LiveObserver {
+        self.progress = Progress::timed(self.on, what, planned_ns);
+        self
     }
 }
 
@@ -39,12 +50,16 @@ impl crate::step::Observer for LiveObserver {
 
     fn latency(&mut self, snaps: &[rtlab_engine::probe::latency::LiveSnapshot]) {
         if let Some(v) = self.view.as_mut() {
-            v.draw(snaps);
+            self.progress.suspend(|| v.draw(snaps));
         }
     }
 
     fn loads(&mut self, elapsed: std::time::Duration, rates: &[(&str, f64)]) {
-        if self.on {
+        if self.progress.is_on() {
+            let line = crate::format::text::loads::live_line(elapsed, rates);
+            let rates = line.split_once("  ").map_or("", |(_, r)| r);
+            self.progress.message(rates.to_string());
+        } else if self.on {
             eprint!(
                 "\r\x1b[K{}",
                 crate::format::text::loads::live_line(elapsed, rates)
@@ -55,26 +70,30 @@ impl crate::step::Observer for LiveObserver {
 
     fn end(&mut self) {
         if let Some(v) = self.view.as_mut() {
-            v.clear();
+            self.progress.suspend(|| v.clear());
         }
+        self.progress.clear();
         if self.load_line {
             eprint!("\r\x1b[K");
         }
     }
 
     fn interval(&mut self, line: &str) {
-        if self.json {
-            eprintln!("{line}");
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+        let json = self.json;
+        self.progress.suspend(|| {
+            if json {
+                eprintln!("{line}");
+            } else {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        });
     }
 
     fn note(&mut self, text: &str) {
         if self.on {
-            eprintln!("{text}");
+            self.progress.suspend(|| eprintln!("{text}"));
         }
     }
 }

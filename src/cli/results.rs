@@ -3,6 +3,7 @@
 
 use super::common::{self, write_output, Context};
 use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::format::text::progress::{self, Progress};
 use crate::format::{self, json, text, Format};
 use crate::import;
 use crate::store::{CampaignStatus, ListFilter, Store};
@@ -262,9 +263,16 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
     let stopped = || stop.load(Ordering::Relaxed);
     // Every file is read and checked before anything is written.
     let mut runs = Vec::with_capacity(a.files.len());
+    let progress = Progress::steps(
+        progress::wanted(false),
+        "file",
+        "reading",
+        a.files.len() as u64,
+    );
     for f in &a.files {
         if stopped() {
-            eprintln!("interrupted while reading the files: nothing was imported");
+            progress
+                .suspend(|| eprintln!("interrupted while reading the files: nothing was imported"));
             return Ok(EXIT_INTERRUPTED);
         }
         let mut run = import::import_file(f, &opts)?;
@@ -274,7 +282,9 @@ fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
             }
         }
         runs.push(run);
+        progress.inc();
     }
+    drop(progress);
     let campaign = if runs.len() > 1 {
         let scenario = std::env::args().collect::<Vec<_>>().join(" ");
         Some(store.create_campaign("import", &scenario, &runs[0].fingerprint)?)

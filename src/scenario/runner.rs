@@ -19,7 +19,7 @@ use crate::store::{CampaignStatus, Store};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rtlab_engine::rt::process::{self, SIGINT};
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -127,16 +127,15 @@ impl Runner<'_> {
     }
 
     fn bar(&self, len: u64, pos: u64) -> Option<ProgressBar> {
-        if !self.progress || self.quiet || !std::io::stderr().is_terminal() {
+        if !self.progress || !crate::format::text::progress::wanted(self.quiet) {
             return None;
         }
         let b = ProgressBar::new(len);
         b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} step {pos}/{len} {msg} (ETA {eta})",
-            )
-            .expect("constant template"),
+            ProgressStyle::with_template(crate::format::text::progress::STEPS)
+                .expect("constant template"),
         );
+        b.set_prefix("step");
         b.set_position(pos);
         b.enable_steady_tick(Duration::from_millis(200));
         Some(b)

@@ -41,6 +41,7 @@ mod net_malformed;
 mod net_netns;
 mod net_stall;
 mod prio_cli;
+mod progress_cli;
 mod readme;
 mod report_cli;
 mod run_cli;

@@ -5,10 +5,11 @@
 mod suite;
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
+use crate::cli::observer::LiveObserver;
 use crate::error::EXIT_INTERRUPTED;
 use crate::record::Run;
 use crate::step::bench::{cpu, fileio, memory, mutex, threads, Interrupted};
-use crate::step::Observer;
+use crate::step::{Observer, Step};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
@@ -78,12 +79,25 @@ struct One<P: Args> {
 /// Runs `rtlab bench`.
 pub fn run(ctx: &Context, a: BenchArgs) -> Result<i32> {
     match a.which {
-        Which::Cpu(a) => execute(ctx, &a.out, &a.save, |o| cpu::measure(&a.params, o)),
-        Which::Memory(a) => execute(ctx, &a.out, &a.save, |o| memory::measure(&a.params, o)),
-        Which::Fileio(a) => execute(ctx, &a.out, &a.save, |o| fileio::measure(&a.params, o)),
-        Which::Threads(a) => execute(ctx, &a.out, &a.save, |o| threads::measure(&a.params, o)),
-        Which::Mutex(a) => execute(ctx, &a.out, &a.save, |o| mutex::measure(&a.params, o)),
+        Which::Cpu(a) => a.timed("bench cpu", |o| cpu::measure(&a.params, o), ctx),
+        Which::Memory(a) => a.timed("bench memory", |o| memory::measure(&a.params, o), ctx),
+        Which::Fileio(a) => a.timed("bench fileio", |o| fileio::measure(&a.params, o), ctx),
+        Which::Threads(a) => a.timed("bench threads", |o| threads::measure(&a.params, o), ctx),
+        Which::Mutex(a) => a.timed("bench mutex", |o| mutex::measure(&a.params, o), ctx),
         Which::Suite(a) => suite::run(ctx, a),
+    }
+}
+
+impl<P: Args + Step> One<P> {
+    /// Measures with `measure` as [`execute`] does, with a progress line.
+    fn timed(
+        &self,
+        what: &str,
+        measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
+        ctx: &Context,
+    ) -> Result<i32> {
+        let live = LiveObserver::new(&self.out).with_progress(what, self.params.planned_ns());
+        measured(ctx, &self.out, &self.save, live, measure)
     }
 }
 
@@ -96,7 +110,19 @@ pub fn execute(
     save: &SaveArgs,
     measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
 ) -> Result<i32> {
-    let mut run = match measure(&mut crate::cli::observer::LiveObserver::new(out)) {
+    measured(ctx, out, save, LiveObserver::new(out), measure)
+}
+
+fn measured(
+    ctx: &Context,
+    out: &OutputArgs,
+    save: &SaveArgs,
+    mut live: LiveObserver,
+    measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
+) -> Result<i32> {
+    let result = measure(&mut live);
+    drop(live);
+    let mut run = match result {
         Err(e) if e.is::<Interrupted>() => {
             eprintln!("rtlab: {e}");
             return Ok(EXIT_INTERRUPTED);
