@@ -216,3 +216,45 @@ fn readme_long_commands_run_as_written() {
     let ran = run_all(cmds.iter().filter(|c| c.long));
     assert!(ran >= 1, "{cmds:#?}");
 }
+
+/// GitHub's anchor of a heading: lower case, punctuation dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn readme_is_short_and_its_contents_link_every_section_and_command() {
+    let text = std::fs::read_to_string(readme_path()).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 600,
+        "README.md has {lines} lines; long parts belong in docs/"
+    );
+    let contents = text
+        .split("## Contents\n")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("a ## Contents section");
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        }
+        let heading = line.strip_prefix("## ").or(line.strip_prefix("### "));
+        if let Some(h) = heading.filter(|h| !fenced && *h != "Contents") {
+            let link = format!("(#{})", anchor(h));
+            assert!(
+                contents.contains(&link),
+                "Contents has no link {link} to '{h}'"
+            );
+        }
+    }
+    for link in ["docs/install.md", "rtlab help"] {
+        assert!(text.contains(link), "README.md does not mention {link}");
+    }
+}
