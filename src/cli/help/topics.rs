@@ -126,6 +126,8 @@ fn exit_codes() -> String {
        or full directory, a results database another process holds too long
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C, SIGTERM): what was gathered is still printed and
        saved, marked interrupted; rtlab run --resume continues a campaign
+
+rtlab cyclictest, stress, stress-ng and sysbench exit as the tools do.
 "
     )
 }
@@ -281,6 +283,10 @@ A run is named by its id (12), its label (the newest complete run with that labe
 or label@N (the Nth newest with that label, whatever its status; stock@1 is the newest).
 The label defaults to \"<kernel release> <preemption model>\"; --label sets it, results label
 changes it. A campaign (rtlab run, several imported files) groups runs: results campaigns.
+
+Beside the store: rtlab run writes reports/campaign-ID.html next to it; rtlab prio set and
+apply keep what they changed in $XDG_STATE_HOME/rtlab/prio-restore.json
+(~/.local/state/rtlab/) until rtlab prio restore.
 
 Examples:
   rtlab results list --last 10
