@@ -7,7 +7,7 @@ use crate::format::histfile::Layout;
 use crate::record::Run;
 use crate::step::latency::{self, Params};
 use crate::step::{Observer, Step};
-use crate::units::TimeUnit;
+use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::latency::LiveSnapshot;
@@ -80,11 +80,13 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
     if a.nsecs {
         a.out.unit = TimeUnit::Ns;
     }
+    let live = super::observer::LiveObserver::new(&a.out);
     let mut obs = Watch {
-        live: super::observer::LiveObserver::new(&a.out).with_progress(
-            "latency",
-            (!a.verbose).then(|| a.params.planned_ns()).flatten(),
-        ),
+        // -v prints every wake-up on the terminal: no progress line among them.
+        live: match a.verbose {
+            true => live,
+            false => live.with_progress("latency", planned_ns(&a.params)),
+        },
         refresh_on_max: a.refresh_on_max,
         max_ns: Vec::new(),
         lines: a
@@ -113,9 +115,15 @@ pub fn execute(
     out: &OutputArgs,
     save: &SaveArgs,
 ) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", p.planned_ns());
+    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", planned_ns(p));
     let mut run = latency::measure(p, &mut live)?;
     finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
+}
+
+/// How long `p` is planned to run (ns): its --duration, else --loops periods.
+fn planned_ns(p: &Params) -> Option<u64> {
+    let period = || parse_positive_duration(&p.interval, DefaultUnit::Micros).ok();
+    p.planned_ns().or_else(|| p.loops?.checked_mul(period()?))
 }
 
 /// Writes `histfile` if asked, saves and prints the run.
