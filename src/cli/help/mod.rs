@@ -7,10 +7,9 @@ mod tests;
 mod topics;
 
 use super::common;
-use super::Cli;
 use crate::error::bad_flag;
 use anyhow::Result;
-use clap::{Args, CommandFactory};
+use clap::Args;
 
 /// The topics and what each is about, in the order `rtlab help` lists them.
 pub const TOPICS: &[(&str, &str)] = &[
@@ -73,8 +72,7 @@ fn text(words: &[String]) -> Result<String> {
             return Ok(t);
         }
     }
-    let mut cmd = Cli::command();
-    cmd.build();
+    let mut cmd = topics::tree();
     let mut at = &mut cmd;
     for w in words {
         at = match at.find_subcommand_mut(w).filter(|s| !s.is_hide_set()) {

@@ -1,5 +1,6 @@
-use super::topics::{bare_unit, help_of, options};
+use super::topics::{bare_unit, help_of, options, tree, visible};
 use super::*;
+use crate::cli::Cli;
 use clap::{ArgAction, Parser};
 
 /// Whether `a` takes no value (a switch, `--help`): it has nothing to default.
@@ -102,14 +103,14 @@ fn shell_words_quotes_and_stops_at_redirections() {
 fn commands() -> Vec<(Vec<String>, clap::Command)> {
     fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
         out.push((path.clone(), cmd.clone()));
-        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        for sub in visible(cmd, path.is_empty()) {
             let mut p = path.clone();
             p.push(sub.get_name().to_string());
             walk(sub, p, out);
         }
     }
     let mut out = Vec::new();
-    walk(&Cli::command(), Vec::new(), &mut out);
+    walk(&tree(), Vec::new(), &mut out);
     out
 }
 

@@ -33,19 +33,34 @@ fn wrapped(indent: &str, text: &str) -> String {
         .collect()
 }
 
+/// The whole command tree, built: deferred subcommands filled in, global
+/// options given to every subcommand.
+pub(super) fn tree() -> clap::Command {
+    let mut cmd = Cli::command();
+    cmd.build();
+    cmd
+}
+
+/// The subcommands of `cmd` a user types: not the hidden ones, nor the `help`
+/// that clap adds below the top.
+pub(super) fn visible(cmd: &clap::Command, top: bool) -> impl Iterator<Item = &clap::Command> {
+    cmd.get_subcommands()
+        .filter(move |s| !s.is_hide_set() && (top || s.get_name() != "help"))
+}
+
 /// Every option of every visible subcommand, with its path (`net ping`).
 pub(super) fn options() -> Vec<(String, clap::Arg)> {
     fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
         for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
             out.push((path.to_string(), a.clone()));
         }
-        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        for sub in visible(cmd, path.is_empty()) {
             let p = format!("{path} {}", sub.get_name()).trim().to_string();
             walk(sub, &p, out);
         }
     }
     let mut out = Vec::new();
-    walk(&Cli::command(), "", &mut out);
+    walk(&tree(), "", &mut out);
     out
 }
 
@@ -219,7 +234,7 @@ Example:
 /// The keys of probe `p` with their defaults and what they are, from the
 /// flags of its subcommand.
 fn probe_keys(p: &Probe) -> String {
-    let cmd = Cli::command();
+    let cmd = tree();
     let path: Vec<&str> = p.name.split('.').collect();
     let found = path
         .iter()
