@@ -33,7 +33,9 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "rtlab", version, about, long_about = None, max_term_width = 100)]
 #[command(disable_help_subcommand = true, after_long_help = help::ROOT_AFTER_HELP)]
-#[command(after_help = "Topics: rtlab help units|exit-codes|loads|scenarios|store; --help adds examples")]
+#[command(
+    after_help = "Topics: rtlab help units|exit-codes|loads|scenarios|store; --help adds examples"
+)]
 pub struct Cli {
     /// Results database [default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db].
     #[arg(long, global = true, value_name = "PATH")]

@@ -17,7 +17,7 @@ use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
 use crate::record::{Run, Status};
 use crate::store::{CampaignStatus, Store};
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rtlab_engine::rt::process::{self, SIGINT};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -131,10 +131,7 @@ impl Runner<'_> {
             return None;
         }
         let b = ProgressBar::new(len);
-        b.set_style(
-            ProgressStyle::with_template(crate::format::text::progress::STEPS)
-                .expect("constant template"),
-        );
+        b.set_style(crate::format::text::progress::steps_style());
         b.set_prefix("step");
         b.set_position(pos);
         b.enable_steady_tick(Duration::from_millis(200));

@@ -10,9 +10,19 @@ use std::time::Duration;
 /// A command shorter than this shows no progress.
 pub const AFTER: Duration = Duration::from_secs(2);
 
-/// The template of counted progress (`rtlab run`'s steps, imported files).
-pub const STEPS: &str =
-    "{spinner} {prefix} {pos} of {len}: {msg} [{elapsed_precise}] time left {eta}";
+/// The look of counted progress (`rtlab run`'s steps, imported files): the
+/// item under way (`step 2 of 4`, while one is done), what it is, elapsed and
+/// time left.
+pub fn steps_style() -> ProgressStyle {
+    let at = |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = write!(w, "{}", (s.pos() + 1).min(s.len().unwrap_or(u64::MAX)));
+    };
+    ProgressStyle::with_template(
+        "{spinner} {prefix} {at} of {len}: {msg} [{elapsed_precise}] time left {eta}",
+    )
+    .expect("constant template")
+    .with_key("at", at)
+}
 
 /// How often a progress line is redrawn.
 const TICK: Duration = Duration::from_millis(250);
@@ -70,7 +80,7 @@ impl Progress {
             return Progress::off();
         }
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden())
-            .with_style(ProgressStyle::with_template(STEPS).expect("constant template"))
+            .with_style(steps_style())
             .with_prefix(item.to_string())
             .with_message(what.to_string());
         Progress { bar: Some(bar) }
