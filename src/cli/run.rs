@@ -20,7 +20,6 @@ use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::signals;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
@@ -76,7 +75,7 @@ pub struct RunArgs {
     /// Print one JSON document (format rtlab/1) instead of the tables.
     #[arg(long)]
     json: bool,
-    /// No progress display.
+    /// No progress line and no line per step; only the final result.
     #[arg(short, long)]
     quiet: bool,
     /// Unit of times in tables.
@@ -197,7 +196,7 @@ fn campaign(
         label: &stored.label,
         tags: &stored.tags,
         stop,
-        progress: std::io::stderr().is_terminal(),
+        progress: crate::format::text::progress::wanted(a.quiet),
         quiet: !talk,
     };
     let outcome = runner.run(&mut store, &plan, from)?;

@@ -38,9 +38,9 @@ pub struct Runner<'a> {
     pub tags: &'a [String],
     /// The stop flag (SIGINT/SIGTERM).
     pub stop: &'static AtomicBool,
-    /// Show a progress bar (a terminal) or one line per step.
+    /// Show a progress line (stderr is a terminal, no --quiet), also with --json.
     pub progress: bool,
-    /// Say nothing while running.
+    /// No line per step.
     pub quiet: bool,
 }
 
@@ -110,7 +110,9 @@ impl Runner<'_> {
             match &bar {
                 Some(b) => {
                     b.inc(1);
-                    b.println(step_line(step, &run, plan.len()));
+                    if !self.quiet {
+                        b.println(step_line(step, &run, plan.len()));
+                    }
                 }
                 None if !self.quiet => eprintln!("{}", step_line(step, &run, plan.len())),
                 None => {}
@@ -127,7 +129,7 @@ impl Runner<'_> {
     }
 
     fn bar(&self, len: u64, pos: u64) -> Option<ProgressBar> {
-        if !self.progress || !crate::format::text::progress::wanted(self.quiet) {
+        if !self.progress {
             return None;
         }
         let b = ProgressBar::new(len);

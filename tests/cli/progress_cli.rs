@@ -55,3 +55,20 @@ fn a_pipe_gets_no_progress() {
         shown(&out)
     );
 }
+
+#[test]
+fn a_campaign_shows_the_step_under_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("cpu.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"cpu\"\n[[step]]\nname = \"primes\"\nprobe = \"bench.cpu\"\ntime = \"3s\"\n",
+    )
+    .unwrap();
+    let db = dir.path().join("rtlab.db");
+    let args = format!("--db {} run {} --json", db.display(), scenario.display());
+    let terminal = on_a_terminal(dir.path(), &args);
+    assert!(terminal.contains("step 1 of 1: primes"), "{terminal:?}");
+    let json = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&json).expect("stdout is one JSON document");
+}
