@@ -5,7 +5,9 @@
 use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
-use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
+use crate::record::{
+    self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning,
+};
 use crate::step::{Machine, Observer};
 use crate::system;
 use crate::units::exact;
@@ -31,6 +33,22 @@ fn permission_help(policy: Policy, priority: i32, why: &str) -> String {
          To measure anyway without RT priority: --policy other (the numbers then show time-sharing latency).",
         policy.name().to_uppercase()
     )
+}
+
+/// A warning when the measuring threads took page faults while measuring: each
+/// one stalls a thread for microseconds, so the memory the loop touches was not
+/// all resident and locked before it started.
+fn faults_warning(f: PageFaults) -> Option<Warning> {
+    (f.total() > 0).then(|| {
+        Warning::new(
+            "page_faults",
+            format!(
+                "the measuring threads took {} page fault(s) ({} major) while measuring: each adds latency (memory not locked: --mlock=false, or 'ulimit -l' too low?)",
+                f.total(),
+                f.major
+            ),
+        )
+    })
 }
 
 fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>) -> Series {
@@ -219,6 +237,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
 
+    let faults = outcome.faults();
+    warnings.extend(faults_warning(faults));
+
     let series: Vec<Series> = outcome
         .threads
         .iter()
@@ -268,7 +289,26 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         latency_ns: b.latency_ns,
         trace_marker: outcome.trace_marker_written,
     });
+    run.page_faults = Some(faults);
     run.warnings = warnings;
 
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_faults_while_measuring_are_warned_about_and_none_is_silent() {
+        assert_eq!(faults_warning(PageFaults::default()), None);
+        let w = faults_warning(PageFaults { minor: 3, major: 1 }).unwrap();
+        assert_eq!(w.code, "page_faults");
+        assert!(
+            w.message
+                .starts_with("the measuring threads took 4 page fault(s) (1 major)"),
+            "{}",
+            w.message
+        );
+    }
 }
