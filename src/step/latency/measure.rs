@@ -178,7 +178,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     drop(dma);
     let (load_records, load_warnings) = loads.finish();
     warnings.extend(load_warnings);
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
             return Err(
@@ -246,11 +246,21 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         .zip(names)
         .map(|(t, name)| series_of(name, &t.stats, Some(t)))
         .collect();
-    let mut merged = ThreadStats::new(cfg.hist_max_us, 2);
-    for t in &outcome.threads {
-        merged.merge(&t.stats);
+    // The total: the other threads folded into the first one's statistics, which
+    // its series no longer needs, rather than into new ones as large as a thread's.
+    let mut stats = outcome.threads.iter_mut().map(|t| &mut t.stats);
+    let mut none;
+    let all = match stats.next() {
+        Some(first) => first,
+        None => {
+            none = ThreadStats::new(cfg.hist_max_us, 2);
+            &mut none
+        }
+    };
+    for s in stats {
+        all.merge(s);
     }
-    let total = series_of("all".into(), &merged, None);
+    let total = series_of("all".into(), all, None);
     let max = total.summary.max_ns;
     let threshold_failed = max_latency_ns.is_some_and(|l| max > l) || outcome.breaktrace.is_some();
 
