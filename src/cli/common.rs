@@ -85,6 +85,16 @@ impl OutputArgs {
     }
 }
 
+/// Runs `measure` with the system's audit summary read before it, so that the
+/// memory the audit takes is free again before anything is measured, and reused
+/// by what follows rather than added to it.
+pub fn audited(measure: impl FnOnce() -> Result<Run>) -> Result<Run> {
+    let audit = crate::tune::audit::summary();
+    let mut run = measure()?;
+    run.audit = Some(audit);
+    Ok(run)
+}
+
 /// Saves the run (unless `--no-save`), prints it as JSON or as `table`, and
 /// returns its exit code. The store is written before anything is printed, so
 /// that a closed pipe cannot lose the run.
@@ -95,7 +105,7 @@ pub fn finish(
     run: &mut Run,
     table: impl FnOnce(&Run) -> String,
 ) -> Result<i32> {
-    run.audit = Some(crate::tune::audit::summary());
+    run.audit.get_or_insert_with(crate::tune::audit::summary);
     let mut saved = None;
     if !save.no_save {
         let mut store = ctx.open_store()?;

@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
             .verbose
             .then(|| SampleLines::new(a.out.unit == TimeUnit::Ns)),
     };
-    let mut run = latency::measure(&a.params, &mut obs)?;
+    let mut run = common::audited(|| latency::measure(&a.params, &mut obs))?;
     if let Some(lines) = obs.lines.as_mut() {
         lines.flush();
     }
@@ -105,7 +105,8 @@ pub fn execute(
     out: &OutputArgs,
     save: &SaveArgs,
 ) -> Result<i32> {
-    let mut run = latency::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    let mut run =
+        common::audited(|| latency::measure(p, &mut super::observer::LiveObserver::new(out)))?;
     finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
 }
 

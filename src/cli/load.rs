@@ -60,7 +60,8 @@ fn spec_words(e: anyhow::Error) -> anyhow::Error {
 
 /// Runs the loads of `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut run = load::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    let mut run =
+        common::audited(|| load::measure(p, &mut super::observer::LiveObserver::new(out)))?;
     save.apply(&mut run);
     common::finish(ctx, save, out, &mut run, |r| {
         let mut s = crate::format::text::loads::loads_table(&r.loads);

@@ -67,7 +67,8 @@ pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
 
 /// Measures with `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut run = net::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    let mut run =
+        common::audited(|| net::measure(p, &mut super::observer::LiveObserver::new(out)))?;
     save.apply(&mut run);
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))

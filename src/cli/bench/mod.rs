@@ -72,13 +72,14 @@ pub fn execute(
     save: &SaveArgs,
     measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
 ) -> Result<i32> {
-    let mut run = match measure(&mut crate::cli::observer::LiveObserver::new(out)) {
-        Err(e) if e.is::<Interrupted>() => {
-            eprintln!("rtlab: {e}");
-            return Ok(EXIT_INTERRUPTED);
-        }
-        other => other?,
-    };
+    let mut run =
+        match common::audited(|| measure(&mut crate::cli::observer::LiveObserver::new(out))) {
+            Err(e) if e.is::<Interrupted>() => {
+                eprintln!("rtlab: {e}");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            other => other?,
+        };
     save.apply(&mut run);
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| {

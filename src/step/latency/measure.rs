@@ -5,9 +5,7 @@
 use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
-use crate::record::{
-    self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning,
-};
+use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
 use crate::system;
 use crate::units::exact;
