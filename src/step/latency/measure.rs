@@ -133,6 +133,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let idle = idle_limit
         .map(|(cpus, n)| IdleLimit::apply(&cpus, n))
         .transpose()?;
+    mem::release_free_heap();
     if a.mlock {
         if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
@@ -299,6 +300,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     });
     run.page_faults = Some(faults);
     run.warnings = warnings;
+    // The threads' statistics are in the run now: give their pages back before
+    // the run is written out.
+    drop(outcome);
+    mem::release_free_heap();
 
     Ok(run)
 }

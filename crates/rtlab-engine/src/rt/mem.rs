@@ -85,6 +85,20 @@ pub fn raise_memlock_limit() -> Result<Option<u64>, i32> {
     Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
 }
 
+/// Gives the free pages of every heap back to the kernel (`malloc_trim(3)`, glibc;
+/// nothing elsewhere). What setting up a run allocated and freed (the parsed
+/// command line, the kernel configuration read for the fingerprint) would
+/// otherwise stay resident, and be locked by [`lock_all`], for the whole run; and
+/// what the measuring threads held, for the rest of the process.
+pub fn release_free_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) takes a size and only returns free heap pages to the
+    // kernel; live allocations are untouched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Undoes [`lock_all`] (`munlockall(2)`).
 pub fn unlock_all() {
     // SAFETY: munlockall(2) takes no arguments; failure leaves memory locked, which
