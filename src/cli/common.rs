@@ -214,11 +214,30 @@ pub fn print(text: &str) {
 /// and a rename, to `path`, so that a reader never sees half a file; errors
 /// name `flag`.
 pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
+    write_output_with(flag, path, |out| out.write_all(text.as_bytes()))
+}
+
+/// As [`write_output`], with the text handed to `write` as it is made rather than
+/// held whole.
+pub fn write_output_with(
+    flag: &str,
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     match path.filter(|p| p.as_os_str() != "-") {
-        None => print(text),
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = write(&mut out);
+            let _ = out.flush();
+        }
         Some(p) => {
             let tmp = p.with_extension("rtlab-tmp");
-            std::fs::write(&tmp, text)
+            std::fs::File::create(&tmp)
+                .and_then(|f| {
+                    let mut out = std::io::BufWriter::new(f);
+                    write(&mut out)?;
+                    out.flush()
+                })
                 .with_context(|| format!("{flag}: cannot write {}", tmp.display()))?;
             std::fs::rename(&tmp, p)
                 .with_context(|| format!("{flag}: cannot write {}", p.display()))?;

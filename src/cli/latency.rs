@@ -121,8 +121,10 @@ fn finish(
 ) -> Result<i32> {
     save.apply(run);
     if let Some(path) = histfile {
-        let text = format::histfile::render(&format::histfile::columns(run)?, layout);
-        common::write_output("--histfile", Some(path), &text)?;
+        let cols = format::histfile::columns(run)?;
+        common::write_output_with("--histfile", Some(path), |out| {
+            format::histfile::write(&cols, layout, out)
+        })?;
     }
     let unit = out.unit;
     common::finish(ctx, save, out, run, |r| {
