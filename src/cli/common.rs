@@ -85,6 +85,16 @@ impl OutputArgs {
     }
 }
 
+/// Runs `measure` with the system's audit summary read before it, so that the
+/// memory the audit takes is free again before anything is measured, and reused
+/// by what follows rather than added to it.
+pub fn audited(measure: impl FnOnce() -> Result<Run>) -> Result<Run> {
+    let audit = crate::tune::audit::summary();
+    let mut run = measure()?;
+    run.audit = Some(audit);
+    Ok(run)
+}
+
 /// Saves the run (unless `--no-save`), prints it as JSON or as `table`, and
 /// returns its exit code. The store is written before anything is printed, so
 /// that a closed pipe cannot lose the run.
@@ -95,7 +105,7 @@ pub fn finish(
     run: &mut Run,
     table: impl FnOnce(&Run) -> String,
 ) -> Result<i32> {
-    run.audit = Some(crate::tune::audit::summary());
+    run.audit.get_or_insert_with(crate::tune::audit::summary);
     let mut saved = None;
     if !save.no_save {
         let mut store = ctx.open_store()?;
@@ -204,11 +214,30 @@ pub fn print(text: &str) {
 /// and a rename, to `path`, so that a reader never sees half a file; errors
 /// name `flag`.
 pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
+    write_output_with(flag, path, |out| out.write_all(text.as_bytes()))
+}
+
+/// As [`write_output`], with the text handed to `write` as it is made rather than
+/// held whole.
+pub fn write_output_with(
+    flag: &str,
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     match path.filter(|p| p.as_os_str() != "-") {
-        None => print(text),
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = write(&mut out);
+            let _ = out.flush();
+        }
         Some(p) => {
             let tmp = p.with_extension("rtlab-tmp");
-            std::fs::write(&tmp, text)
+            std::fs::File::create(&tmp)
+                .and_then(|f| {
+                    let mut out = std::io::BufWriter::new(f);
+                    write(&mut out)?;
+                    out.flush()
+                })
                 .with_context(|| format!("{flag}: cannot write {}", tmp.display()))?;
             std::fs::rename(&tmp, p)
                 .with_context(|| format!("{flag}: cannot write {}", p.display()))?;

@@ -34,7 +34,7 @@ pub struct ManArgs {
 /// The completion script of `shell`: every subcommand a user types, none of
 /// the hidden ones rtlab starts itself.
 fn script(shell: clap_complete::Shell) -> String {
-    let full = Cli::command();
+    let full = super::deferred::defined();
     let mut cmd = clap::Command::new("rtlab")
         .version(env!("CARGO_PKG_VERSION"))
         .disable_help_subcommand(true)
@@ -95,7 +95,7 @@ mod tests {
             }
         }
         let mut out = Vec::new();
-        walk(&Cli::command(), "rtlab", &mut out);
+        walk(&super::super::deferred::defined(), "rtlab", &mut out);
         out
     }
 

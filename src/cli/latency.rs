@@ -93,7 +93,7 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
             .verbose
             .then(|| SampleLines::new(a.out.unit == TimeUnit::Ns)),
     };
-    let mut run = latency::measure(&a.params, &mut obs)?;
+    let mut run = common::audited(|| latency::measure(&a.params, &mut obs))?;
     if let Some(lines) = obs.lines.as_mut() {
         lines.flush();
     }
@@ -116,7 +116,7 @@ pub fn execute(
     save: &SaveArgs,
 ) -> Result<i32> {
     let mut live = super::observer::LiveObserver::new(out).with_progress("latency", planned_ns(p));
-    let mut run = latency::measure(p, &mut live)?;
+    let mut run = common::audited(|| latency::measure(p, &mut live))?;
     finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
 }
 
@@ -137,8 +137,10 @@ fn finish(
 ) -> Result<i32> {
     save.apply(run);
     if let Some(path) = histfile {
-        let text = format::histfile::render(&format::histfile::columns(run)?, layout);
-        common::write_output("--histfile", Some(path), &text)?;
+        let cols = format::histfile::columns(run)?;
+        common::write_output_with("--histfile", Some(path), |out| {
+            format::histfile::write(&cols, layout, out)
+        })?;
     }
     let unit = out.unit;
     common::finish(ctx, save, out, run, |r| {

@@ -66,7 +66,7 @@ fn spec_words(e: anyhow::Error) -> anyhow::Error {
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
     let mut live = super::observer::LiveObserver::new(out)
         .with_progress("load", crate::step::Step::planned_ns(p));
-    let mut run = load::measure(p, &mut live)?;
+    let mut run = common::audited(|| load::measure(p, &mut live))?;
     save.apply(&mut run);
     common::finish(ctx, save, out, &mut run, |r| {
         let mut s = crate::format::text::loads::loads_table(&r.loads);

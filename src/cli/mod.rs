@@ -4,6 +4,7 @@ mod audit;
 mod bench;
 pub mod common;
 mod compare;
+mod deferred;
 mod docs;
 mod help;
 mod kconfig;
@@ -23,6 +24,7 @@ mod step;
 use crate::compat::{self, Personality};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use deferred::Deferred;
 use std::path::PathBuf;
 
 /// Measure, compare and tune Linux real-time behaviour.
@@ -51,53 +53,53 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Run a campaign: the quick check of this machine, a preset or a scenario file.
-    Run(run::RunArgs),
+    Run(Deferred<run::RunArgs>),
     /// List or print the built-in scenarios.
-    Presets(presets::PresetsArgs),
+    Presets(Deferred<presets::PresetsArgs>),
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
-    Latency(latency::LatencyArgs),
+    Latency(Deferred<latency::LatencyArgs>),
     /// The results store: list, show, delete, tag, label, export, import.
-    Results(results::ResultsArgs),
+    Results(Deferred<results::ResultsArgs>),
     /// Compare stored runs side by side; verdicts against deadlines (--require).
-    Compare(compare::CompareArgs),
+    Compare(Deferred<compare::CompareArgs>),
     /// Report one stored run in depth, as text or HTML.
-    Report(report::ReportArgs),
+    Report(Deferred<report::ReportArgs>),
     /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
     /// exec, and the dohell mix (--list shows them all).
-    Load(load::LoadCmdArgs),
+    Load(Deferred<load::LoadCmdArgs>),
     /// One step of a campaign (started by `rtlab run`).
     #[command(name = "__step", hide = true)]
-    Step(step::StepArgs),
+    Step(Deferred<step::StepArgs>),
     /// A load worker process (started by rtlab itself).
     #[command(name = "__load-worker", hide = true)]
-    LoadWorker(load::WorkerArgs),
+    LoadWorker(Deferred<load::WorkerArgs>),
     /// Check the system's real-time readiness: one row per setting, with the fix.
-    Audit(audit::AuditArgs),
+    Audit(Deferred<audit::AuditArgs>),
     /// Thread priorities: list, set by pattern, run, profiles, systemd units, restore.
-    Prio(prio::PrioArgs),
+    Prio(Deferred<prio::PrioArgs>),
     /// Compare kernel configurations by subsystem; check one for latency.
-    Kconfig(kconfig::KconfigArgs),
+    Kconfig(Deferred<kconfig::KconfigArgs>),
     /// Application response time over the network: `net serve` and `net ping`.
-    Net(net::NetArgs),
+    Net(Deferred<net::NetArgs>),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
-    Bench(bench::BenchArgs),
+    Bench(Deferred<bench::BenchArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab cyclictest -m -S -p90 -i200 -D 60 -h 400 -q
   rtlab cyclictest --no-store -t1 -p80 -n -i1000 -l10000")]
-    Cyclictest(compat::RawArgs),
+    Cyclictest(Deferred<compat::RawArgs>),
     /// Run as stress, with its own options and output: `rtlab stress [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab stress --cpu 2 --vm 1 --vm-bytes 128M --timeout 30s
   rtlab stress --no-store --io 1 --timeout 10s")]
-    Stress(compat::RawArgs),
+    Stress(Deferred<compat::RawArgs>),
     /// Run as stress-ng, with its options and output: `rtlab stress-ng [--no-store] ARGS`.
     #[command(name = "stress-ng")]
     #[command(after_long_help = "Examples:
   rtlab stress-ng --cpu 2 --cpu-method matrixprod --timeout 30s --metrics-brief
   rtlab stress-ng --no-store --hdd 1 --timeout 10s")]
-    StressNg(compat::RawArgs),
+    StressNg(Deferred<compat::RawArgs>),
     /// Make symlinks (cyclictest, stress, stress-ng, sysbench) that run rtlab as those tools.
     ///
     /// A symlink named after every personality, in DIR, pointing at this rtlab: a
@@ -105,46 +107,48 @@ pub enum Command {
     /// and output, and the run is stored (not with RTLAB_NO_STORE=1). A name that
     /// is already something else is refused unless --force; a directory is never
     /// replaced.
-    InstallLinks(links::InstallLinksArgs),
+    InstallLinks(Deferred<links::InstallLinksArgs>),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
-    Completions(docs::CompletionsArgs),
+    Completions(Deferred<docs::CompletionsArgs>),
     /// Print the manual page, or write one page per subcommand into a directory.
-    Man(docs::ManArgs),
+    Man(Deferred<docs::ManArgs>),
     /// Print the help of a subcommand, or a topic: units, exit-codes, loads, scenarios, store.
-    Help(help::HelpArgs),
+    Help(Deferred<help::HelpArgs>),
     /// Run as sysbench, with its options and output: `rtlab sysbench [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab sysbench cpu --threads=2 --cpu-max-prime=20000 run
   rtlab sysbench --no-store memory --memory-block-size=1M run")]
-    Sysbench(compat::RawArgs),
+    Sysbench(Deferred<compat::RawArgs>),
 }
 
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
     match cli.command {
-        Command::Run(args) => run::run(&ctx, args),
-        Command::Presets(args) => presets::run(args),
-        Command::Latency(args) => latency::run(&ctx, args),
-        Command::Results(args) => results::run(&ctx, args),
-        Command::Compare(args) => compare::run(&ctx, args),
-        Command::Report(args) => report::run(&ctx, args),
-        Command::Load(args) => load::run(&ctx, args),
-        Command::Step(args) => step::run(&ctx, args),
-        Command::LoadWorker(args) => load::worker(args),
-        Command::Audit(args) => audit::run(args),
-        Command::Kconfig(args) => kconfig::run(args),
-        Command::Prio(args) => prio::run(args),
-        Command::Net(args) => net::run(&ctx, args),
-        Command::Bench(args) => bench::run(&ctx, args),
-        Command::Cyclictest(raw) => compat::subcommand(Personality::Cyclictest, ctx.db, raw),
-        Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),
-        Command::StressNg(raw) => compat::subcommand(Personality::StressNg, ctx.db, raw),
-        Command::InstallLinks(args) => links::run(args),
-        Command::Completions(args) => docs::completions(args),
-        Command::Man(args) => docs::man(args),
-        Command::Help(args) => help::run(args),
-        Command::Sysbench(raw) => compat::subcommand(Personality::Sysbench, ctx.db, raw),
+        Command::Run(args) => args.run(|a| run::run(&ctx, a)),
+        Command::Presets(args) => args.run(presets::run),
+        Command::Latency(args) => args.run(|a| latency::run(&ctx, a)),
+        Command::Results(args) => args.run(|a| results::run(&ctx, a)),
+        Command::Compare(args) => args.run(|a| compare::run(&ctx, a)),
+        Command::Report(args) => args.run(|a| report::run(&ctx, a)),
+        Command::Load(args) => args.run(|a| load::run(&ctx, a)),
+        Command::Step(args) => args.run(|a| step::run(&ctx, a)),
+        Command::LoadWorker(args) => args.run(load::worker),
+        Command::Audit(args) => args.run(audit::run),
+        Command::Kconfig(args) => args.run(kconfig::run),
+        Command::Prio(args) => args.run(prio::run),
+        Command::Net(args) => args.run(|a| net::run(&ctx, a)),
+        Command::Bench(args) => args.run(|a| bench::run(&ctx, a)),
+        Command::Cyclictest(raw) => {
+            raw.run(|a| compat::subcommand(Personality::Cyclictest, ctx.db, a))
+        }
+        Command::Stress(raw) => raw.run(|a| compat::subcommand(Personality::Stress, ctx.db, a)),
+        Command::StressNg(raw) => raw.run(|a| compat::subcommand(Personality::StressNg, ctx.db, a)),
+        Command::InstallLinks(args) => args.run(links::run),
+        Command::Completions(args) => args.run(docs::completions),
+        Command::Man(args) => args.run(docs::man),
+        Command::Help(args) => args.run(help::run),
+        Command::Sysbench(raw) => raw.run(|a| compat::subcommand(Personality::Sysbench, ctx.db, a)),
     }
 }
 

@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
     let mut live = super::observer::LiveObserver::new(out)
         .with_progress("net ping", crate::step::Step::planned_ns(p));
-    let mut run = net::measure(p, &mut live)?;
+    let mut run = common::audited(|| net::measure(p, &mut live))?;
     save.apply(&mut run);
     let unit = out.unit;
     common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))

@@ -28,6 +28,7 @@ use crate::record::Run;
 use crate::units::parse_count;
 use anyhow::{bail, Result};
 use rtlab_engine::stats::hist::{UsBucketsData, MAX_US_BUCKETS};
+use std::io;
 
 /// The per-thread 1-µs histograms of one run in cyclictest's layout.
 pub struct Hist;
@@ -115,66 +116,73 @@ impl HistColumn {
     }
 }
 
-/// Writes the columns in cyclictest's layout.
+/// The columns in cyclictest's layout.
 pub fn render(cols: &[HistColumn], layout: Layout) -> String {
+    let mut out = Vec::new();
+    write(cols, layout, &mut out).expect("a Vec takes every write");
+    String::from_utf8(out).expect("the layout is ASCII")
+}
+
+/// Writes the columns in cyclictest's layout to `out` as it goes: a 10 ms
+/// histogram is 10 000 lines, which need not be held whole.
+pub fn write(cols: &[HistColumn], layout: Layout, out: &mut dyn io::Write) -> io::Result<()> {
     let all = layout == Layout::WithTotal && cols.len() > 1;
     let rows = cols.iter().map(|c| c.buckets.len()).max().unwrap_or(0);
     let bucket = |c: &HistColumn, i: usize| c.buckets.get(i).copied().unwrap_or(0);
-    let mut out = String::from("# Histogram\n");
+    writeln!(out, "# Histogram")?;
     for i in 0..rows {
-        out.push_str(&format!("{i:06} "));
-        let mut cells: Vec<String> = cols
-            .iter()
-            .map(|c| format!("{:06}", bucket(c, i)))
-            .collect();
-        if all {
-            cells.push(format!(
-                "{:06}",
-                cols.iter().map(|c| bucket(c, i)).sum::<u64>()
-            ));
+        write!(out, "{i:06}")?;
+        for (n, c) in cols.iter().enumerate() {
+            let sep = if n == 0 { " " } else { "\t" };
+            write!(out, "{sep}{:06}", bucket(c, i))?;
         }
-        out.push_str(&cells.join("\t"));
-        out.push('\n');
+        if all {
+            write!(
+                out,
+                "\t{:06}",
+                cols.iter().map(|c| bucket(c, i)).sum::<u64>()
+            )?;
+        }
+        writeln!(out)?;
     }
-    let line = |name: &str, width: usize, f: &dyn Fn(&HistColumn) -> u64, total: Option<u64>| {
+    let line = |out: &mut dyn io::Write,
+                name: &str,
+                width: usize,
+                f: &dyn Fn(&HistColumn) -> u64,
+                total: Option<u64>| {
         let mut cells: Vec<String> = cols.iter().map(|c| format!("{:0width$}", f(c))).collect();
         if let Some(t) = total.filter(|_| all) {
             cells.push(format!("{t:0width$}"));
         }
-        format!("# {name}: {}\n", cells.join(" "))
+        writeln!(out, "# {name}: {}", cells.join(" "))
     };
     let total = |c: &HistColumn| c.buckets.iter().sum::<u64>();
-    out.push_str(&line(
-        "Total",
-        9,
-        &total,
-        Some(cols.iter().map(total).sum()),
-    ));
-    out.push_str(&line("Min Latencies", 5, &|c| c.min_us, None));
-    out.push_str(&line("Avg Latencies", 5, &|c| c.avg_us, None));
+    line(out, "Total", 9, &total, Some(cols.iter().map(total).sum()))?;
+    line(out, "Min Latencies", 5, &|c| c.min_us, None)?;
+    line(out, "Avg Latencies", 5, &|c| c.avg_us, None)?;
     let max = cols.iter().map(|c| c.max_us).max().unwrap_or(0);
-    out.push_str(&line("Max Latencies", 5, &|c| c.max_us, Some(max)));
+    line(out, "Max Latencies", 5, &|c| c.max_us, Some(max))?;
     let overflows = cols.iter().map(|c| c.overflows).sum();
-    out.push_str(&line(
+    line(
+        out,
         "Histogram Overflows",
         5,
         &|c| c.overflows,
         Some(overflows),
-    ));
-    out.push_str("# Histogram Overflow at cycle number:\n");
+    )?;
+    writeln!(out, "# Histogram Overflow at cycle number:")?;
     for (i, c) in cols.iter().enumerate() {
-        out.push_str(&format!("# Thread {i}:"));
+        write!(out, "# Thread {i}:")?;
         for cyc in &c.overflow_cycles {
-            out.push_str(&format!(" {cyc:05}"));
+            write!(out, " {cyc:05}")?;
         }
         let others = c.overflows.saturating_sub(c.overflow_cycles.len() as u64);
         if others > 0 {
-            out.push_str(&format!(" # {others:05} others"));
+            write!(out, " # {others:05} others")?;
         }
-        out.push('\n');
+        writeln!(out)?;
     }
-    out.push('\n');
-    out
+    writeln!(out)
 }
 
 /// A parse failure, with the 1-based line number.

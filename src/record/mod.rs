@@ -4,6 +4,8 @@
 
 pub mod why;
 
+pub use rtlab_engine::rt::mem::PageFaults;
+
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::trace::TracePoint;
 use rtlab_engine::stats::Summary;
@@ -262,6 +264,10 @@ pub struct Run {
     /// Root cause of its latency spikes, from kernel tracepoints (`--trace`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub why: Option<why::Why>,
+    /// Page faults the measuring threads took while measuring (latency runs): 0
+    /// when everything their loop touched was resident and locked beforehand.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub page_faults: Option<PageFaults>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -493,6 +499,7 @@ impl Run {
             metrics: BTreeMap::new(),
             breaktrace: None,
             why: None,
+            page_faults: None,
             warnings: Vec::new(),
         }
     }

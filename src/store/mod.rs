@@ -768,6 +768,7 @@ mod tests {
                 }],
                 timerlat: None,
             }),
+            page_faults: Some(crate::record::PageFaults { minor: 2, major: 1 }),
             warnings: vec![Warning::new("vm", "virtual")],
         }
     }

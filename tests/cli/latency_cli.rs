@@ -131,6 +131,32 @@ fn threads_without_cpus_are_unpinned() {
     }
 }
 
+#[test]
+fn page_faults_over_the_measuring_window_are_recorded_and_warned_about() {
+    // SCHED_OTHER, so that it runs anywhere; the count depends on the machine
+    // (mlock may be refused here), so only its shape and the warning that goes
+    // with a non-zero count are checked.
+    let args = [
+        "--policy", "other", "-i", "500us", "-l", "200", "--cpus", "0",
+    ];
+    let (code, doc) = run_json(&args);
+    assert_eq!(code, 0);
+    let f = &doc["page_faults"];
+    let total = u(&f["minor"]) + u(&f["major"]);
+    let warned = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "page_faults");
+    assert_eq!(warned, total > 0, "{f} {}", doc["warnings"]);
+    let out = expect(
+        rtlab().arg("latency").args(args).args(["-q", "--no-save"]),
+        &[0],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\npage faults while measuring: "), "{text}");
+}
+
 /// The shape of a cyclictest-layout histogram: one token per line, so two files
 /// with the same layout have the same shape whatever their numbers.
 fn shape(text: &str) -> Vec<String> {

@@ -120,7 +120,7 @@ fn measured(
     mut live: LiveObserver,
     measure: impl FnOnce(&mut dyn Observer) -> Result<Run>,
 ) -> Result<i32> {
-    let result = measure(&mut live);
+    let result = common::audited(|| measure(&mut live));
     drop(live);
     let mut run = match result {
         Err(e) if e.is::<Interrupted>() => {

@@ -66,6 +66,13 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     let mut out = headline(run);
     out.push('\n');
     out.push_str(&series_table(run, unit));
+    if let Some(f) = run.page_faults {
+        out.push_str(&format!(
+            "page faults while measuring: {} ({} major)\n",
+            f.total(),
+            f.major
+        ));
+    }
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(
             "\nbreaktrace: thread {} (tid {}) at cycle {}: {} ({})\n",

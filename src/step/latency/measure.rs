@@ -5,7 +5,7 @@
 use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
-use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
+use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
 use crate::system;
 use crate::units::exact;
@@ -31,6 +31,22 @@ fn permission_help(policy: Policy, priority: i32, why: &str) -> String {
          To measure anyway without RT priority: --policy other (the numbers then show time-sharing latency).",
         policy.name().to_uppercase()
     )
+}
+
+/// A warning when the measuring threads took page faults while measuring: each
+/// one stalls a thread for microseconds, so the memory the loop touches was not
+/// all resident and locked before it started.
+fn faults_warning(f: PageFaults) -> Option<Warning> {
+    (f.total() > 0).then(|| {
+        Warning::new(
+            "page_faults",
+            format!(
+                "the measuring threads took {} page fault(s) ({} major) while measuring: each adds latency (memory not locked: --mlock=false, or 'ulimit -l' too low?)",
+                f.total(),
+                f.major
+            ),
+        )
+    })
 }
 
 fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>) -> Series {
@@ -117,6 +133,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let idle = idle_limit
         .map(|(cpus, n)| IdleLimit::apply(&cpus, n))
         .transpose()?;
+    mem::release_free_heap();
     if a.mlock {
         if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
@@ -160,7 +177,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     drop(dma);
     let (load_records, load_warnings) = loads.finish();
     warnings.extend(load_warnings);
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
             return Err(
@@ -219,17 +236,30 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
 
+    let faults = outcome.faults();
+    warnings.extend(faults_warning(faults));
+
     let series: Vec<Series> = outcome
         .threads
         .iter()
         .zip(names)
         .map(|(t, name)| series_of(name, &t.stats, Some(t)))
         .collect();
-    let mut merged = ThreadStats::new(cfg.hist_max_us, 2);
-    for t in &outcome.threads {
-        merged.merge(&t.stats);
+    // The total: the other threads folded into the first one's statistics, which
+    // its series no longer needs, rather than into new ones as large as a thread's.
+    let mut stats = outcome.threads.iter_mut().map(|t| &mut t.stats);
+    let mut none;
+    let all = match stats.next() {
+        Some(first) => first,
+        None => {
+            none = ThreadStats::new(cfg.hist_max_us, 2);
+            &mut none
+        }
+    };
+    for s in stats {
+        all.merge(s);
     }
-    let total = series_of("all".into(), &merged, None);
+    let total = series_of("all".into(), all, None);
     let max = total.summary.max_ns;
     let threshold_failed = max_latency_ns.is_some_and(|l| max > l) || outcome.breaktrace.is_some();
 
@@ -268,7 +298,30 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         latency_ns: b.latency_ns,
         trace_marker: outcome.trace_marker_written,
     });
+    run.page_faults = Some(faults);
     run.warnings = warnings;
+    // The threads' statistics are in the run now: give their pages back before
+    // the run is written out.
+    drop(outcome);
+    mem::release_free_heap();
 
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_faults_while_measuring_are_warned_about_and_none_is_silent() {
+        assert_eq!(faults_warning(PageFaults::default()), None);
+        let w = faults_warning(PageFaults { minor: 3, major: 1 }).unwrap();
+        assert_eq!(w.code, "page_faults");
+        assert!(
+            w.message
+                .starts_with("the measuring threads took 4 page fault(s) (1 major)"),
+            "{}",
+            w.message
+        );
+    }
 }

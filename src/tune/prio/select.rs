@@ -25,8 +25,21 @@ pub fn compile(flag: &str, pattern: &str) -> Result<Regex, String> {
     Regex::new(pattern).map_err(|e| {
         let detail = e.to_string();
         let last = detail.lines().last().unwrap_or("").trim().to_string();
-        format!("{flag}: '{pattern}' is not a valid regular expression ({last}); escape special characters, e.g. 'a\\.out'")
+        format!(
+            "{flag}: '{pattern}' is not a valid regular expression ({last}); {}",
+            fix_for(&last)
+        )
     })
+}
+
+/// How to fix a pattern the regex crate refused with `error`: the binary's regex
+/// has Perl classes and case folding but not the Unicode property tables.
+fn fix_for(error: &str) -> &'static str {
+    if error.contains("Unicode property") {
+        "Unicode property classes such as \\p{Greek} are not built in: list the characters, e.g. '[α-ω]'"
+    } else {
+        "escape special characters, e.g. 'a\\.out'"
+    }
 }
 
 impl Selector {
@@ -117,6 +130,19 @@ pub fn no_match(pattern: &str, skipped: usize) -> String {
 mod tests {
     use super::*;
     use rtlab_engine::rt::sched::Policy;
+
+    #[test]
+    fn perl_classes_and_case_folding_work_and_refusals_say_how_to_fix() {
+        let re = compile("PATTERN", r"(?i)^KWORKER/\d+:\w+$").unwrap();
+        assert!(re.is_match("kworker/0:1H") && !re.is_match("kworker/x:1"));
+        let e = compile("--threads", "a(").unwrap_err();
+        assert!(e.starts_with("--threads: 'a(' is not a valid"), "{e}");
+        assert!(
+            e.ends_with("escape special characters, e.g. 'a\\.out'"),
+            "{e}"
+        );
+        assert!(fix_for("error: Unicode property not found").ends_with("e.g. '[α-ω]'"));
+    }
 
     #[test]
     fn selection_by_name_pid_and_thread() {

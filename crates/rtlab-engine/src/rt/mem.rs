@@ -1,5 +1,7 @@
 //! Memory locking and stack prefaulting, so that no page fault happens while
-//! measuring.
+//! measuring, and the page-fault counters that show it.
+
+use serde::{Deserialize, Serialize};
 
 /// `MCL_ONFAULT` (Linux 4.4, asm-generic value; the libc crate does not export it
 /// for glibc targets).
@@ -83,6 +85,20 @@ pub fn raise_memlock_limit() -> Result<Option<u64>, i32> {
     Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
 }
 
+/// Gives the free pages of every heap back to the kernel (`malloc_trim(3)`, glibc;
+/// nothing elsewhere). What setting up a run allocated and freed (the parsed
+/// command line, the kernel configuration read for the fingerprint) would
+/// otherwise stay resident, and be locked by [`lock_all`], for the whole run; and
+/// what the measuring threads held, for the rest of the process.
+pub fn release_free_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) takes a size and only returns free heap pages to the
+    // kernel; live allocations are untouched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Undoes [`lock_all`] (`munlockall(2)`).
 pub fn unlock_all() {
     // SAFETY: munlockall(2) takes no arguments; failure leaves memory locked, which
@@ -105,4 +121,91 @@ pub fn prefault_stack() {
         unsafe { std::ptr::write_volatile(buf.as_mut_ptr().add(i), 1) };
     }
     std::hint::black_box(&buf);
+}
+
+/// Page faults the kernel counted (`getrusage(2)`: `ru_minflt`, `ru_majflt`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageFaults {
+    /// Served without I/O: a first touch of a page, or a page that was resident
+    /// but not yet mapped.
+    pub minor: u64,
+    /// Served with I/O: the page was read from a file or from swap.
+    pub major: u64,
+}
+
+impl PageFaults {
+    /// The faults counted since `earlier` (the kernel's counters only grow).
+    pub fn since(self, earlier: PageFaults) -> PageFaults {
+        PageFaults {
+            minor: self.minor.saturating_sub(earlier.minor),
+            major: self.major.saturating_sub(earlier.major),
+        }
+    }
+
+    /// Minor and major together.
+    pub fn total(self) -> u64 {
+        self.minor + self.major
+    }
+}
+
+impl std::ops::Add for PageFaults {
+    type Output = PageFaults;
+    fn add(self, o: PageFaults) -> PageFaults {
+        PageFaults {
+            minor: self.minor + o.minor,
+            major: self.major + o.major,
+        }
+    }
+}
+
+/// The page faults of the calling thread so far (`getrusage(RUSAGE_THREAD)`): one
+/// system call, no allocation, nothing touched but a small struct on the stack, so
+/// a measuring thread reads it just before and just after its loop.
+pub fn thread_faults() -> PageFaults {
+    // SAFETY: a zeroed rusage is a valid value to be overwritten.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage(2) writes one rusage through a valid pointer; it cannot fail
+    // for RUSAGE_THREAD and a valid pointer (the zeroed value stays on error).
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+    PageFaults {
+        minor: u.ru_minflt as u64,
+        major: u.ru_majflt as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touching_fresh_pages_counts_minor_faults_of_this_thread() {
+        // 64 MiB is above the allocator's largest mmap threshold, so these are
+        // fresh pages of a new mapping, never resident ones reused: touching one
+        // byte per MiB faults.
+        let mut v = vec![0u8; 64 << 20];
+        let before = thread_faults();
+        for i in (0..v.len()).step_by(1 << 20) {
+            // SAFETY: `i` is within the vector.
+            unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 1) };
+        }
+        std::hint::black_box(&v);
+        let f = thread_faults().since(before);
+        assert!(f.minor > 0, "{f:?}");
+        assert_eq!(f.total(), f.minor + f.major);
+    }
+
+    #[test]
+    fn since_never_goes_below_zero_and_faults_add_up() {
+        let a = PageFaults { minor: 5, major: 1 };
+        let b = PageFaults { minor: 7, major: 1 };
+        assert_eq!(b.since(a), PageFaults { minor: 2, major: 0 });
+        assert_eq!(a.since(b), PageFaults::default());
+        assert_eq!(
+            a + b,
+            PageFaults {
+                minor: 12,
+                major: 2
+            }
+        );
+    }
 }

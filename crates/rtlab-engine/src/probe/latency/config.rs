@@ -3,6 +3,7 @@
 
 use super::{LoopEnd, ThreadStats};
 use crate::rt::clock::ClockId;
+use crate::rt::mem::PageFaults;
 use crate::rt::sched::{Policy, SchedError};
 
 /// How a measuring thread waits for its next period.
@@ -151,6 +152,10 @@ pub struct ThreadResult {
     pub end: LoopEnd,
     /// Samples the main thread did not take in time (with a sample ring).
     pub dropped_samples: u64,
+    /// The page faults it took while measuring, from just before its first sleep
+    /// to just after its last wake-up: 0 when everything the loop touches was
+    /// resident and locked beforehand.
+    pub faults: PageFaults,
 }
 
 /// A breaktrace event.
@@ -177,4 +182,13 @@ pub struct LatencyOutcome {
     pub trace_marker_written: bool,
     /// Time from the common start to the last join (ns).
     pub elapsed_ns: u64,
+}
+
+impl LatencyOutcome {
+    /// The page faults all measuring threads took while measuring.
+    pub fn faults(&self) -> PageFaults {
+        self.threads
+            .iter()
+            .fold(PageFaults::default(), |sum, t| sum + t.faults)
+    }
 }

@@ -152,6 +152,7 @@ impl ThreadEnv<'_> {
         *err_slot.lock().unwrap_or_else(|e| e.into_inner()) = failure;
         self.setup.wait();
         self.go.wait();
+        let before = mem::thread_faults();
         let end = if self.abort.load(Relaxed) {
             LoopEnd::Stopped
         } else {
@@ -181,6 +182,7 @@ impl ThreadEnv<'_> {
                 _ => run_loop(&self.clock, &spec, first, &mut stats, live, self.stop),
             }
         };
+        let faults = mem::thread_faults().since(before);
         ThreadResult {
             index: i,
             cpu,
@@ -190,6 +192,7 @@ impl ThreadEnv<'_> {
             stats,
             end,
             dropped_samples: live.samples().map_or(0, |r| r.dropped()),
+            faults,
         }
     }
 }
