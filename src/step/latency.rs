@@ -139,6 +139,15 @@ pub struct Params {
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     pub trace_points: usize,
+    /// Trace the kernel's scheduler, IRQ, softirq, timer and idle events in
+    /// a tracefs instance of rtlab's own and explain every spike (needs root).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: the wake-ups this late or later are explained (default:
+    /// the deadline).
+    #[arg(long, value_name = "DUR", requires = "trace")]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub trace_threshold: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,

@@ -8,6 +8,7 @@ use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
 use crate::system;
+use crate::trace;
 use crate::units::exact;
 use anyhow::Result;
 use rtlab_engine::probe::latency::{self as probe, LoopEnd, ThreadStats};
@@ -91,6 +92,31 @@ fn hold_dma_latency(
     }
 }
 
+/// Starts tracing the kernel for spikes of `threshold_ns` and more, and has
+/// the probe mark them; when the system cannot, a warning says why and the
+/// run goes on without.
+fn start_trace(
+    threshold_ns: u64,
+    cfg: &mut probe::LatencyConfig,
+    warnings: &mut Vec<Warning>,
+) -> Option<trace::Session> {
+    let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
+    match trace::Session::start(threshold_ns, &measured) {
+        Ok(s) => {
+            cfg.spike_marks = Some(probe::SpikeMarks {
+                path: s.marker_path(),
+                threshold_ns,
+            });
+            Some(s)
+        }
+        Err(trace::Unavailable(why)) => {
+            let msg = format!("--trace: {why}; measured without the analysis");
+            warnings.push(Warning::new("trace", msg));
+            None
+        }
+    }
+}
+
 /// Measures: starts the loads, runs the probe threads until their loop count,
 /// duration, a breaktrace or a signal, and returns the run.
 pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
@@ -101,6 +127,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         max_latency_ns,
         idle_limit,
         main_cpus,
+        trace_threshold_ns,
         mut warnings,
     } = a.plan(&Machine::this())?;
     if obs.wants_samples() {
@@ -147,9 +174,11 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             None => format!("thread{i}"),
         })
         .collect();
+    let trace = trace_threshold_ns.and_then(|t| start_trace(t, &mut cfg, &mut warnings));
     obs.start(&names);
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
     obs.end();
+    let why = trace.map(trace::Session::finish);
     if let Some(was) = main_was {
         let _ = sched::set_thread_affinity(0, &was);
     }
@@ -175,6 +204,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         }
         Err(e @ probe::SetupError::Timer { .. }) => {
             return Err(SystemError(format!("--timer posix: {e}")).into());
+        }
+        Err(e @ probe::SetupError::Marker { .. }) => {
+            return Err(SystemError(format!("--trace: {e}")).into());
         }
         Err(e) => return Err(UsageError(format!("--cpus: {e}")).into()),
     };
@@ -268,6 +300,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         latency_ns: b.latency_ns,
         trace_marker: outcome.trace_marker_written,
     });
+    run.why = why;
     run.warnings = warnings;
 
     Ok(run)

@@ -23,6 +23,8 @@ pub struct Plan {
     pub(super) idle_limit: Option<(Vec<usize>, u32)>,
     /// CPUs the main thread is pinned to for the run.
     pub(super) main_cpus: Option<Vec<usize>>,
+    /// With --trace: the wake-ups this late or later are explained (ns).
+    pub(super) trace_threshold_ns: Option<u64>,
     pub(super) warnings: Vec<Warning>,
 }
 
@@ -104,6 +106,7 @@ impl Params {
         ));
         }
 
+        let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
         let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
         a.check_priorities(threads.len(), &mut warnings)?;
@@ -178,6 +181,7 @@ impl Params {
                 deadline_ns,
                 breaktrace_ns,
                 trace_marker: a.tracemark,
+                spike_marks: None,
                 hist_max_us,
                 overflow_cycles: a.overflow_cycles,
                 trace_points: a.trace_points,
@@ -187,8 +191,34 @@ impl Params {
             max_latency_ns,
             idle_limit,
             main_cpus,
+            trace_threshold_ns,
             warnings,
         })
+    }
+
+    /// With --trace, the threshold of the spikes to explain: as given, or the
+    /// deadline, or the interval.
+    fn trace_threshold_ns(
+        &self,
+        interval_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Result<Option<u64>> {
+        if !self.trace {
+            if self.trace_threshold.is_some() {
+                return Err(bad_flag("--trace-threshold", "needs --trace"));
+            }
+            return Ok(None);
+        }
+        if self.clock == ClockArg::Realtime {
+            return Err(bad_flag(
+                "--trace",
+                "the trace's timestamps are CLOCK_MONOTONIC: measure with --clock monotonic",
+            ));
+        }
+        Ok(Some(
+            opt_us("--trace-threshold", &self.trace_threshold)?
+                .unwrap_or(deadline_ns.unwrap_or(interval_ns)),
+        ))
     }
 
     /// One entry per measuring thread: the CPU it is pinned to, if any.
