@@ -98,9 +98,11 @@ impl Cpu {
         }
     }
 
+    /// Leaves the innermost context of a kind, and whatever a lost exit
+    /// left above it.
     fn pop(&mut self, what: fn(&Ctx) -> bool) {
-        if self.stack.last().is_some_and(what) {
-            self.stack.pop();
+        if let Some(at) = self.stack.iter().rposition(what) {
+            self.stack.truncate(at);
         }
     }
 }
@@ -163,6 +165,8 @@ impl Analyser {
                 self.comms.insert(prev_pid, prev_comm);
                 self.comms.insert(next_pid, next_comm);
                 c.task = Some((next_pid, next_prio));
+                // Switches happen in task context: nothing is nested any more.
+                c.stack.clear();
             }
             Event::Waking { pid } => c.marks.push_back(Mark::Waking(ts, pid)),
             Event::IrqEntry { irq, name } => {

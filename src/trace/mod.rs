@@ -10,6 +10,8 @@ mod event;
 mod page;
 mod spike;
 
+pub use spike::TIMER_IRQ;
+
 use crate::record::why::Why;
 use analyse::Analyser;
 use anyhow::{Context, Result};
