@@ -9,6 +9,8 @@ mod analyse;
 mod event;
 mod page;
 mod spike;
+#[cfg(test)]
+mod tests;
 
 pub use spike::TIMER_IRQ;
 
