@@ -145,7 +145,12 @@ pub struct Params {
     pub trace: bool,
     /// With --trace: the wake-ups this late or later are explained (default:
     /// the deadline).
-    #[arg(long, value_name = "DUR", requires = "trace")]
+    #[arg(
+        long,
+        value_name = "DUR",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
     #[serde(deserialize_with = "de::opt_duration")]
     pub trace_threshold: Option<String>,
     #[command(flatten)]
