@@ -43,7 +43,7 @@ fn parts(s: &Spike) -> Vec<(u64, String)> {
     if let Some(i) = &s.idle {
         p.push((i.exit_ns, format!("idle exit ({})", i.state)));
     }
-    p.sort_by(|a, b| b.0.cmp(&a.0));
+    p.sort_by_key(|x| std::cmp::Reverse(x.0));
     p.push((s.unexplained_ns, "unexplained".into()));
     p
 }
