@@ -3,6 +3,7 @@
 mod idle;
 mod measure;
 mod plan;
+mod trace;
 
 pub use measure::measure;
 pub use plan::Plan;

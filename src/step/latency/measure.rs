@@ -92,31 +92,6 @@ fn hold_dma_latency(
     }
 }
 
-/// Starts tracing the kernel for spikes of `threshold_ns` and more, and has
-/// the probe mark them; when the system cannot, a warning says why and the
-/// run goes on without.
-fn start_trace(
-    threshold_ns: u64,
-    cfg: &mut probe::LatencyConfig,
-    warnings: &mut Vec<Warning>,
-) -> Option<trace::Session> {
-    let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
-    match trace::Session::start(threshold_ns, &measured) {
-        Ok(s) => {
-            cfg.spike_marks = Some(probe::SpikeMarks {
-                path: s.marker_path(),
-                threshold_ns,
-            });
-            Some(s)
-        }
-        Err(trace::Unavailable(why)) => {
-            let msg = format!("--trace: {why}; measured without the analysis");
-            warnings.push(Warning::new("trace", msg));
-            None
-        }
-    }
-}
-
 /// Measures: starts the loads, runs the probe threads until their loop count,
 /// duration, a breaktrace or a signal, and returns the run.
 pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
@@ -174,7 +149,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             None => format!("thread{i}"),
         })
         .collect();
-    let trace = trace_threshold_ns.and_then(|t| start_trace(t, &mut cfg, &mut warnings));
+    let trace = trace_threshold_ns.and_then(|t| super::trace::start(t, &mut cfg, &mut warnings));
     obs.start(&names);
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
     obs.end();

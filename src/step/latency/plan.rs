@@ -39,7 +39,7 @@ fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
     parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
 }
 
-fn opt_us(flag: &str, text: &Option<String>) -> Result<Option<u64>> {
+pub(super) fn opt_us(flag: &str, text: &Option<String>) -> Result<Option<u64>> {
     text.as_deref().map(|t| us_or_unit(flag, t)).transpose()
 }
 
@@ -194,31 +194,6 @@ impl Params {
             trace_threshold_ns,
             warnings,
         })
-    }
-
-    /// With --trace, the threshold of the spikes to explain: as given, or the
-    /// deadline, or the interval.
-    fn trace_threshold_ns(
-        &self,
-        interval_ns: u64,
-        deadline_ns: Option<u64>,
-    ) -> Result<Option<u64>> {
-        if !self.trace {
-            if self.trace_threshold.is_some() {
-                return Err(bad_flag("--trace-threshold", "needs --trace"));
-            }
-            return Ok(None);
-        }
-        if self.clock == ClockArg::Realtime {
-            return Err(bad_flag(
-                "--trace",
-                "the trace's timestamps are CLOCK_MONOTONIC: measure with --clock monotonic",
-            ));
-        }
-        Ok(Some(
-            opt_us("--trace-threshold", &self.trace_threshold)?
-                .unwrap_or(deadline_ns.unwrap_or(interval_ns)),
-        ))
     }
 
     /// One entry per measuring thread: the CPU it is pinned to, if any.
