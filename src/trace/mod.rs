@@ -106,6 +106,7 @@ impl Session {
         measured: &[usize],
     ) -> std::result::Result<Session, Unavailable> {
         let root = tracefs()?;
+        remove_stale(&root.join("instances"));
         let dir = root.join(format!("instances/rtlab-{}", std::process::id()));
         if let Err(e) = std::fs::create_dir(&dir) {
             return Err(Unavailable(match e.kind() {
@@ -202,6 +203,7 @@ impl Session {
         write(&dir, "tracing_on", "1")?;
         Ok(Reader {
             pipes,
+            page: vec![0; layout.size],
             layout,
             decoder,
             analyser: Analyser::default(),
@@ -270,6 +272,23 @@ impl Drop for Session {
     }
 }
 
+/// Removes the instances of rtlab processes that no longer run (killed
+/// before they could remove their own).
+fn remove_stale(instances: &Path) {
+    let Ok(dir) = std::fs::read_dir(instances) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("rtlab-"));
+        if pid
+            .is_some_and(|p| p.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{p}")).exists())
+        {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 fn missing_reason(sys: &str, name: &str) -> String {
     let what = match name {
         "cpu_idle" => "idle exit",
@@ -295,6 +314,7 @@ fn online_cpus() -> Vec<usize> {
 /// The reading thread's state.
 struct Reader {
     pipes: Vec<(usize, File)>,
+    page: Vec<u8>,
     layout: PageLayout,
     decoder: Decoder,
     analyser: Analyser,
@@ -317,11 +337,11 @@ impl Reader {
 
     /// One pass over every CPU's buffer; whether anything was read.
     fn drain(&mut self) -> bool {
-        let mut page = vec![0u8; self.layout.size];
         let mut got = false;
+        let page = &mut self.page;
         for (cpu, pipe) in &mut self.pipes {
             // A page at a time, until the buffer is empty (EAGAIN) or fails.
-            while let Ok(n) = pipe.read(&mut page) {
+            while let Ok(n) = pipe.read(page) {
                 if n == 0 {
                     break;
                 }

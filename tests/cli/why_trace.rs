@@ -290,7 +290,11 @@ fn an_idle_cpu_names_the_idle_state_it_left() {
 
 #[test]
 #[ignore = "needs root: tracefs and SIGTERM of a traced run"]
-fn sigterm_ends_a_traced_run_with_its_analysis_and_removes_the_instance() {
+fn sigterm_ends_a_traced_run_with_its_analysis_and_instances_are_removed() {
+    // The instance of an rtlab killed outright, which the next run removes.
+    let dead = (4_000_000..).find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+    let stale = format!("/sys/kernel/tracing/instances/rtlab-{}", dead.unwrap());
+    std::fs::create_dir(&stale).unwrap();
     let cpu = probe_cpu().to_string();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
         .args(["latency", "-a", &cpu, "-i", "1ms", "-D", "30s", "--trace"])
@@ -304,6 +308,7 @@ fn sigterm_ends_a_traced_run_with_its_analysis_and_removes_the_instance() {
     std::thread::sleep(Duration::from_millis(300));
     let dir = format!("/sys/kernel/tracing/instances/rtlab-{pid}");
     assert!(std::path::Path::new(&dir).exists(), "{dir} while measuring");
+    assert!(!std::path::Path::new(&stale).exists(), "{stale} left");
     // SAFETY: kill(2) with a pid we spawned and a valid signal number.
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
