@@ -170,16 +170,23 @@ impl Session {
             pname,
             &read_text(&events.join(format!("{psys}/{pname}/format")))?,
         )?;
+        let mut waking = false;
         for (sys, name, optional) in EVENTS {
+            // sched_wakeup only stands in for a missing sched_waking.
+            if name == "sched_wakeup" && waking {
+                continue;
+            }
             let ev = dir.join(format!("events/{sys}/{name}"));
             match read_text(&ev.join("format")) {
                 Ok(f) => {
                     decoder.add(sys, name, &f)?;
                     write(&ev, "enable", "1")?;
+                    waking |= name == "sched_waking";
                     if !self.available.iter().any(|a| a == sys) {
                         self.available.push(sys.to_string());
                     }
                 }
+                Err(_) if name == "sched_waking" => {}
                 Err(_) if optional => self.missing.push(missing_reason(sys, name)),
                 Err(e) => anyhow::bail!("the kernel has no {sys}:{name} event ({e})"),
             }
@@ -292,7 +299,7 @@ fn remove_stale(instances: &Path) {
 fn missing_reason(sys: &str, name: &str) -> String {
     let what = match name {
         "cpu_idle" => "idle exit",
-        "sched_waking" | "sched_wakeup" => "timer delay",
+        "sched_wakeup" => "timer delay (neither sched_waking nor sched_wakeup)",
         "hrtimer_expire_entry" | "hrtimer_expire_exit" => "timer delay",
         "local_timer_entry" | "local_timer_exit" => {
             "timer interrupts (counted as what they interrupted)"
