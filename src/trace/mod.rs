@@ -149,7 +149,7 @@ impl Session {
 
     fn set_up(&mut self, root: &Path) -> Result<Reader> {
         let dir = self.dir.clone();
-        let clocks = std::fs::read_to_string(dir.join("trace_clock"))?;
+        let clocks = read_text(&dir.join("trace_clock"))?;
         if !clocks
             .split_whitespace()
             .any(|c| c.trim_matches(['[', ']']) == "mono")
@@ -191,7 +191,7 @@ impl Session {
                 Err(e) => anyhow::bail!("the kernel has no {sys}:{name} event ({e})"),
             }
         }
-        let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
+        let tracers = read_text(&root.join("available_tracers")).unwrap_or_default();
         for t in ["timerlat", "osnoise"] {
             self.missing.push(if tracers.split_whitespace().any(|x| x == t) {
                 format!("{t}: the kernel has the tracer, rtlab does not use it yet")
@@ -256,20 +256,22 @@ impl Session {
     fn lost_events(&self) -> u64 {
         online_cpus()
             .into_iter()
-            .filter_map(|cpu| {
-                std::fs::read_to_string(self.dir.join(format!("per_cpu/cpu{cpu}/stats"))).ok()
-            })
-            .flat_map(|text| {
-                text.lines()
-                    .filter_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        matches!(k.trim(), "overrun" | "dropped events")
-                            .then(|| v.trim().parse::<u64>().ok())?
-                    })
-                    .collect::<Vec<_>>()
-            })
+            .filter_map(|cpu| read_text(&self.dir.join(format!("per_cpu/cpu{cpu}/stats"))).ok())
+            .map(|text| lost_in(&text))
             .sum()
     }
+}
+
+/// Events a CPU's `stats` says were overwritten or dropped.
+fn lost_in(stats: &str) -> u64 {
+    stats
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "overrun" | "dropped events")
+                .then(|| v.trim().parse::<u64>().ok())?
+        })
+        .sum()
 }
 
 impl Drop for Session {

@@ -203,3 +203,11 @@ fn an_idle_cpu_names_its_idle_exit_and_causes_rank_over_every_spike() {
         (450, 1, Some(0))
     );
 }
+
+#[test]
+fn lost_events_are_the_overwritten_and_the_dropped() {
+    let stats = "entries: 69\noverrun: 184\ncommit overrun: 0\nbytes: 6108\n\
+                 oldest event ts: 11959.494619\nnow ts: 13007.936725\n\
+                 dropped events: 3\nread events: 0\n";
+    assert_eq!(super::lost_in(stats), 187);
+}
