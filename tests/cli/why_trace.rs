@@ -106,7 +106,7 @@ fn n(v: &Value) -> u64 {
 }
 
 fn sum(v: &Value, key: &str) -> u64 {
-    list(&v).iter().map(|x| n(&x[key])).sum()
+    list(v).iter().map(|x| n(&x[key])).sum()
 }
 
 /// Every spike's parts and its unexplained rest make its latency, exactly
