@@ -5,7 +5,8 @@ use crate::record::why::{Cause, CauseKind, Spike, Why};
 use std::fmt::Write;
 
 /// Spikes and causes the summary lists.
-const SHOWN: usize = 10;
+const SPIKES_SHOWN: usize = 5;
+const CAUSES_SHOWN: usize = 10;
 
 fn us(ns: u64) -> String {
     format!("{:.1}us", ns as f64 / 1000.0)
@@ -84,7 +85,7 @@ pub fn render(w: &Why) -> String {
     if !w.spikes.is_empty() {
         let _ = writeln!(o, "worst spikes:");
     }
-    for s in w.spikes.iter().take(SHOWN) {
+    for s in w.spikes.iter().take(SPIKES_SHOWN) {
         let list: Vec<String> = parts(s)
             .into_iter()
             .filter(|(ns, _)| *ns > 0)
@@ -107,7 +108,7 @@ pub fn render(w: &Why) -> String {
     if !w.causes.is_empty() {
         let _ = writeln!(o, "causes:");
     }
-    for c in w.causes.iter().take(SHOWN) {
+    for c in w.causes.iter().take(CAUSES_SHOWN) {
         let _ = writeln!(
             o,
             "  {}: {:.0}% of spike time in {} of {} spikes",
@@ -121,4 +122,69 @@ pub fn render(w: &Why) -> String {
         let _ = writeln!(o, "  not analysed: {m}");
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::why::{Irq, Softirq, Thread};
+
+    #[test]
+    fn spikes_read_as_their_parts_and_causes_as_shares() {
+        let spike = Spike {
+            cpu: 1,
+            thread: 0,
+            cycle: 57,
+            latency_ns: 120_000,
+            timer_irq_delay_ns: Some(4_000),
+            irqs: vec![Irq {
+                name: "eth0".into(),
+                irq: 24,
+                ns: 10_000,
+            }],
+            softirqs: vec![Softirq {
+                vector: "NET_RX".into(),
+                ns: 85_000,
+            }],
+            threads: vec![Thread {
+                pid: 4121,
+                comm: "hog".into(),
+                policy: "fifo".into(),
+                priority: 95,
+                ns: 20_000,
+                outranked: true,
+            }],
+            idle: None,
+            unexplained_ns: 5_000,
+        };
+        let why = Why {
+            threshold_ns: 50_000,
+            available: vec!["sched".into()],
+            missing: vec!["idle exit: no power:cpu_idle event".into()],
+            resolution_ns: 1,
+            events: 9_000,
+            events_lost: 0,
+            spikes_total: 240,
+            spikes: vec![spike],
+            causes: vec![Cause {
+                kind: CauseKind::Softirq,
+                name: "NET_RX".into(),
+                cpu: Some(1),
+                ns: 7_100,
+                share: 0.71,
+                spikes: 212,
+            }],
+            timerlat: None,
+        };
+        assert_eq!(
+            render(&why),
+            "why: 240 spike(s) at or above 50.0us, 9000 kernel events read, 0 lost
+worst spikes:
+  CPU 1 thread 0 cycle 57: 120.0us = NET_RX softirq 85.0us + thread hog (pid 4121, fifo 95, outranked the probe) 20.0us + IRQ 24 eth0 10.0us + unexplained 5.0us (timer expired 4.0us late)
+causes:
+  NET_RX softirq on CPU 1: 71% of spike time in 212 of 240 spikes
+  not analysed: idle exit: no power:cpu_idle event
+"
+        );
+    }
 }
