@@ -13,6 +13,7 @@ mod scenario;
 mod step;
 mod store;
 mod system;
+mod trace;
 mod tune;
 mod units;
 

@@ -146,7 +146,11 @@ fn finish(
     common::finish(ctx, save, out, run, |r| {
         let loads = crate::format::text::loads::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
-        format::text::latency::render(r, unit) + sep + &loads
+        let why = r
+            .why
+            .as_ref()
+            .map(|w| format!("\n{}", format::text::why::render(w)));
+        format::text::latency::render(r, unit) + sep + &loads + &why.unwrap_or_default()
     })
 }
 

@@ -3,6 +3,7 @@
 mod idle;
 mod measure;
 mod plan;
+mod trace;
 
 pub use measure::measure;
 pub use plan::Plan;
@@ -144,6 +145,20 @@ pub struct Params {
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     pub trace_points: usize,
+    /// Trace the kernel's scheduler, IRQ, softirq, timer and idle events in
+    /// a tracefs instance of rtlab's own and explain every spike (needs root).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: the wake-ups this late or later are explained (default:
+    /// the deadline).
+    #[arg(
+        long,
+        value_name = "DUR",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub trace_threshold: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,

@@ -344,7 +344,7 @@ fn bad_values_exit_2_naming_the_flag() {
     }
 }
 
-fn as_nobody(args: &[&str]) -> std::process::Output {
+pub(crate) fn as_nobody(args: &[&str]) -> std::process::Output {
     std::process::Command::new("setpriv")
         .args([
             "--reuid=65534",

@@ -2,7 +2,9 @@
 //! counts the allocations made by this thread while `run_loop` runs against the
 //! real clock.
 
-use rtlab_engine::probe::latency::{run_loop, LiveStats, LoopEnd, LoopSpec, ThreadStats};
+use rtlab_engine::probe::latency::{
+    run_loop, LiveStats, LoopEnd, LoopSpec, SpikeMarker, SpikeMarks, ThreadStats,
+};
 use rtlab_engine::rt::clock::{Clock, ClockId, SystemClock};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -49,12 +51,19 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn the_measuring_loop_makes_zero_allocations() {
     let clock = SystemClock::new(ClockId::Monotonic);
+    // Every wake-up is also marked, into a plain file standing for trace_marker.
+    let marks = SpikeMarks {
+        path: std::env::temp_dir().join(format!("rtlab-no-alloc-{}", std::process::id())),
+        threshold_ns: 0,
+    };
     // Absolute and relative sleeps, each handing every sample to a ring small
     // enough to fill, so that both the push and the counted drop run.
     for relative in [false, true] {
         // A small trace so that it fills and compacts during the run.
         let mut stats = ThreadStats::keeping(1_000, 16, 4);
-        let live = LiveStats::with_samples(128);
+        std::fs::write(&marks.path, b"").unwrap();
+        let marker = SpikeMarker::open(&marks, 0).unwrap();
+        let live = LiveStats::with_samples(128).with_marker(Some(marker));
         let stop = AtomicBool::new(false);
         let spec = LoopSpec {
             interval_ns: 50_000,
@@ -79,12 +88,16 @@ fn the_measuring_loop_makes_zero_allocations() {
         );
         let ring = live.samples().unwrap();
         assert_eq!(ring.dropped(), 300 - ring.capacity() as u64);
+        let marked = std::fs::read_to_string(&marks.path).unwrap();
+        assert_eq!(marked.lines().count(), 300, "one marker a wake-up");
         assert_eq!(
             ALLOCS.with(|a| a.get()),
             0,
             "allocations inside the measuring loop (relative: {relative})"
         );
     }
+
+    std::fs::remove_file(&marks.path).unwrap();
 
     // The counter itself works: an allocation while counting is seen.
     COUNTING.with(|c| c.set(true));

@@ -15,3 +15,4 @@ pub mod run;
 pub mod series;
 pub mod table;
 pub mod verdict;
+pub mod why;

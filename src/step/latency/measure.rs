@@ -8,6 +8,7 @@ use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
 use crate::system;
+use crate::trace;
 use crate::units::exact;
 use anyhow::Result;
 use rtlab_engine::probe::latency::{self as probe, LoopEnd, ThreadStats};
@@ -117,6 +118,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         max_latency_ns,
         idle_limit,
         main_cpus,
+        trace_threshold_ns,
         mut warnings,
     } = a.plan(&Machine::this())?;
     if obs.wants_samples() {
@@ -164,9 +166,11 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             None => format!("thread{i}"),
         })
         .collect();
+    let trace = trace_threshold_ns.and_then(|t| super::trace::start(t, &mut cfg, &mut warnings));
     obs.start(&names);
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
     obs.end();
+    let why = trace.map(trace::Session::finish);
     if let Some(was) = main_was {
         let _ = sched::set_thread_affinity(0, &was);
     }
@@ -192,6 +196,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         }
         Err(e @ probe::SetupError::Timer { .. }) => {
             return Err(SystemError(format!("--timer posix: {e}")).into());
+        }
+        Err(e @ probe::SetupError::Marker { .. }) => {
+            return Err(SystemError(format!("--trace: {e}")).into());
         }
         Err(e) => return Err(UsageError(format!("--cpus: {e}")).into()),
     };
@@ -299,6 +306,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_marker: outcome.trace_marker_written,
     });
     run.page_faults = Some(faults);
+    run.why = why;
     run.warnings = warnings;
     // The threads' statistics are in the run now: give their pages back before
     // the run is written out.

@@ -23,6 +23,8 @@ pub struct Plan {
     pub(super) idle_limit: Option<(Vec<usize>, u32)>,
     /// CPUs the main thread is pinned to for the run.
     pub(super) main_cpus: Option<Vec<usize>>,
+    /// With --trace: the wake-ups this late or later are explained (ns).
+    pub(super) trace_threshold_ns: Option<u64>,
     pub(super) warnings: Vec<Warning>,
 }
 
@@ -37,7 +39,7 @@ fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
     parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
 }
 
-fn opt_us(flag: &str, text: &Option<String>) -> Result<Option<u64>> {
+pub(super) fn opt_us(flag: &str, text: &Option<String>) -> Result<Option<u64>> {
     text.as_deref().map(|t| us_or_unit(flag, t)).transpose()
 }
 
@@ -104,6 +106,7 @@ impl Params {
         ));
         }
 
+        let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
         let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
         a.check_priorities(threads.len(), &mut warnings)?;
@@ -178,6 +181,7 @@ impl Params {
                 deadline_ns,
                 breaktrace_ns,
                 trace_marker: a.tracemark,
+                spike_marks: None,
                 hist_max_us,
                 overflow_cycles: a.overflow_cycles,
                 trace_points: a.trace_points,
@@ -187,6 +191,7 @@ impl Params {
             max_latency_ns,
             idle_limit,
             main_cpus,
+            trace_threshold_ns,
             warnings,
         })
     }

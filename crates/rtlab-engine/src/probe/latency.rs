@@ -73,6 +73,8 @@ pub struct LiveStats {
     misses: AtomicU64,
     /// Every wake-up, for the main thread, when asked.
     samples: Option<SampleRing>,
+    /// Every spike, to an ftrace marker file, when asked.
+    marker: Option<SpikeMarker>,
 }
 
 impl Default for LiveStats {
@@ -87,6 +89,7 @@ impl Default for LiveStats {
             overruns: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             samples: None,
+            marker: None,
         }
     }
 }
@@ -120,6 +123,12 @@ impl LiveStats {
             samples: (ring > 0).then(|| SampleRing::new(ring)),
             ..LiveStats::default()
         }
+    }
+
+    /// The same, also writing a line to `marker` for every wake-up at or
+    /// above its threshold.
+    pub fn with_marker(self, marker: Option<SpikeMarker>) -> Self {
+        LiveStats { marker, ..self }
     }
 
     /// The samples' ring, when there is one.
@@ -325,6 +334,9 @@ pub fn run_loop<C: Clock>(
                 at_ns: now,
             });
         }
+        if let Some(m) = &live.marker {
+            m.mark(cycle, latency, target);
+        }
 
         if let Some(limit) = spec.breaktrace_ns {
             if latency > limit {
@@ -375,8 +387,10 @@ pub(crate) fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
 }
 
 mod config;
+mod marker;
 mod run;
 pub use config::*;
+pub use marker::*;
 pub use run::*;
 
 #[cfg(test)]

@@ -30,6 +30,16 @@ pub fn errno_text(errno: i32) -> String {
     std::io::Error::from_raw_os_error(errno).to_string()
 }
 
+/// Opens `path` for reading with `O_NONBLOCK`, so that a read of an empty
+/// pipe (a tracefs `trace_pipe_raw`) fails with `EAGAIN` rather than waits.
+pub fn open_read_nonblocking(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
 /// The kernel thread id of the calling thread (`gettid(2)`).
 pub fn gettid() -> i32 {
     // SAFETY: gettid(2) takes no arguments and cannot fail.

@@ -1,7 +1,7 @@
 //! What the probe runs and what it hands back: its configuration, the
 //! set-up errors of its threads, and their results.
 
-use super::{LoopEnd, ThreadStats};
+use super::{LoopEnd, SpikeMarks, ThreadStats};
 use crate::rt::clock::ClockId;
 use crate::rt::mem::PageFaults;
 use crate::rt::sched::{Policy, SchedError};
@@ -55,6 +55,8 @@ pub struct LatencyConfig {
     pub breaktrace_ns: Option<u64>,
     /// On a breaktrace, write an ftrace marker and stop tracing.
     pub trace_marker: bool,
+    /// Write a spike marker for every wake-up at or above a threshold.
+    pub spike_marks: Option<SpikeMarks>,
     /// 1-µs buckets kept per thread.
     pub hist_max_us: u32,
     /// Wake-up numbers of the first histogram overflows kept per thread.
@@ -108,6 +110,11 @@ pub enum SetupError {
         /// The errno.
         errno: i32,
     },
+    /// The spike markers' `trace_marker` file could not be opened.
+    Marker {
+        /// The errno.
+        errno: i32,
+    },
 }
 
 impl std::fmt::Display for SetupError {
@@ -125,6 +132,11 @@ impl std::fmt::Display for SetupError {
             SetupError::Timer { thread, errno } => write!(
                 f,
                 "thread {thread}: cannot create a POSIX timer: {}",
+                crate::rt::errno_text(*errno)
+            ),
+            SetupError::Marker { errno } => write!(
+                f,
+                "cannot open the trace marker file: {}",
                 crate::rt::errno_text(*errno)
             ),
         }

@@ -4,7 +4,9 @@
 use super::config::{
     BreakInfo, LatencyConfig, LatencyOutcome, SetupError, ThreadResult, TimerMode,
 };
-use super::{run_loop, warm_up_loop, LiveSnapshot, LiveStats, LoopEnd, LoopSpec, ThreadStats};
+use super::{
+    run_loop, warm_up_loop, LiveSnapshot, LiveStats, LoopEnd, LoopSpec, SpikeMarker, ThreadStats,
+};
 use crate::probe::samples::Sample;
 use crate::rt::clock::{Clock, NanosleepClock, SleepError, SystemClock, NS_PER_SEC};
 use crate::rt::sched;
@@ -217,9 +219,16 @@ pub fn run(
     let abort = AtomicBool::new(false);
     let start_at = AtomicU64::new(0);
     let errors: Vec<Mutex<Option<SetupError>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let lives: Vec<LiveStats> = (0..n)
-        .map(|_| LiveStats::with_samples(cfg.sample_ring))
-        .collect();
+    let mut lives: Vec<LiveStats> = Vec::with_capacity(n);
+    for i in 0..n {
+        let marker = match &cfg.spike_marks {
+            Some(marks) => Some(SpikeMarker::open(marks, i).map_err(|e| SetupError::Marker {
+                errno: e.raw_os_error().unwrap_or(0),
+            })?),
+            None => None,
+        };
+        lives.push(LiveStats::with_samples(cfg.sample_ring).with_marker(marker));
+    }
     let ftrace = cfg
         .breaktrace_ns
         .filter(|_| cfg.trace_marker)
@@ -358,6 +367,7 @@ mod tests {
             deadline_ns: None,
             breaktrace_ns: None,
             trace_marker: false,
+            spike_marks: None,
             hist_max_us: 1000,
             overflow_cycles: 16,
             trace_points: 64,

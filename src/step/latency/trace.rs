@@ -1,0 +1,88 @@
+//! `--trace`: the threshold of the spikes to explain, and the kernel trace
+//! started for them (or the warning that says why it cannot be).
+
+use super::{ClockArg, Params};
+use crate::error::bad_flag;
+use crate::record::Warning;
+use crate::trace;
+use anyhow::Result;
+use rtlab_engine::probe::latency::{LatencyConfig, SpikeMarks};
+
+impl Params {
+    /// With --trace, the threshold of the spikes to explain: as given, or the
+    /// deadline, or the interval.
+    pub(super) fn trace_threshold_ns(
+        &self,
+        interval_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Result<Option<u64>> {
+        if !self.trace {
+            if self.trace_threshold.is_some() {
+                return Err(bad_flag("--trace-threshold", "needs --trace"));
+            }
+            return Ok(None);
+        }
+        if self.clock == ClockArg::Realtime {
+            return Err(bad_flag(
+                "--trace",
+                "the trace's timestamps are CLOCK_MONOTONIC: measure with --clock monotonic",
+            ));
+        }
+        Ok(Some(
+            super::plan::opt_us("--trace-threshold", &self.trace_threshold)?
+                .unwrap_or(deadline_ns.unwrap_or(interval_ns)),
+        ))
+    }
+}
+
+/// Starts tracing the kernel for spikes of `threshold_ns` and more, and has
+/// the probe mark them; when the system cannot, a warning says why and the
+/// run goes on without.
+pub(super) fn start(
+    threshold_ns: u64,
+    cfg: &mut LatencyConfig,
+    warnings: &mut Vec<Warning>,
+) -> Option<trace::Session> {
+    let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
+    match trace::Session::start(threshold_ns, &measured) {
+        Ok(s) => {
+            cfg.spike_marks = Some(SpikeMarks {
+                path: s.marker_path(),
+                threshold_ns,
+            });
+            Some(s)
+        }
+        Err(trace::Unavailable(why)) => {
+            let msg = format!("--trace: {why}; measured without the analysis");
+            warnings.push(Warning::new("trace", msg));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(toml: &str) -> Params {
+        toml_edit::de::from_str(toml).unwrap()
+    }
+
+    #[test]
+    fn the_threshold_is_as_given_or_the_deadline_or_the_interval() {
+        let t = |toml: &str, deadline| params(toml).trace_threshold_ns(200_000, deadline);
+        assert_eq!(t("trace = true", None).unwrap(), Some(200_000));
+        assert_eq!(t("trace = true", Some(150_000)).unwrap(), Some(150_000));
+        let given = "trace = true\ntrace_threshold = \"50us\"";
+        assert_eq!(t(given, Some(150_000)).unwrap(), Some(50_000));
+        assert_eq!(t("", None).unwrap(), None);
+        let e = t("trace_threshold = \"50us\"", None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--trace-threshold: needs --trace"),
+            "{e}"
+        );
+        let e = t("trace = true\nclock = \"realtime\"", None).unwrap_err();
+        assert!(e.to_string().starts_with("--trace: "), "{e}");
+    }
+}

@@ -1,0 +1,281 @@
+//! The analysis: every CPU's events replayed in order into disjoint segments
+//! of time, each owned by the innermost context that ran (an IRQ handler
+//! inside a softirq inside a thread counts once, as the IRQ handler), and
+//! every spike marker decomposed over the segments of its window on its CPU,
+//! from the programmed wake-up to the measured one.
+
+use super::event::Event;
+use super::spike::{Names, Part, Parts, Tally};
+use crate::record::why::Spike;
+use rtlab_engine::probe::latency::MARKER_PREFIX;
+use rtlab_engine::rt::sched;
+use std::collections::{HashMap, VecDeque};
+
+/// How far back segments are kept (ns): a spike longer than this is
+/// decomposed over its last part only.
+const HORIZON_NS: u64 = 2_000_000_000;
+
+/// Who held a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Ctx {
+    /// Before the first event that says.
+    Unknown,
+    /// A thread (pid 0: the idle task outside an idle state).
+    Task { pid: i32, prio: i32 },
+    /// The idle task in an idle state.
+    Idle(u32),
+    /// An IRQ handler.
+    Irq(u32),
+    /// A softirq vector.
+    Softirq(u32),
+    /// A timer interrupt or hrtimer callback in hard IRQ context.
+    Timer,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    start: u64,
+    end: u64,
+    ctx: Ctx,
+}
+
+/// An instant the timer delay is read from.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    Expiry(u64),
+    Waking(u64, i32),
+}
+
+/// One CPU's replay.
+#[derive(Debug, Default)]
+struct Cpu {
+    task: Option<(i32, i32)>,
+    idle: Option<u32>,
+    stack: Vec<Ctx>,
+    last: Option<u64>,
+    segments: VecDeque<Segment>,
+    marks: VecDeque<Mark>,
+}
+
+impl Cpu {
+    fn current(&self) -> Ctx {
+        if let Some(top) = self.stack.last() {
+            return *top;
+        }
+        match (self.task, self.idle) {
+            (Some((0, _)) | None, Some(state)) => Ctx::Idle(state),
+            (Some((pid, prio)), _) => Ctx::Task { pid, prio },
+            (None, None) => Ctx::Unknown,
+        }
+    }
+
+    /// Closes the running segment at `ts`.
+    fn advance(&mut self, ts: u64) {
+        let ctx = self.current();
+        if let Some(last) = self.last.filter(|&l| ts > l) {
+            match self.segments.back_mut() {
+                Some(s) if s.ctx == ctx && s.end == last => s.end = ts,
+                _ => self.segments.push_back(Segment {
+                    start: last,
+                    end: ts,
+                    ctx,
+                }),
+            }
+        }
+        self.last = Some(self.last.map_or(ts, |l| l.max(ts)));
+        while self
+            .segments
+            .front()
+            .is_some_and(|s| s.end + HORIZON_NS < ts)
+        {
+            self.segments.pop_front();
+        }
+        while self.marks.front().is_some_and(|m| {
+            let (Mark::Expiry(t) | Mark::Waking(t, _)) = *m;
+            t + HORIZON_NS < ts
+        }) {
+            self.marks.pop_front();
+        }
+    }
+
+    /// Leaves the innermost context of a kind, and whatever a lost exit
+    /// left above it.
+    fn pop(&mut self, what: fn(&Ctx) -> bool) {
+        if let Some(at) = self.stack.iter().rposition(what) {
+            self.stack.truncate(at);
+        }
+    }
+}
+
+/// A spike marker's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Marker {
+    pub thread: usize,
+    pub cycle: u64,
+    pub latency_ns: u64,
+    pub expected_ns: u64,
+}
+
+impl Marker {
+    /// Reads `rtlab-spike thread=T cycle=C latency=L expected=E`.
+    pub fn parse(text: &str) -> Option<Marker> {
+        let rest = text.trim_end().strip_prefix(MARKER_PREFIX)?;
+        let mut values = HashMap::new();
+        for kv in rest.split(' ') {
+            let (k, v) = kv.split_once('=')?;
+            values.insert(k, v.parse::<u64>().ok()?);
+        }
+        Some(Marker {
+            thread: usize::try_from(*values.get("thread")?).ok()?,
+            cycle: *values.get("cycle")?,
+            latency_ns: *values.get("latency")?,
+            expected_ns: *values.get("expected")?,
+        })
+    }
+}
+
+/// The whole replay: every CPU's state, names seen, and the spikes so far.
+#[derive(Debug, Default)]
+pub struct Analyser {
+    cpus: HashMap<usize, Cpu>,
+    comms: HashMap<i32, String>,
+    irq_names: HashMap<u32, String>,
+    idle_names: HashMap<(usize, u32), String>,
+    policies: HashMap<i32, String>,
+    /// Events fed.
+    pub events: u64,
+    /// Spikes and causes so far.
+    pub tally: Tally,
+}
+
+impl Analyser {
+    /// Feeds one event of `cpu` at `ts`; every CPU's events come in order.
+    pub fn feed(&mut self, cpu: usize, ts: u64, ev: Event) {
+        self.events += 1;
+        let c = self.cpus.entry(cpu).or_default();
+        c.advance(ts);
+        match ev {
+            Event::Switch {
+                prev_pid,
+                prev_comm,
+                next_pid,
+                next_prio,
+                next_comm,
+            } => {
+                self.comms.insert(prev_pid, prev_comm);
+                self.comms.insert(next_pid, next_comm);
+                c.task = Some((next_pid, next_prio));
+                // Switches happen in task context: nothing is nested any more.
+                c.stack.clear();
+            }
+            Event::Waking { pid } => c.marks.push_back(Mark::Waking(ts, pid)),
+            Event::IrqEntry { irq, name } => {
+                self.irq_names.entry(irq).or_insert(name);
+                c.stack.push(Ctx::Irq(irq));
+            }
+            Event::IrqExit => c.pop(|x| matches!(x, Ctx::Irq(_))),
+            Event::SoftirqEntry { vec } => c.stack.push(Ctx::Softirq(vec)),
+            Event::SoftirqExit => c.pop(|x| matches!(x, Ctx::Softirq(_))),
+            Event::TimerEntry { hrtimer } => {
+                if hrtimer != 0 {
+                    c.marks.push_back(Mark::Expiry(ts));
+                }
+                // An hrtimer callback in a softirq is the softirq's time.
+                if !matches!(c.stack.last(), Some(Ctx::Softirq(_))) {
+                    c.stack.push(Ctx::Timer);
+                }
+            }
+            Event::TimerExit => c.pop(|x| *x == Ctx::Timer),
+            Event::Idle { state } => c.idle = (state != u32::MAX).then_some(state),
+            Event::Print { pid, text } => {
+                if let Some(m) = Marker::parse(&text) {
+                    let spike = self.decompose(cpu, pid, &m);
+                    self.tally.add(spike);
+                }
+            }
+        }
+    }
+
+    /// The spike of marker `m`, written by thread `tid` on `cpu`.
+    fn decompose(&mut self, cpu: usize, tid: i32, m: &Marker) -> Spike {
+        let c = &self.cpus[&cpu];
+        let (start, end) = (m.expected_ns, m.expected_ns.saturating_add(m.latency_ns));
+        let mut parts = Parts::default();
+        for s in c.segments.iter().rev() {
+            if s.end <= start {
+                break;
+            }
+            let ns = s.end.min(end).saturating_sub(s.start.max(start));
+            let part = match s.ctx {
+                Ctx::Task { pid, prio } if pid == tid => {
+                    parts.probe_prio = Some(prio);
+                    None
+                }
+                Ctx::Unknown | Ctx::Task { pid: 0, .. } => None,
+                Ctx::Task { pid, prio } => Some(Part::Thread { pid, prio }),
+                Ctx::Idle(state) => Some(Part::Idle(state)),
+                Ctx::Irq(irq) => Some(Part::Irq(irq)),
+                Ctx::Softirq(vec) => Some(Part::Softirq(vec)),
+                Ctx::Timer => Some(Part::Timer),
+            };
+            if let Some(p) = part.filter(|_| ns > 0) {
+                *parts.ns.entry(p).or_default() += ns;
+            }
+        }
+        let waking = c.marks.iter().find_map(|mk| match *mk {
+            Mark::Waking(t, pid) if pid == tid && t >= start && t <= end => Some(t),
+            _ => None,
+        });
+        let expiry = waking.and_then(|w| {
+            c.marks.iter().rev().find_map(|mk| match *mk {
+                Mark::Expiry(t) if t >= start && t <= w => Some(t),
+                _ => None,
+            })
+        });
+        parts.timer_delay_ns = expiry.map(|t| t - start);
+        parts.into_spike(cpu, m, self)
+    }
+}
+
+impl Names for Analyser {
+    fn comm(&self, pid: i32) -> String {
+        self.comms.get(&pid).cloned().unwrap_or_else(|| "?".into())
+    }
+
+    fn irq(&self, irq: u32) -> String {
+        self.irq_names
+            .get(&irq)
+            .cloned()
+            .unwrap_or_else(|| format!("irq{irq}"))
+    }
+
+    fn idle_state(&mut self, cpu: usize, state: u32) -> String {
+        self.idle_names
+            .entry((cpu, state))
+            .or_insert_with(|| {
+                std::fs::read_to_string(format!(
+                    "/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/name"
+                ))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| format!("state {state}"))
+            })
+            .clone()
+    }
+
+    fn policy(&mut self, pid: i32, prio: i32) -> String {
+        self.policies
+            .entry(pid)
+            .or_insert_with(|| policy_of(pid, prio))
+            .clone()
+    }
+}
+
+/// A thread's policy: as the kernel says now, or as its priority tells.
+fn policy_of(pid: i32, prio: i32) -> String {
+    match sched::thread_policy(pid) {
+        Ok((Some(p), _)) => p.name().to_string(),
+        _ if prio < 0 => "deadline".into(),
+        _ if prio < 100 => "rt".into(),
+        _ => "other".into(),
+    }
+}

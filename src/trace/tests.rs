@@ -1,0 +1,213 @@
+//! The parser on a buffer captured on a real kernel, and the analysis on
+//! scripted events.
+
+use super::analyse::Analyser;
+use super::event::{Decoder, Event, EVENTS, PRINT};
+use super::page::{for_each_record, PageLayout};
+use crate::record::why::CauseKind;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trace");
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIXTURE}/{name}")).unwrap()
+}
+
+/// Every record of the captured CPU 1 buffer, decoded.
+fn captured() -> Vec<(u64, Event)> {
+    let layout = PageLayout::parse(&fixture("header_page")).unwrap();
+    let mut d = Decoder::default();
+    for (sys, name) in EVENTS.iter().map(|e| (e.0, e.1)).chain([PRINT]) {
+        if name != "sched_wakeup" {
+            d.add(sys, name, &fixture(&format!("{name}.format")))
+                .unwrap();
+        }
+    }
+    let raw = std::fs::read(format!("{FIXTURE}/cpu1.raw")).unwrap();
+    let mut out = Vec::new();
+    for page in raw.chunks(layout.size) {
+        for_each_record(page, &layout, |ts, r| {
+            out.extend(d.decode(r).map(|e| (ts, e)))
+        })
+        .unwrap();
+    }
+    out
+}
+
+#[test]
+fn the_captured_buffer_decodes_as_the_kernel_printed_it() {
+    let events = captured();
+    let text = fixture("cpu1.txt");
+    assert_eq!(events.len(), text.lines().count());
+    let count = |ev: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {ev}: ")))
+            .count()
+    };
+    let switches = events
+        .iter()
+        .filter(|e| matches!(e.1, Event::Switch { .. }))
+        .count();
+    assert_eq!(switches, count("sched_switch"));
+    let idles = events
+        .iter()
+        .filter(|e| matches!(e.1, Event::Idle { .. }))
+        .count();
+    assert_eq!(idles, count("cpu_idle"));
+    // Timestamps in µs as the text shows them (11547.348027: ...).
+    let us_of = |line: &str| -> u64 {
+        let t = line
+            .split_whitespace()
+            .find(|w| w.ends_with(':') && w.contains('.'))
+            .unwrap();
+        t.trim_end_matches(':').replace('.', "").parse().unwrap()
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    // The kernel prints ns rounded to the nearest µs.
+    let us = |ns: u64| (ns + 500) / 1000;
+    for (e, line) in events.iter().zip(&lines) {
+        assert_eq!(us(e.0), us_of(line), "{line}");
+    }
+    assert!(events.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+    let marker = events.iter().find_map(|e| match &e.1 {
+        Event::Print { pid, text } => Some((*pid, text.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        marker,
+        Some((
+            18800,
+            "rtlab-spike thread=0 cycle=7 latency=1234 expected=5678\n".into()
+        ))
+    );
+    let first = lines[0];
+    assert!(first.contains("next_comm=rustc next_pid=18527 next_prio=120"));
+    assert_eq!(
+        events[0].1,
+        Event::Switch {
+            prev_pid: 18772,
+            prev_comm: "rustc".into(),
+            next_pid: 18527,
+            next_prio: 120,
+            next_comm: "rustc".into()
+        }
+    );
+}
+
+fn switch(next_pid: i32, next_prio: i32, comm: &str) -> Event {
+    Event::Switch {
+        prev_pid: 0,
+        prev_comm: "x".into(),
+        next_pid,
+        next_prio,
+        next_comm: comm.into(),
+    }
+}
+
+fn marker(latency: u64, expected: u64) -> Event {
+    Event::Print {
+        pid: 100,
+        text: format!("rtlab-spike thread=0 cycle=3 latency={latency} expected={expected}\n"),
+    }
+}
+
+#[test]
+fn nested_contexts_are_counted_once_and_the_parts_add_up() {
+    let mut a = Analyser::default();
+    let evs = [
+        (500, switch(200, 4, "hog")), // fifo 95 runs
+        (
+            1_000,
+            Event::IrqEntry {
+                irq: 24,
+                name: "eth0".into(),
+            },
+        ), // expected at 1_000
+        (1_300, Event::IrqExit),
+        (1_300, Event::SoftirqEntry { vec: 3 }),
+        (
+            1_400,
+            Event::IrqEntry {
+                irq: 24,
+                name: "eth0".into(),
+            },
+        ), // inside the softirq
+        (1_450, Event::IrqExit),
+        (1_700, Event::SoftirqExit),
+        (1_750, Event::TimerEntry { hrtimer: 0xdead }),
+        (1_760, Event::Waking { pid: 100 }),
+        (1_800, Event::TimerExit),
+        (3_000, switch(100, 19, "rtlab-lat0")), // the hog ran 50 + 1_200 more
+        (3_100, marker(2_050, 1_000)),
+    ];
+    for (ts, e) in evs {
+        a.feed(1, ts, e);
+    }
+    let (spikes, causes) = std::mem::take(&mut a.tally).finish();
+    let s = &spikes[0];
+    assert_eq!((s.cpu, s.cycle, s.latency_ns), (1, 3, 2_050));
+    assert_eq!(s.irqs[0].ns, 350, "300 + 50 nested in NET_RX");
+    assert_eq!((s.irqs[0].name.as_str(), s.irqs[0].irq), ("eth0", 24));
+    assert_eq!(s.softirqs[0].vector, "NET_RX");
+    assert_eq!(s.softirqs[0].ns, 350, "400 less the nested IRQ");
+    assert_eq!(s.irqs[1].ns, 50, "the timer callback");
+    let t = &s.threads[0];
+    assert_eq!(
+        (t.pid, t.comm.as_str(), t.priority, t.ns),
+        (200, "hog", 95, 1_250)
+    );
+    assert!(t.outranked, "fifo 95 over the probe's fifo 80");
+    assert_eq!(s.timer_irq_delay_ns, Some(750));
+    assert_eq!(
+        s.unexplained_ns, 50,
+        "from the switch to the wake-up at 3_050"
+    );
+    let parts: u64 = s.irqs.iter().map(|i| i.ns).sum::<u64>()
+        + s.softirqs.iter().map(|x| x.ns).sum::<u64>()
+        + s.threads.iter().map(|t| t.ns).sum::<u64>();
+    assert_eq!(parts + s.unexplained_ns, s.latency_ns);
+    assert_eq!(causes[0].kind, CauseKind::Thread);
+    assert_eq!(causes[0].name, "hog (pid 200, rt 95)");
+    assert!((causes[0].share - 1_250.0 / 2_050.0).abs() < 1e-9);
+}
+
+#[test]
+fn an_idle_cpu_names_its_idle_exit_and_causes_rank_over_every_spike() {
+    let mut a = Analyser::default();
+    a.feed(0, 0, switch(0, 120, "swapper/0"));
+    a.feed(0, 10, Event::Idle { state: 1 });
+    a.feed(0, 1_400, Event::TimerEntry { hrtimer: 1 });
+    a.feed(0, 1_410, Event::Waking { pid: 100 });
+    a.feed(0, 1_450, Event::TimerExit);
+    a.feed(0, 1_500, Event::Idle { state: u32::MAX });
+    a.feed(0, 1_600, switch(100, 9, "rtlab-lat0"));
+    a.feed(0, 1_700, marker(650, 1_000));
+    for cycle in 0..150 {
+        a.feed(0, 2_000 + cycle * 10, marker(1, 0));
+    }
+    let total = a.tally.total;
+    let (spikes, causes) = std::mem::take(&mut a.tally).finish();
+    assert_eq!(total, 151);
+    assert_eq!(spikes.len(), super::spike::SPIKES_KEPT);
+    let s = &spikes[0];
+    let idle = s.idle.as_ref().unwrap();
+    assert_eq!(
+        idle.exit_ns,
+        400 + 50,
+        "to the timer, then back to the exit"
+    );
+    assert_eq!(s.timer_irq_delay_ns, Some(400));
+    assert_eq!(s.unexplained_ns, 650 - 450 - 50);
+    let idle_cause = causes.iter().find(|c| c.kind == CauseKind::Idle).unwrap();
+    assert_eq!(
+        (idle_cause.ns, idle_cause.spikes, idle_cause.cpu),
+        (450, 1, Some(0))
+    );
+}
+
+#[test]
+fn lost_events_are_the_overwritten_and_the_dropped() {
+    let stats = "entries: 69\noverrun: 184\ncommit overrun: 0\nbytes: 6108\n\
+                 oldest event ts: 11959.494619\nnow ts: 13007.936725\n\
+                 dropped events: 3\nread events: 0\n";
+    assert_eq!(super::lost_in(stats), 187);
+}

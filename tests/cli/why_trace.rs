@@ -1,0 +1,340 @@
+//! `rtlab latency --trace`: causes injected on the probe's CPU are named
+//! (a higher-priority SCHED_FIFO thread, a UDP flood, idle states), every
+//! spike's parts add up to its latency, the tracefs instance goes away, and
+//! without root the run is measured without the analysis.
+
+use crate::common::{expect, rtlab, shown, wait_until_measuring};
+use serde_json::Value;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// The probe's CPU: the last online one, so that CPU 0 stays with the system.
+fn probe_cpu() -> usize {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last = text.trim().rsplit([',', '-']).next().unwrap();
+    last.parse().unwrap()
+}
+
+fn pin_and_schedule(cpu: usize, fifo: Option<i32>) -> i32 {
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set, and
+    // `cpu` is a CPU number below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(rc, 0, "sched_setaffinity");
+        if let Some(prio) = fifo {
+            let p = libc::sched_param {
+                sched_priority: prio,
+            };
+            let rc = libc::sched_setscheduler(0, libc::SCHED_FIFO, &p);
+            assert_eq!(rc, 0, "sched_setscheduler");
+        }
+        libc::gettid()
+    }
+}
+
+/// A thread named `name` on `cpu` (SCHED_FIFO `fifo` when given) doing
+/// `work` until `stop`; returns its tid.
+fn spawn(
+    name: &str,
+    cpu: usize,
+    fifo: Option<i32>,
+    stop: Arc<AtomicBool>,
+    work: impl Fn() + Send + 'static,
+) -> (i32, std::thread::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel();
+    let h = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            tx.send(pin_and_schedule(cpu, fifo)).unwrap();
+            // Bounded in time whatever the test does.
+            let end = Instant::now() + Duration::from_secs(2);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                work();
+            }
+        })
+        .unwrap();
+    (rx.recv().unwrap(), h)
+}
+
+/// `rtlab latency ARGS --trace --json --no-save` on the probe's CPU.
+fn traced(args: &[&str]) -> (Value, u32) {
+    let cpu = probe_cpu().to_string();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args(["latency", "-a", &cpu, "--trace", "--json", "--no-save"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_no_instance(pid);
+    (doc, pid)
+}
+
+fn assert_no_instance(pid: u32) {
+    let dir = format!("/sys/kernel/tracing/instances/rtlab-{pid}");
+    assert!(!std::path::Path::new(&dir).exists(), "{dir} left behind");
+}
+
+fn list(v: &Value) -> &[Value] {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .as_slice()
+}
+
+/// [`traced`] with ARGS (one string) while `load` runs, then stops the load
+/// and checks the sums; returns the analysis.
+fn traced_beside(args: &str, load: (Arc<AtomicBool>, std::thread::JoinHandle<()>)) -> Value {
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let (mut doc, _) = traced(&args);
+    load.0.store(true, Ordering::Relaxed);
+    load.1.join().unwrap();
+    let why = doc["why"].take();
+    check_sums(&why);
+    why
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn sum(v: &Value, key: &str) -> u64 {
+    list(v).iter().map(|x| n(&x[key])).sum()
+}
+
+/// Every spike's parts and its unexplained rest make its latency, exactly
+/// (the parts never exceed it by more than the resolution).
+fn check_sums(why: &Value) {
+    let res = n(&why["resolution_ns"]);
+    let spikes = list(&why["spikes"]);
+    assert!(spikes.len() as u64 <= n(&why["spikes_total"]));
+    for s in spikes {
+        let idle = s["idle"].get("exit_ns").map_or(0, n);
+        let parts =
+            sum(&s["irqs"], "ns") + sum(&s["softirqs"], "ns") + sum(&s["threads"], "ns") + idle;
+        let latency = n(&s["latency_ns"]);
+        assert!(parts <= latency + res, "{s}");
+        assert_eq!(parts + n(&s["unexplained_ns"]), latency, "{s}");
+    }
+    let shares: f64 = list(&why["causes"])
+        .iter()
+        .map(|c| c["share"].as_f64().unwrap())
+        .sum();
+    assert!(shares <= 1.0 + 1e-9, "shares add to {shares}");
+}
+
+#[test]
+#[ignore = "needs root: SCHED_FIFO threads and tracefs"]
+fn a_higher_priority_fifo_thread_is_named_with_its_pid_and_burst() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let burst = Duration::from_millis(1);
+    let (tid, hog) = spawn(
+        "rtlab-hog",
+        probe_cpu(),
+        Some(95),
+        stop.clone(),
+        move || {
+            let t = Instant::now();
+            while t.elapsed() < burst {}
+            std::thread::sleep(Duration::from_millis(4));
+        },
+    );
+    let why = &traced_beside("-p 80 -i 100us -D 1s --trace-threshold 500us", (stop, hog));
+    let hits: Vec<&Value> = list(&why["spikes"])
+        .iter()
+        .filter_map(|s| list(&s["threads"]).iter().find(|t| t["pid"] == tid))
+        .collect();
+    assert!(hits.len() >= 3, "the hog in {} spikes: {why}", hits.len());
+    let t = hits[0];
+    assert_eq!(
+        (&t["comm"], &t["policy"], &t["priority"], &t["outranked"]),
+        (
+            &Value::from("rtlab-hog"),
+            &Value::from("fifo"),
+            &Value::from(95),
+            &Value::from(true)
+        )
+    );
+    // A spike the hog caused spans its whole burst but for the part before
+    // the probe's period began (less than one 100 µs period); the median
+    // leaves out windows that other threads stretched over two bursts.
+    let mut each: Vec<u64> = hits.iter().map(|t| n(&t["ns"])).collect();
+    each.sort_unstable();
+    let ns = each[each.len() / 2] as f64;
+    let b = burst.as_nanos() as f64;
+    assert!(
+        (ns - b).abs() <= 0.2 * b,
+        "hog ran {ns} ns of a {b} ns burst"
+    );
+    let cause = list(&why["causes"])
+        .iter()
+        .find(|c| c["name"] == format!("rtlab-hog (pid {tid}, fifo 95)"))
+        .unwrap_or_else(|| panic!("hog not among the causes: {}", why["causes"]));
+    assert_eq!(cause["kind"], "thread");
+}
+
+#[test]
+#[ignore = "needs root: tracefs"]
+fn a_udp_flood_on_the_probe_cpu_is_named_as_net_rx() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = sink.local_addr().unwrap();
+    let (_, flood) = spawn("rtlab-flood", probe_cpu(), None, stop.clone(), move || {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..1000 {
+            let _ = s.send_to(&[0u8; 64], to);
+        }
+    });
+    let why = &traced_beside("-p 80 -i 200us -D 1s --trace-threshold 30us", (stop, flood));
+    drop(sink);
+    let cpu = probe_cpu();
+    let net_rx = list(&why["causes"])
+        .iter()
+        .find(|c| c["kind"] == "softirq" && c["name"] == "NET_RX")
+        .unwrap_or_else(|| panic!("NET_RX not named: {}", why["causes"]));
+    assert_eq!(n(&net_rx["cpu"]), cpu as u64);
+    assert!(n(&net_rx["spikes"]) > 0 && n(&net_rx["ns"]) > 0);
+}
+
+#[test]
+#[ignore = "needs root: tracefs and cpu_dma_latency"]
+fn an_idle_cpu_names_the_idle_state_it_left() {
+    let dir = format!("/sys/devices/system/cpu/cpu{}/cpuidle", probe_cpu());
+    let states: Vec<String> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path().join("name")).ok())
+                .map(|s| s.trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    if states.is_empty() {
+        eprintln!("skipped: {dir} lists no idle states (no cpuidle driver)");
+        return;
+    }
+    // How often the CPU entered an idle state, as cpuidle counts it.
+    let entries = || -> u64 {
+        (0..states.len())
+            .filter_map(|i| std::fs::read_to_string(format!("{dir}/state{i}/usage")).ok())
+            .filter_map(|t| t.trim().parse::<u64>().ok())
+            .sum()
+    };
+    // Every wake-up is a spike; a long period leaves the CPU idle between.
+    let before = entries();
+    let (doc, _) = traced(&[
+        "-i",
+        "5ms",
+        "-D",
+        "1s",
+        "--dma-latency",
+        "off",
+        "--trace-threshold",
+        "1ns",
+    ]);
+    let idled = entries() - before;
+    let why = &doc["why"];
+    check_sums(why);
+    if idled < 20 {
+        eprintln!(
+            "skipped: CPU {} entered idle states {idled} times in the run (the machine is busy)",
+            probe_cpu()
+        );
+        return;
+    }
+    let idle: Vec<&Value> = list(&why["spikes"])
+        .iter()
+        .filter_map(|s| s.get("idle"))
+        .collect();
+    assert!(!idle.is_empty(), "no spike left an idle state: {why}");
+    for i in idle {
+        let state = i["state"].as_str().unwrap();
+        assert!(
+            states.iter().any(|s| s == state),
+            "{state} not in {states:?}"
+        );
+    }
+    assert!(list(&why["causes"]).iter().any(|c| c["kind"] == "idle"));
+}
+
+#[test]
+#[ignore = "needs root: tracefs and SIGTERM of a traced run"]
+fn sigterm_ends_a_traced_run_with_its_analysis_and_instances_are_removed() {
+    // The instance of an rtlab killed outright, which the next run removes.
+    let dead = (4_000_000..).find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+    let stale = format!("/sys/kernel/tracing/instances/rtlab-{}", dead.unwrap());
+    std::fs::create_dir(&stale).unwrap();
+    let cpu = probe_cpu().to_string();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args(["latency", "-a", &cpu, "-i", "1ms", "-D", "30s", "--trace"])
+        .args(["--trace-threshold", "1ns", "--json", "--no-save"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until_measuring(pid);
+    std::thread::sleep(Duration::from_millis(300));
+    let dir = format!("/sys/kernel/tracing/instances/rtlab-{pid}");
+    assert!(std::path::Path::new(&dir).exists(), "{dir} while measuring");
+    assert!(!std::path::Path::new(&stale).exists(), "{stale} left");
+    // SAFETY: kill(2) with a pid we spawned and a valid signal number.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", shown(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(n(&doc["why"]["spikes_total"]) > 0, "{}", doc["why"]);
+    assert_no_instance(pid);
+}
+
+#[test]
+#[ignore = "needs root: setpriv to an unprivileged user"]
+fn without_root_the_run_is_measured_without_the_analysis() {
+    let out = crate::latency_cli::as_nobody(&[
+        "latency",
+        "--policy",
+        "other",
+        "-i",
+        "1ms",
+        "-l",
+        "100",
+        "--trace",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("why").is_none(), "{}", doc["why"]);
+    let threads = list(&doc["series"]).len() as u64;
+    assert_eq!(n(&doc["total"]["counters"]["samples"]), 100 * threads);
+    let trace = list(&doc["warnings"])
+        .iter()
+        .find(|w| w["code"] == "trace")
+        .unwrap_or_else(|| panic!("no trace warning: {}", doc["warnings"]));
+    let msg = trace["message"].as_str().unwrap();
+    assert!(msg.contains("--trace") && msg.contains("root"), "{msg}");
+}
+
+#[test]
+fn trace_options_are_checked_before_measuring() {
+    for (args, needles) in [
+        ("--trace-threshold 50us", &["--trace"][..]),
+        ("--trace --clock realtime", &["--trace: ", "monotonic"]),
+        ("--trace --trace-threshold 0", &["--trace-threshold"]),
+    ] {
+        let out = expect(
+            rtlab()
+                .args(["latency", "-l", "1", "--no-save"])
+                .args(args.split_whitespace()),
+            &[2],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(needles.iter().all(|x| err.contains(x)), "{args}: {err}");
+    }
+}
