@@ -139,6 +139,20 @@ pub struct Params {
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     pub trace_points: usize,
+    /// Explain the latency spikes from kernel tracepoints: what held the CPU
+    /// between each spike's timer expiry and the wake-up (needs root and tracefs).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: analyse the samples at or above this latency (default: the
+    /// deadline).
+    #[arg(
+        long,
+        value_name = "DUR",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub trace_threshold: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,

@@ -103,6 +103,19 @@ impl Params {
             ),
         ));
         }
+        opt_us("--trace-threshold", &a.trace_threshold)?;
+        if a.trace_threshold.is_some() && !a.trace {
+            return Err(bad_flag(
+                "--trace-threshold",
+                "it needs --trace; add --trace",
+            ));
+        }
+        if a.trace {
+            return Err(bad_flag(
+                "--trace",
+                "this rtlab cannot read kernel tracepoints; run without --trace",
+            ));
+        }
 
         let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
