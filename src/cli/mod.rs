@@ -18,6 +18,7 @@ mod reportargs;
 mod results;
 mod run;
 mod step;
+mod why;
 
 use crate::compat::{self, Personality};
 use anyhow::Result;
@@ -58,6 +59,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Report one stored run in depth, as text or HTML.
     Report(report::ReportArgs),
+    /// Why a stored run's latency spikes happened (runs measured with --trace).
+    Why(why::WhyArgs),
     /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
     /// exec, and the dohell mix (--list shows them all).
     Load(load::LoadCmdArgs),
@@ -110,6 +113,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Results(args) => results::run(&ctx, args),
         Command::Compare(args) => compare::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
+        Command::Why(args) => why::run(&ctx, args),
         Command::Load(args) => load::run(&ctx, args),
         Command::Step(args) => step::run(&ctx, args),
         Command::LoadWorker(args) => load::worker(args),

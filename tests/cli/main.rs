@@ -47,3 +47,4 @@ mod run_cli;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
+mod why_cli;

@@ -14,3 +14,4 @@ pub mod run;
 pub mod series;
 pub mod table;
 pub mod verdict;
+pub mod why;
