@@ -14,7 +14,7 @@
 
 use super::svg::{self, primary_histograms};
 use super::text::campaign::{attribution, step_grid, RISKS_SHOWN};
-use super::text::compare::{label, metric_text, value_text};
+use super::text::compare::{label, metric_text, top_causes, value_text, TOP_CAUSE};
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
@@ -192,7 +192,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
             key
         }
     }));
-    let rows: Vec<Vec<String>> = c
+    let mut rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|row| {
@@ -212,6 +212,10 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
             cells
         })
         .collect();
+    if let Some(t) = top_causes(&c) {
+        let row = std::iter::once(TOP_CAUSE.to_string()).chain(t.named.iter().map(|n| esc(n)));
+        rows.push(row.collect());
+    }
     let mut out = table(Cells::Numbers, &header, &rows);
     if runs.len() > 1 {
         out.push_str(

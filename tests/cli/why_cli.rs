@@ -225,3 +225,65 @@ fn run_trace_needs_a_latency_step() {
     );
     assert!(!dir.path().join("x.db").exists(), "nothing stored");
 }
+
+#[test]
+fn compare_names_each_runs_top_cause_under_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let flood = fixture_doc();
+    let mut hog = fixture_doc();
+    hog["label"] = "fifo hog on cpu1".into();
+    hog["why"]["causes"][0] = serde_json::json!({
+        "kind": "thread", "name": "hog (pid 777, fifo 95)", "cpu": 1,
+        "ns": 1_500_000, "share": 0.88, "spikes": 18
+    });
+    let mut plain = fixture_doc();
+    plain["label"] = "no analysis".into();
+    plain.as_object_mut().unwrap().remove("why");
+    let db = store_with(dir.path(), &[flood.clone(), hog, plain, flood]);
+    let out = expect(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["compare", "1", "2", "3", "4"]),
+        &[0],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text.lines().find(|l| l.starts_with("top cause ")).unwrap();
+    let cells: Vec<&str> = row.split("  ").filter(|c| !c.trim().is_empty()).collect();
+    assert_eq!(
+        cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+        ["top cause", "c1 53%", "c2 88%", "–", "c1 53%"],
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "top cause: the cause of the largest share of spike time ('rtlab why RUN' explains)\n  \
+             c1  NET_RX softirq on CPU 1\n  c2  thread hog (pid 777, fifo 95) on CPU 1\n"
+        ),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let doc = json(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["compare", "1", "3", "--json"]),
+        &[0],
+    );
+    let cols = &doc["comparison"]["columns"];
+    assert_eq!(cols[0]["why"]["spikes_total"], 18);
+    assert_eq!(cols[0]["why"]["top_cause"]["name"], "NET_RX");
+    assert!(cols[1].get("why").is_none(), "{doc}");
+    let out = expect(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["compare", "1", "2", "--markdown"]),
+        &[0],
+    );
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("| top cause | NET_RX softirq on CPU 1: 53% | thread hog (pid 777, fifo 95) on CPU 1: 88% |"),
+        "{md}"
+    );
+}
