@@ -11,8 +11,11 @@ use plotters::prelude::*;
 /// Spikes the timeline draws at most (the worst ones).
 pub const TIMELINE_SPIKES: usize = 20;
 
-/// The parts of a bar, in drawing order, with how each spike's amount is read.
-pub const PARTS: [(&str, fn(&Spike) -> u64); 6] = [
+/// A part of a bar: its name, and how a spike's amount of it is read (ns).
+pub type Part = (&'static str, fn(&Spike) -> u64);
+
+/// The parts of a bar, in drawing order.
+pub const PARTS: [Part; 6] = [
     ("timer IRQ delay", |s| s.timer_irq_delay_ns.unwrap_or(0)),
     ("IRQs", |s| s.irqs.iter().map(|q| q.ns).sum()),
     ("softirqs", |s| s.softirqs.iter().map(|q| q.ns).sum()),
