@@ -167,6 +167,12 @@ fn stored_documents_and_exports_carry_the_analysis() {
         c.arg("--db").arg(&db).args(args);
         c
     };
+    let text = expect(&mut cmd(&["results", "show", "1"]), &[0]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("\nwhy: 18 spike(s) at or above 50us; 'rtlab why 1' shows each one\n"),
+        "{text}"
+    );
     let shown = json(&mut cmd(&["results", "show", "1", "--json"]), &[0]);
     assert_eq!(shown["why"], doc["why"]);
     let exported = json(&mut cmd(&["results", "export", "1"]), &[0]);

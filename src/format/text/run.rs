@@ -179,6 +179,10 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
             .collect();
         out.push_str(&key_values(&m, "  "));
     }
+    if let Some(w) = &run.why {
+        out.push('\n');
+        out.push_str(&super::why::summary(w, run.id));
+    }
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(
             "\nbreaktrace: thread {} (tid {}) at cycle {}: {}\n",
