@@ -8,6 +8,7 @@
 
 use super::metrics::metric_direction;
 use super::series;
+use crate::record::why::Cause;
 use crate::record::{Run, Series};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -75,6 +76,19 @@ pub struct Column {
     pub status: String,
     /// Start time.
     pub started_at: String,
+    /// What its spike analysis found, when it has one (`--trace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<WhyTop>,
+}
+
+/// A run's spike analysis in one figure: how many spikes, and the cause that
+/// explains the largest share of their time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhyTop {
+    /// Samples at or above the analysis' threshold.
+    pub spikes_total: u64,
+    /// The first of its ranked causes (none without spikes).
+    pub top_cause: Option<Cause>,
 }
 
 /// The whole comparison.
@@ -228,6 +242,10 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
             kind: r.kind.clone(),
             status: r.status.name().into(),
             started_at: r.started_at.clone(),
+            why: r.why.as_ref().map(|w| WhyTop {
+                spikes_total: w.spikes_total,
+                top_cause: w.causes.first().cloned(),
+            }),
         })
         .collect();
     let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(series::primary).collect();

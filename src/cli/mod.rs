@@ -20,6 +20,7 @@ mod reportargs;
 mod results;
 mod run;
 mod step;
+mod why;
 
 use crate::compat::{self, Personality};
 use anyhow::Result;
@@ -65,6 +66,8 @@ pub enum Command {
     Compare(Deferred<compare::CompareArgs>),
     /// Report one stored run in depth, as text or HTML.
     Report(Deferred<report::ReportArgs>),
+    /// Why a stored run's latency spikes happened (runs measured with --trace).
+    Why(Deferred<why::WhyArgs>),
     /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
     /// exec, and the dohell mix (--list shows them all).
     Load(Deferred<load::LoadCmdArgs>),
@@ -131,6 +134,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Results(args) => args.run(|a| results::run(&ctx, a)),
         Command::Compare(args) => args.run(|a| compare::run(&ctx, a)),
         Command::Report(args) => args.run(|a| report::run(&ctx, a)),
+        Command::Why(args) => args.run(|a| why::run(&ctx, a)),
         Command::Load(args) => args.run(|a| load::run(&ctx, a)),
         Command::Step(args) => args.run(|a| step::run(&ctx, a)),
         Command::LoadWorker(args) => args.run(load::worker),

@@ -7,7 +7,7 @@ use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
 use crate::format::html::CampaignPage;
 use crate::format::text::{campaign::campaign_report, run::Report};
-use crate::format::{Exporter, Options};
+use crate::format::{json, Exporter, Options};
 use crate::scenario::campaign::Stored;
 use crate::scenario::runner::{campaign_steps, step_view, StepRun};
 use crate::store::Store;
@@ -41,6 +41,10 @@ pub struct ReportArgs {
     req: RequireArgs,
     #[command(flatten)]
     files: ReportFiles,
+    /// Print one JSON document instead of the text: the run as stored (its spike
+    /// analysis included), the requirements and the verdicts (times in ns).
+    #[arg(long, conflicts_with = "campaign")]
+    json: bool,
     /// Unit of times in tables.
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     unit: TimeUnit,
@@ -62,8 +66,13 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         reqs: &reqs,
     };
     let files = a.files.render(runs, &opts)?;
-    let text = Report.serialize(runs, &opts)?;
-    finish(&files, &text, &verdict::judge(runs, &reqs))
+    let verdicts = verdict::judge(runs, &reqs);
+    let text = if a.json {
+        json::report(runs, &reqs, &verdicts)?
+    } else {
+        Report.serialize(runs, &opts)?
+    };
+    finish(&files, &text, &verdicts)
 }
 
 /// `rtlab report --campaign ID`: the step table, verdicts, risks and load

@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// seconds) [default: each step's own].
     #[arg(long, value_name = "DUR")]
     duration: Option<String>,
+    /// Explain the spikes of every latency step from kernel tracepoints (as
+    /// `rtlab latency --trace`; a scenario may set `trace = true` instead).
+    #[arg(long, conflicts_with = "resume")]
+    trace: bool,
     /// Requirement name=budget (a bare number is µs) or preset (repeatable;
     /// replaces the scenario's) [default: the scenario's requirements].
     #[arg(long = "require", value_name = "NAME=DUR|PRESET")]
@@ -141,6 +145,7 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 tags: a.tags.clone(),
                 requires: a.requires.clone(),
                 max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
+                trace: a.trace,
             };
             let p = setup.start(stored, &fp, a.max_steps)?;
             if p.is_none() {

@@ -14,7 +14,7 @@
 
 use super::svg::{self, primary_histograms};
 use super::text::campaign::{attribution, step_grid, RISKS_SHOWN};
-use super::text::compare::{label, metric_text, value_text};
+use super::text::compare::{label, metric_text, top_causes, value_text, TOP_CAUSE};
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
@@ -54,6 +54,8 @@ dl.kv{display:flex;flex-wrap:wrap;gap:2px 18px;font-size:.9em;margin:.5em 0}
 dl.kv div{display:flex;gap:6px}dl.kv dt{color:#666}dl.kv dd{margin:0;overflow-wrap:anywhere}
 code{overflow-wrap:anywhere}
 .meta{color:#666;font-size:.9em}.word{white-space:nowrap}
+.causes th:nth-child(2),.causes td:nth-child(2),.spikes th:nth-child(5),.spikes td:nth-child(5){text-align:left;white-space:normal}
+summary{cursor:pointer;margin:.5em 0}
 @media (max-width:900px){body{padding:0 8px 24px}table{font-size:.85em}th,td{padding:2px 5px}}
 @page{margin:12mm}
 @media print{
@@ -88,7 +90,7 @@ pub fn esc(s: &str) -> String {
 
 /// How a table's cells are laid out.
 #[derive(Clone, Copy)]
-enum Cells {
+pub(super) enum Cells {
     /// Figures: right-aligned, on one line.
     Numbers,
     /// Text values (system fields, differences): left-aligned; the first column
@@ -100,7 +102,7 @@ enum Cells {
 }
 
 /// A table in its own scrolling box; cells are already HTML.
-fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
+pub(super) fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
     let class = match cells {
         Cells::Numbers => "",
         Cells::Text => " class=\"text\"",
@@ -192,7 +194,7 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
             key
         }
     }));
-    let rows: Vec<Vec<String>> = c
+    let mut rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|row| {
@@ -212,6 +214,10 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
             cells
         })
         .collect();
+    if let Some(t) = top_causes(&c) {
+        let row = std::iter::once(TOP_CAUSE.to_string()).chain(t.named.iter().map(|n| esc(n)));
+        rows.push(row.collect());
+    }
     let mut out = table(Cells::Numbers, &header, &rows);
     if runs.len() > 1 {
         out.push_str(
@@ -385,6 +391,9 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     out.push_str(&figure(svg::run_threads(run)?));
     out.push_str(&figure(svg::run_over_time(run)?));
+    if let Some(why) = &run.why {
+        out.push_str(&super::html_why::section(why)?);
+    }
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics

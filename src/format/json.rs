@@ -63,6 +63,18 @@ pub fn comparison(
     }))
 }
 
+/// `rtlab report RUN --json`: the runs as stored, the requirements and the
+/// verdicts.
+pub fn report(runs: &[Run], reqs: &[Requirement], verdicts: &[Verdict]) -> Result<String> {
+    document(&json!({
+        "format": FORMAT,
+        "kind": "report",
+        "runs": runs,
+        "requirements": reqs,
+        "verdicts": verdicts,
+    }))
+}
+
 /// `rtlab run --json`: the campaign, each step's run, the verdicts, risks and
 /// load attribution, the HTML report's path and the exit code.
 pub fn campaign(c: &CampaignDoc) -> Result<String> {

@@ -1,7 +1,7 @@
 //! GitHub-flavoured markdown: the comparison table (best values in bold) and the
 //! verdict table, for pasting into issues and pull requests.
 
-use super::text::compare::{cell, headings, label};
+use super::text::compare::{cell, headings, label, top_causes, TOP_CAUSE};
 use super::text::verdict;
 use crate::analysis::compare::Comparison;
 use crate::analysis::verdict::Verdict;
@@ -27,7 +27,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 pub fn comparison(c: &Comparison, unit: TimeUnit) -> String {
     let mut header = vec![String::new()];
     header.extend(headings(c));
-    let rows: Vec<Vec<String>> = c
+    let mut rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|row| {
@@ -36,6 +36,10 @@ pub fn comparison(c: &Comparison, unit: TimeUnit) -> String {
             cells
         })
         .collect();
+    if let Some(t) = top_causes(c) {
+        let row = std::iter::once(TOP_CAUSE.to_string()).chain(t.named);
+        rows.push(row.collect());
+    }
     table(&header, &rows)
 }
 

@@ -7,9 +7,11 @@
 pub mod csv;
 pub mod histfile;
 pub mod html;
+mod html_why;
 pub mod json;
 pub mod markdown;
 pub mod svg;
+pub mod svg_why;
 pub mod text;
 
 use crate::analysis::verdict::Requirement;

@@ -6,7 +6,7 @@
 
 use super::check;
 use super::runner::{campaign_steps, first_unfinished};
-use super::{expand, parse, presets, PlannedStep, Scenario, DEFAULT_MAX_STEPS};
+use super::{expand, parse, presets, PlannedStep, Scenario, Val, DEFAULT_MAX_STEPS};
 use crate::error::{bad_flag, SystemError, UsageError};
 use crate::step::Machine;
 use crate::store::{self, Campaign, Store};
@@ -33,6 +33,9 @@ pub struct Stored {
     /// The --max-steps it was started with (resuming plans the same steps).
     #[serde(default)]
     pub max_steps: Option<u64>,
+    /// `--trace`: every latency step explains its spikes from kernel tracepoints.
+    #[serde(default)]
+    pub trace: bool,
 }
 
 impl Stored {
@@ -47,7 +50,7 @@ impl Stored {
     pub fn plan(&self, max_steps: Option<u64>) -> Result<(Scenario, Vec<PlannedStep>)> {
         let scn = parse(&self.file, &self.scenario)?;
         let max_steps = max_steps.or(self.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
-        let plan = planned(&scn, self.duration.as_deref(), max_steps)?;
+        let plan = planned(&scn, self.duration.as_deref(), self.trace, max_steps)?;
         Ok((scn, plan))
     }
 }
@@ -125,7 +128,7 @@ impl Setup<'_> {
         max_steps: u64,
     ) -> Result<Option<Prepared>> {
         let scn = parse(&stored.file, &stored.scenario)?;
-        let plan = planned(&scn, stored.duration.as_deref(), max_steps)?;
+        let plan = planned(&scn, stored.duration.as_deref(), stored.trace, max_steps)?;
         check_plan(&scn, &plan, 0, self.machine)?;
         // An earlier campaign can only be in a store that exists: do not create
         // one just to find it missing.
@@ -190,9 +193,38 @@ impl Setup<'_> {
     }
 }
 
-/// The plan, counted before it is expanded and refused above `max_steps`.
-fn planned(scn: &Scenario, duration: Option<&str>, max_steps: u64) -> Result<Vec<PlannedStep>> {
-    expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)).into())
+/// The plan, counted before it is expanded and refused above `max_steps`;
+/// with `trace`, every latency step traces (`--trace`), and a scenario without
+/// one is refused.
+fn planned(
+    scn: &Scenario,
+    duration: Option<&str>,
+    trace: bool,
+    max_steps: u64,
+) -> Result<Vec<PlannedStep>> {
+    let mut plan =
+        expand(scn, duration, max_steps).map_err(|e| UsageError(format!("{}: {e}", scn.file)))?;
+    if trace {
+        let mut traced = 0;
+        for step in &mut plan {
+            if let crate::step::Params::Latency(p) = &mut step.params {
+                p.trace = true;
+                step.values.retain(|(k, _)| k != "trace");
+                step.values.push(("trace".into(), Val::Bool(true)));
+                traced += 1;
+            }
+        }
+        if traced == 0 {
+            bail!(bad_flag(
+                "--trace",
+                format!(
+                    "{} has no latency step to trace; tracing explains the spikes of latency steps",
+                    scn.file
+                )
+            ));
+        }
+    }
+    Ok(plan)
 }
 
 /// Checks `plan[from..]` before it runs: every value on this machine, and RT
@@ -269,4 +301,56 @@ fn latest_interrupted(store: &Store) -> Result<i64> {
         .ok_or_else(|| {
             UsageError("no interrupted campaign to resume (see 'rtlab results list')".into()).into()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traced(plan: &[PlannedStep]) -> Vec<(String, bool)> {
+        plan.iter()
+            .map(|s| match &s.params {
+                crate::step::Params::Latency(p) => (s.name.clone(), p.trace),
+                _ => (s.name.clone(), false),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trace_turns_on_tracing_in_every_latency_step_only() {
+        let p = presets::get("messaging").unwrap();
+        let scn = parse("preset messaging", p.text).unwrap();
+        let plan = planned(&scn, None, false, DEFAULT_MAX_STEPS).unwrap();
+        assert!(traced(&plan).iter().all(|(_, t)| !t));
+        let plan = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap();
+        let t = traced(&plan);
+        assert_eq!(t[0], ("kernel".to_string(), true));
+        assert_eq!(t.iter().filter(|(_, t)| *t).count(), 1, "{t:?}");
+        assert!(plan[0]
+            .values
+            .contains(&("trace".to_string(), Val::Bool(true))));
+    }
+
+    #[test]
+    fn trace_in_a_scenario_without_latency_steps_is_refused() {
+        let scn = parse("s.toml", "name = \"b\"\n[[step]]\nprobe = \"bench.cpu\"\n").unwrap();
+        let e = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--trace: s.toml has no latency step to trace; tracing explains the spikes of latency steps"
+        );
+    }
+
+    #[test]
+    fn a_scenario_sets_trace_in_its_defaults() {
+        let text = "name = \"t\"\n[defaults]\ntrace = true\ntrace_threshold = \"50us\"\n\
+                    [[step]]\nprobe = \"latency\"\n[[step]]\nprobe = \"bench.cpu\"\n";
+        let scn = parse("t.toml", text).unwrap();
+        let plan = planned(&scn, None, false, DEFAULT_MAX_STEPS).unwrap();
+        let crate::step::Params::Latency(p) = &plan[0].params else {
+            panic!("not latency")
+        };
+        assert!(p.trace);
+        assert_eq!(p.trace_threshold.as_deref(), Some("50us"));
+    }
 }

@@ -149,8 +149,8 @@ pub struct Params {
     /// a tracefs instance of rtlab's own and explain every spike (needs root).
     #[arg(long)]
     pub trace: bool,
-    /// With --trace: the wake-ups this late or later are explained (default:
-    /// the deadline).
+    /// With --trace: the wake-ups this late or later are explained (a bare
+    /// number is µs) [default: the deadline].
     #[arg(
         long,
         value_name = "DUR",

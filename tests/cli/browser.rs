@@ -1,6 +1,6 @@
 //! The HTML reports in a real browser. Headless Chromium opens a campaign's
-//! report and a run's report, made from the golden fixtures' imported runs, at
-//! 1280 and 800 px wide: the page must not scroll sideways (wide tables scroll
+//! report and a run's report, made from the golden fixtures' imported runs, and
+//! the report of a run with a spike analysis, at 1280 and 800 px wide: the page must not scroll sideways (wide tables scroll
 //! inside their own box) and must log nothing to the console. The screenshots
 //! go into the test's own directory, or into `$RTLAB_SCREENSHOTS` when set:
 //! `RTLAB_SCREENSHOTS=docs/screenshots` remakes the ones kept in the repository
@@ -208,4 +208,38 @@ fn reports_fit_the_window_and_log_nothing() {
     );
     report(&["9", "--require", "gyro=50us", "--html", "run.html"], 1);
     check_page(&dir.path().join("run.html"), "run", &profile, &shots);
+}
+
+#[test]
+#[ignore = "needs chromium: apt-get install chromium"]
+fn a_report_with_a_spike_analysis_fits_and_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("chromium-profile");
+    let db = crate::why_cli::store_with(dir.path(), &[crate::why_cli::fixture_doc()]);
+    let page = dir.path().join("why.html");
+    expect(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["report", "1", "--html"])
+            .arg(&page),
+        &[0],
+    );
+    let shots = screenshots(dir.path());
+    std::fs::create_dir_all(&shots).unwrap();
+    check_page(&page, "why", &profile, &shots);
+    // What the browser built holds the timeline and the causes table.
+    let out = browse(&page, 800, &profile, &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("<figure class=\"timeline\"><svg"), "{dom}");
+    let causes = dom
+        .split("<div class=\"causes\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .unwrap_or_else(|| panic!("no causes table\n{dom}"));
+    assert_eq!(causes.matches("<tr>").count(), 11, "{causes}");
+    assert!(
+        causes.contains("<td>NET_RX softirq on CPU 1</td>"),
+        "{causes}"
+    );
 }

@@ -48,4 +48,5 @@ mod run_cli;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
+mod why_cli;
 mod why_trace;

@@ -6,6 +6,7 @@
 use super::run::warnings_text;
 use super::table::{paragraph, Table};
 use super::verdict;
+use super::why;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
 use crate::analysis::diff::differences;
 use crate::analysis::verdict::Verdict;
@@ -100,7 +101,69 @@ pub fn legend(c: &Comparison) -> String {
     out
 }
 
-/// The comparison headed by `names`, one per column.
+/// The top causes of the runs' spike analyses, each cause named once under a
+/// short key (`c1`, `c2`, …).
+pub struct TopCauses {
+    /// One cell per column: `c1 53%`, `no spike`, or [`UNKNOWN`] for a run
+    /// without an analysis.
+    pub cells: Vec<String>,
+    /// The same cells with the causes' names instead of keys: `NET_RX softirq
+    /// on CPU 1: 53%`.
+    pub named: Vec<String>,
+    /// The keys and the causes they stand for, in order.
+    pub legend: Vec<(String, String)>,
+}
+
+/// The row heading of [`TopCauses`].
+pub const TOP_CAUSE: &str = "top cause";
+
+/// The top cause of each column's spike analysis; `None` when no run has one.
+pub fn top_causes(c: &Comparison) -> Option<TopCauses> {
+    if c.columns.iter().all(|col| col.why.is_none()) {
+        return None;
+    }
+    let mut t = TopCauses {
+        cells: Vec::new(),
+        named: Vec::new(),
+        legend: Vec::new(),
+    };
+    for col in &c.columns {
+        let (cell, named) = match col.why.as_ref().map(|w| &w.top_cause) {
+            None => (UNKNOWN.to_string(), UNKNOWN.to_string()),
+            Some(None) => ("no spike".to_string(), "no spike".to_string()),
+            Some(Some(cause)) => {
+                let name = why::cause_name(cause);
+                let share = why::percent(cause.share);
+                let key = match t.legend.iter().find(|(_, n)| *n == name) {
+                    Some((k, _)) => k.clone(),
+                    None => {
+                        let k = format!("c{}", t.legend.len() + 1);
+                        t.legend.push((k.clone(), name.clone()));
+                        k
+                    }
+                };
+                (format!("{key} {share}"), format!("{name}: {share}"))
+            }
+        };
+        t.cells.push(cell);
+        t.named.push(named);
+    }
+    Some(t)
+}
+
+/// The legend of [`top_causes`] as text lines.
+fn causes_legend(t: &TopCauses) -> String {
+    let mut out = format!(
+        "{TOP_CAUSE}: the cause of the largest share of spike time ('rtlab why RUN' explains)\n"
+    );
+    for (k, name) in &t.legend {
+        out.push_str(&paragraph(&format!("  {k:<3} "), name));
+    }
+    out
+}
+
+/// The comparison headed by `names`, one per column, with the [`top_causes`]
+/// row when a run has a spike analysis.
 fn comparison_table(c: &Comparison, names: &[String], unit: TimeUnit) -> Table {
     let mut header = vec![""];
     header.extend(names.iter().map(String::as_str));
@@ -109,6 +172,13 @@ fn comparison_table(c: &Comparison, names: &[String], unit: TimeUnit) -> Table {
         let mut cells = vec![label(row, unit)];
         cells.extend((0..c.columns.len()).map(|i| cell(row, i, unit, ("", "*"))));
         t.row(cells);
+    }
+    if let Some(causes) = top_causes(c) {
+        t.row(
+            std::iter::once(TOP_CAUSE.to_string())
+                .chain(causes.cells)
+                .collect(),
+        );
     }
     t
 }
@@ -128,6 +198,9 @@ pub fn render_text(c: &Comparison, unit: TimeUnit) -> (String, bool) {
         out.push_str(&format!(
             "* best of the row; (1.23x) = value / baseline value; {UNKNOWN} = the run does not have it\n"
         ));
+    }
+    if let Some(causes) = top_causes(c) {
+        out.push_str(&causes_legend(&causes));
     }
     (out, keyed)
 }

@@ -50,6 +50,10 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
         }
         out
     };
+    if let Some(w) = &run.why {
+        out.push('\n');
+        out.push_str(&super::why::summary(w, run.id));
+    }
     if !run.metrics.is_empty() {
         let mut t = Table::new(&["metric", "value"]);
         for (k, v) in &run.metrics {
@@ -174,6 +178,10 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
             .map(|(k, v)| (k.clone(), format!("{v}")))
             .collect();
         out.push_str(&key_values(&m, "  "));
+    }
+    if let Some(w) = &run.why {
+        out.push('\n');
+        out.push_str(&super::why::summary(w, run.id));
     }
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(

@@ -1,61 +1,195 @@
-//! The text of a run's spike analysis: the worst spikes with what took their
-//! time, then the causes ranked over every spike.
+//! Why a run's latency spikes happened, in words: each decomposed spike, worst
+//! first, with what held its CPU; the causes ranked over the whole run; what
+//! the kernel let the analysis see, and whether events were lost.
 
+use super::table::paragraph;
 use crate::record::why::{Cause, CauseKind, Spike, Why};
-use std::fmt::Write;
+use crate::units::Human;
 
-/// Spikes and causes the summary lists.
-const SPIKES_SHOWN: usize = 5;
-const CAUSES_SHOWN: usize = 10;
+/// Causes listed by [`render`]; the rest are summed up in one line.
+pub const CAUSES_SHOWN: usize = 10;
 
+/// The analysis as text, at most [`super::table::WIDTH`] columns wide.
+pub fn render(why: &Why) -> String {
+    let mut out = header(why);
+    if why.spikes_total == 0 {
+        return out;
+    }
+    let width = amount_width(&why.spikes);
+    for (i, s) in why.spikes.iter().enumerate() {
+        out.push('\n');
+        out.push_str(&spike(i + 1, s, width));
+    }
+    out.push('\n');
+    out.push_str(&causes(why));
+    if let Some(t) = &why.timerlat {
+        out.push_str(&paragraph(
+            "",
+            &format!(
+                "timerlat: worst IRQ latency {}, worst thread latency {} ({} samples)",
+                Human(t.irq_max_ns),
+                Human(t.thread_max_ns),
+                t.samples
+            ),
+        ));
+    }
+    out
+}
+
+/// The analysis in short, for reports: how many spikes, the command that shows
+/// each (for a stored run), the ranked causes and a lost-events warning.
+pub fn summary(why: &Why, run: Option<i64>) -> String {
+    let threshold = Human(why.threshold_ns);
+    if why.spikes_total == 0 {
+        return format!("why: no sample reached {threshold}: no spike to explain\n");
+    }
+    let mut out = format!("why: {} spike(s) at or above {threshold}", why.spikes_total);
+    match run {
+        Some(id) => out.push_str(&format!("; 'rtlab why {id}' shows each one\n")),
+        None => out.push('\n'),
+    }
+    out.push_str(&causes(why));
+    if why.events_lost > 0 {
+        out.push_str(&lost_warning(why.events_lost));
+    }
+    out
+}
+
+/// The warning about events the kernel dropped.
+fn lost_warning(n: u64) -> String {
+    paragraph(
+        "  ! ",
+        &format!(
+            "events_lost: the kernel dropped {n} events (a trace buffer was full): some \
+             spikes may be explained only in part; trace fewer CPUs or raise the threshold"
+        ),
+    )
+}
+
+/// What was analysed, what the kernel offered and what is missing.
+fn header(why: &Why) -> String {
+    let threshold = Human(why.threshold_ns);
+    let mut out = match (why.spikes_total, why.spikes.len()) {
+        (0, _) => format!("why: no sample reached {threshold}: no spike to explain\n"),
+        (n, 0) => format!("why: {n} spike(s) at or above {threshold}\n"),
+        (n, shown) if shown as u64 >= n => format!(
+            "why: {n} spike(s) at or above {threshold}, each decomposed below, worst first\n"
+        ),
+        (n, shown) => format!(
+            "why: {n} spike(s) at or above {threshold}; the {shown} worst decomposed below\n"
+        ),
+    };
+    let lost = match why.events_lost {
+        0 => "none lost".to_string(),
+        n => format!("{n} lost"),
+    };
+    let available = if why.available.is_empty() {
+        "nothing".to_string()
+    } else {
+        why.available.join(", ")
+    };
+    out.push_str(&paragraph(
+        "",
+        &format!(
+            "traced: {available}; {} events, {lost}; resolution {}",
+            why.events,
+            Human(why.resolution_ns)
+        ),
+    ));
+    for m in &why.missing {
+        out.push_str(&paragraph("not analysed: ", m));
+    }
+    if why.events_lost > 0 {
+        out.push_str(&lost_warning(why.events_lost));
+    }
+    out
+}
+
+/// The parts of a spike: amount (ns), what, and a note.
+pub fn parts(s: &Spike) -> Vec<(u64, String, String)> {
+    let mut out = Vec::new();
+    if let Some(i) = &s.idle {
+        out.push((
+            i.exit_ns,
+            format!("idle exit from {}", i.state),
+            String::new(),
+        ));
+    }
+    for q in &s.irqs {
+        let what = if q.name == crate::trace::TIMER_IRQ && q.irq == 0 {
+            "timer interrupt".to_string()
+        } else {
+            format!("IRQ {} (irq {})", q.name, q.irq)
+        };
+        out.push((q.ns, what, String::new()));
+    }
+    for q in &s.softirqs {
+        out.push((q.ns, format!("softirq {}", q.vector), String::new()));
+    }
+    for t in &s.threads {
+        let note = if t.outranked {
+            "outranked the probe"
+        } else {
+            "did not outrank the probe"
+        };
+        let what = match t.priority {
+            0 => format!("thread {} (pid {}, {})", t.comm, t.pid, t.policy),
+            p => format!("thread {} (pid {}, {} {p})", t.comm, t.pid, t.policy),
+        };
+        out.push((t.ns, what, note.into()));
+    }
+    out.push((s.unexplained_ns, "unexplained".into(), String::new()));
+    out
+}
+
+/// The width of the amounts column over all spikes.
+fn amount_width(spikes: &[Spike]) -> usize {
+    spikes
+        .iter()
+        .flat_map(parts)
+        .map(|(ns, _, _)| us(ns).len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// A time in µs with one decimal and its unit.
 fn us(ns: u64) -> String {
     format!("{:.1}us", ns as f64 / 1000.0)
 }
 
-/// One spike's parts, the largest first.
-fn parts(s: &Spike) -> Vec<(u64, String)> {
-    let mut p: Vec<(u64, String)> = Vec::new();
-    for t in &s.threads {
-        let prio = match t.priority {
-            0 => t.policy.clone(),
-            n => format!("{} {n}", t.policy),
-        };
-        let over = if t.outranked {
-            ", outranked the probe"
+/// One spike: its line, then one line per part, amounts aligned.
+fn spike(n: usize, s: &Spike, width: usize) -> String {
+    let late = s
+        .timer_irq_delay_ns
+        .map(|t| format!(" (timer expired {} late)", us(t)))
+        .unwrap_or_default();
+    let mut out = format!(
+        "spike {n}: {} on CPU {}, thread {}, cycle {}{late}\n",
+        Human(s.latency_ns),
+        s.cpu,
+        s.thread,
+        s.cycle
+    );
+    for (ns, what, note) in parts(s) {
+        let text = if note.is_empty() {
+            what
         } else {
-            ""
+            format!("{what}: {note}")
         };
-        p.push((
-            t.ns,
-            format!("thread {} (pid {}, {prio}{over})", t.comm, t.pid),
-        ));
+        out.push_str(&paragraph(&format!("  {:>width$}  ", us(ns)), &text));
     }
-    for i in &s.irqs {
-        let name = if i.name == crate::trace::TIMER_IRQ && i.irq == 0 {
-            "timer interrupt".to_string()
-        } else {
-            format!("IRQ {} {}", i.irq, i.name)
-        };
-        p.push((i.ns, name));
-    }
-    for x in &s.softirqs {
-        p.push((x.ns, format!("{} softirq", x.vector)));
-    }
-    if let Some(i) = &s.idle {
-        p.push((i.exit_ns, format!("idle exit ({})", i.state)));
-    }
-    p.sort_by_key(|x| std::cmp::Reverse(x.0));
-    p.push((s.unexplained_ns, "unexplained".into()));
-    p
+    out
 }
 
-fn cause_name(c: &Cause) -> String {
+/// A cause as a name: `NET_RX softirq on CPU 1`, `thread irq/24-eth0 (pid
+/// 301, fifo 50)`.
+pub fn cause_name(c: &Cause) -> String {
     let what = match c.kind {
         CauseKind::Timer => c.name.clone(),
         CauseKind::Irq => format!("IRQ {}", c.name),
         CauseKind::Softirq => format!("{} softirq", c.name),
         CauseKind::Thread => format!("thread {}", c.name),
-        CauseKind::Idle => format!("idle exit ({})", c.name),
+        CauseKind::Idle => format!("idle exit from {}", c.name),
         CauseKind::Unexplained => "unexplained".into(),
     };
     match c.cpu {
@@ -64,127 +198,188 @@ fn cause_name(c: &Cause) -> String {
     }
 }
 
-/// The analysis as text: a headline, the worst spikes, the ranked causes,
-/// and what could not be analysed.
-pub fn render(w: &Why) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "why: {} spike(s) at or above {}, {} kernel events read, {} lost",
-        w.spikes_total,
-        us(w.threshold_ns),
-        w.events,
-        w.events_lost
+/// A share (0-1) as a whole percentage, `<1%` for a small non-zero one.
+pub fn percent(share: f64) -> String {
+    if share > 0.0 && share < 0.005 {
+        "<1%".into()
+    } else {
+        format!("{:.0}%", share * 100.0)
+    }
+}
+
+/// One cause in a sentence: `NET_RX softirq on CPU 1: 71% of spike time in
+/// 212 of 240 spikes`.
+pub fn cause_line(c: &Cause, spikes_total: u64) -> String {
+    format!(
+        "{}: {} of spike time in {} of {} spikes",
+        cause_name(c),
+        percent(c.share),
+        c.spikes,
+        spikes_total
+    )
+}
+
+/// The causes, ranked; beyond [`CAUSES_SHOWN`], one line for the rest.
+fn causes(why: &Why) -> String {
+    if why.causes.is_empty() {
+        return "causes: none found\n".into();
+    }
+    let total: u64 = why.causes.iter().map(|c| c.ns).sum();
+    let mut out = format!(
+        "causes, by share of spike time ({} in {} spikes):\n",
+        Human(total),
+        why.spikes_total
     );
-    if w.events_lost > 0 {
-        let _ = writeln!(
-            o,
-            "  ! the kernel dropped events: spikes near the losses may be misexplained"
-        );
+    let digits = why.causes.len().min(CAUSES_SHOWN).to_string().len();
+    for (i, c) in why.causes.iter().take(CAUSES_SHOWN).enumerate() {
+        let lead = format!("  {:>digits$}. ", i + 1);
+        out.push_str(&paragraph(&lead, &cause_line(c, why.spikes_total)));
     }
-    if !w.spikes.is_empty() {
-        let _ = writeln!(o, "worst spikes:");
+    let rest = &why.causes[why.causes.len().min(CAUSES_SHOWN)..];
+    if !rest.is_empty() {
+        let share: f64 = rest.iter().map(|c| c.share).sum();
+        out.push_str(&format!(
+            "  and {} smaller cause(s): {} of spike time in all\n",
+            rest.len(),
+            percent(share)
+        ));
     }
-    for s in w.spikes.iter().take(SPIKES_SHOWN) {
-        let list: Vec<String> = parts(s)
-            .into_iter()
-            .filter(|(ns, _)| *ns > 0)
-            .map(|(ns, name)| format!("{name} {}", us(ns)))
-            .collect();
-        let _ = write!(
-            o,
-            "  CPU {} thread {} cycle {}: {} = {}",
-            s.cpu,
-            s.thread,
-            s.cycle,
-            us(s.latency_ns),
-            list.join(" + ")
-        );
-        if let Some(d) = s.timer_irq_delay_ns {
-            let _ = write!(o, " (timer expired {} late)", us(d));
-        }
-        o.push('\n');
-    }
-    if !w.causes.is_empty() {
-        let _ = writeln!(o, "causes:");
-    }
-    for c in w.causes.iter().take(CAUSES_SHOWN) {
-        let _ = writeln!(
-            o,
-            "  {}: {:.0}% of spike time in {} of {} spikes",
-            cause_name(c),
-            c.share * 100.0,
-            c.spikes,
-            w.spikes_total
-        );
-    }
-    for m in &w.missing {
-        let _ = writeln!(o, "  not analysed: {m}");
-    }
-    o
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::why::{Irq, Softirq, Thread};
+    use crate::format::text::table::WIDTH;
+    use crate::record::why::{Idle, Irq, Softirq, Thread};
 
-    #[test]
-    fn spikes_read_as_their_parts_and_causes_as_shares() {
-        let spike = Spike {
+    fn spike() -> Spike {
+        Spike {
             cpu: 1,
             thread: 0,
-            cycle: 57,
-            latency_ns: 120_000,
-            timer_irq_delay_ns: Some(4_000),
-            irqs: vec![Irq {
-                name: "eth0".into(),
-                irq: 24,
-                ns: 10_000,
-            }],
+            cycle: 2417,
+            latency_ns: 194_533,
+            timer_irq_delay_ns: Some(1_800),
+            irqs: vec![
+                Irq {
+                    name: "timer".into(),
+                    irq: 0,
+                    ns: 1_800,
+                },
+                Irq {
+                    name: "virtio0-input.0".into(),
+                    irq: 26,
+                    ns: 4_190,
+                },
+            ],
             softirqs: vec![Softirq {
                 vector: "NET_RX".into(),
-                ns: 85_000,
+                ns: 119_491,
             }],
             threads: vec![Thread {
-                pid: 4121,
-                comm: "hog".into(),
+                pid: 19,
+                comm: "migration/1".into(),
                 policy: "fifo".into(),
-                priority: 95,
-                ns: 20_000,
+                priority: 99,
+                ns: 3_100,
                 outranked: true,
             }],
-            idle: None,
-            unexplained_ns: 5_000,
-        };
-        let why = Why {
+            idle: Some(Idle {
+                state: "haltpoll".into(),
+                exit_ns: 11_000,
+            }),
+            unexplained_ns: 54_952,
+        }
+    }
+
+    fn cause(kind: CauseKind, name: &str, share: f64, spikes: u64) -> Cause {
+        Cause {
+            kind,
+            name: name.into(),
+            cpu: Some(1),
+            ns: (share * 1e6) as u64,
+            share,
+            spikes,
+        }
+    }
+
+    fn why() -> Why {
+        Why {
             threshold_ns: 50_000,
-            available: vec!["sched".into()],
+            available: vec!["sched".into(), "irq".into()],
             missing: vec!["idle exit: no power:cpu_idle event".into()],
-            resolution_ns: 1,
-            events: 9_000,
+            resolution_ns: 1_000,
+            events: 1_843_907,
             events_lost: 0,
             spikes_total: 240,
-            spikes: vec![spike],
-            causes: vec![Cause {
-                kind: CauseKind::Softirq,
-                name: "NET_RX".into(),
-                cpu: Some(1),
-                ns: 7_100,
-                share: 0.71,
-                spikes: 212,
-            }],
+            spikes: vec![spike()],
+            causes: vec![
+                cause(CauseKind::Softirq, "NET_RX", 0.71, 212),
+                cause(CauseKind::Thread, "rtlab-load (pid 4121, other)", 0.2, 90),
+                cause(CauseKind::Unexplained, "", 0.004, 3),
+            ],
             timerlat: None,
-        };
-        assert_eq!(
-            render(&why),
-            "why: 240 spike(s) at or above 50.0us, 9000 kernel events read, 0 lost
-worst spikes:
-  CPU 1 thread 0 cycle 57: 120.0us = NET_RX softirq 85.0us + thread hog (pid 4121, fifo 95, outranked the probe) 20.0us + IRQ 24 eth0 10.0us + unexplained 5.0us (timer expired 4.0us late)
-causes:
-  NET_RX softirq on CPU 1: 71% of spike time in 212 of 240 spikes
-  not analysed: idle exit: no power:cpu_idle event
-"
+        }
+    }
+
+    #[test]
+    fn a_spike_lists_every_part_amounts_aligned() {
+        let text = render(&why());
+        let want = "spike 1: 194.533us on CPU 1, thread 0, cycle 2417 (timer expired 1.8us late)\n\
+                    \x20  11.0us  idle exit from haltpoll\n\
+                    \x20   1.8us  timer interrupt\n\
+                    \x20   4.2us  IRQ virtio0-input.0 (irq 26)\n\
+                    \x20 119.5us  softirq NET_RX\n\
+                    \x20   3.1us  thread migration/1 (pid 19, fifo 99): outranked the probe\n\
+                    \x20  55.0us  unexplained\n";
+        assert!(text.contains(want), "{text}");
+        let s = spike();
+        let sum: u64 = parts(&s).iter().map(|p| p.0).sum();
+        assert_eq!(sum, s.latency_ns, "the fixture adds up");
+    }
+
+    #[test]
+    fn causes_are_ranked_sentences() {
+        let text = render(&why());
+        assert!(text.starts_with(
+            "why: 240 spike(s) at or above 50us; the 1 worst decomposed below\n\
+             traced: sched, irq; 1843907 events, none lost; resolution 1us\n\
+             not analysed: idle exit: no power:cpu_idle event\n"
+        ));
+        assert!(
+            text.contains("  1. NET_RX softirq on CPU 1: 71% of spike time in 212 of 240 spikes\n"),
+            "{text}"
         );
+        assert!(text.contains("  3. unexplained on CPU 1: <1% of spike time in 3 of 240"));
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+    }
+
+    #[test]
+    fn lost_events_and_no_spikes_are_said() {
+        let mut w = why();
+        w.events_lost = 12;
+        let text = render(&w);
+        assert!(text.contains("12 lost"), "{text}");
+        assert!(
+            text.contains("  ! events_lost: the kernel dropped 12 events"),
+            "{text}"
+        );
+        w.spikes_total = 0;
+        w.spikes.clear();
+        w.causes.clear();
+        let text = render(&w);
+        assert!(text.starts_with("why: no sample reached 50us: no spike to explain\n"));
+        assert!(!text.contains("causes"), "{text}");
+    }
+
+    #[test]
+    fn causes_beyond_the_shown_are_summed() {
+        let mut w = why();
+        w.causes = (0..12)
+            .map(|i| cause(CauseKind::Irq, &format!("q{i} (irq {i})"), 0.05, 1))
+            .collect();
+        let text = render(&w);
+        assert!(text.contains(" 10. IRQ q9 (irq 9) on CPU 1: 5%"), "{text}");
+        assert!(text.contains("  and 2 smaller cause(s): 10% of spike time in all\n"));
     }
 }

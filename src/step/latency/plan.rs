@@ -105,7 +105,6 @@ impl Params {
             ),
         ));
         }
-
         let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
         let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
