@@ -16,6 +16,7 @@ pub mod process;
 pub mod sched;
 pub mod signals;
 pub mod timer;
+pub mod timerfd;
 
 /// The errno values callers tell apart (`errno(3)`).
 pub use libc::{EACCES, EAGAIN, EINVAL, ENOSPC, EPERM, EROFS, ESRCH};
