@@ -7,6 +7,7 @@ mod plan;
 pub use measure::measure;
 pub use plan::Plan;
 
+use super::deadline::DeadlineArgs;
 use super::loads::LoadArgs;
 use super::{de, Machine};
 use crate::record::RunParams;
@@ -141,6 +142,9 @@ pub struct Params {
     pub trace_points: usize,
     #[command(flatten)]
     #[serde(flatten)]
+    pub dl: DeadlineArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub load: LoadArgs,
 }
 
@@ -175,6 +179,9 @@ pub enum PolicyArg {
     Other,
     Batch,
     Idle,
+    /// SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
+    /// and --dl-period.
+    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -247,13 +254,14 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
-    fn policy(self) -> Policy {
+    pub(crate) fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
             PolicyArg::Rr => Policy::Rr,
             PolicyArg::Other => Policy::Other,
             PolicyArg::Batch => Policy::Batch,
             PolicyArg::Idle => Policy::Idle,
+            PolicyArg::Deadline => Policy::Deadline,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod de;
+pub mod deadline;
 pub mod latency;
 pub mod load;
 pub mod loads;

@@ -148,6 +148,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         })
         .collect();
     obs.start(&names);
+    let overruns_before = sched::deadline::overruns();
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
     obs.end();
     if let Some(was) = main_was {
@@ -160,6 +161,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     drop(dma);
     let (load_records, load_warnings) = loads.finish();
     warnings.extend(load_warnings);
+    if let (Err(probe::SetupError::Policy { err, .. }), Some(dl)) = (&result, &cfg.dl) {
+        return Err(crate::step::deadline::refusal(*err, dl, cfg.threads.len()));
+    }
+    let overruns = sched::deadline::overruns() - overruns_before;
     let outcome = match result {
         Ok(o) => o,
         Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
@@ -269,6 +274,18 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_marker: outcome.trace_marker_written,
     });
     run.warnings = warnings;
+    if let Some(dl) = &cfg.dl {
+        run.metrics.insert("dl_overruns".into(), overruns as f64);
+        if overruns > 0 {
+            run.warnings.push(Warning::new(
+                "dl_overruns",
+                format!(
+                    "the kernel signalled {overruns} SCHED_DEADLINE runtime overrun(s): a thread used more than its {} ns runtime in a period and was throttled until its next one",
+                    dl.runtime_ns
+                ),
+            ));
+        }
+    }
 
     Ok(run)
 }

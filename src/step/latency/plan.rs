@@ -11,6 +11,7 @@ use anyhow::Result;
 use rtlab_engine::probe::latency::{LatencyConfig, TimerMode};
 use rtlab_engine::rt::clock::ClockId;
 use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::Policy;
 use rtlab_engine::stats::hist::MAX_US_BUCKETS;
 
 /// The probe configuration and everything else a run needs, validated.
@@ -104,8 +105,18 @@ impl Params {
         ));
         }
 
-        let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
+        let dl = a.dl.params(policy, interval_ns)?;
+        let threads = a.thread_cpus(m)?;
+        let threads = match dl {
+            Some(_) if a.cpus.is_some() || a.main_cpus.is_some() => {
+                let flag = if a.cpus.is_some() { "--cpus" } else { "--main-cpus" };
+                return Err(crate::step::deadline::refuse_pinning(flag));
+            }
+            // Deadline threads run unpinned: one per CPU unless -t says.
+            Some(_) => vec![None; threads.len()],
+            None => threads,
+        };
         a.check_priorities(threads.len(), &mut warnings)?;
         if let Some(w) = smt_sharing(&threads) {
             warnings.push(w);
@@ -160,6 +171,7 @@ impl Params {
                 distance_ns,
                 policy,
                 priority,
+                dl,
                 priospread: a.priospread,
                 clock: match a.clock {
                     ClockArg::Monotonic => ClockId::Monotonic,
@@ -275,7 +287,7 @@ impl Params {
             "priority 99 is above the kernel's own RT threads (migration, watchdogs) and can starve them; 90-98 measures the same",
         ));
         }
-        if !policy.is_realtime() {
+        if !policy.is_realtime() && policy != Policy::Deadline {
             warnings.push(Warning::new(
                 "not_realtime",
                 format!("the measuring threads run SCHED_{}: the numbers show time-sharing wake-up latency, not what an RT thread gets", policy.name().to_uppercase()),
