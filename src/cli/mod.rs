@@ -11,6 +11,7 @@ mod links;
 pub mod load;
 mod net;
 pub mod observer;
+mod periodic;
 mod presets;
 mod prio;
 mod report;
@@ -75,6 +76,8 @@ pub enum Command {
     Kconfig(kconfig::KconfigArgs),
     /// Application response time over the network: `net serve` and `net ping`.
     Net(net::NetArgs),
+    /// A periodic task toggling an output: achieved frequency, period jitter, and the highest frequency held (--sweep).
+    Periodic(periodic::PeriodicArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
@@ -117,6 +120,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Kconfig(args) => kconfig::run(args),
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
+        Command::Periodic(args) => periodic::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
         Command::Cyclictest(raw) => compat::subcommand(Personality::Cyclictest, ctx.db, raw),
         Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),

@@ -2,6 +2,7 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+pub mod sweep;
 pub mod why;
 
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
@@ -262,6 +263,9 @@ pub struct Run {
     /// Root cause of its latency spikes, from kernel tracepoints (`--trace`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub why: Option<why::Why>,
+    /// A periodic sweep's curves (`rtlab periodic --sweep`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sweep: Option<sweep::Sweep>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -493,6 +497,7 @@ impl Run {
             metrics: BTreeMap::new(),
             breaktrace: None,
             why: None,
+            sweep: None,
             warnings: Vec::new(),
         }
     }

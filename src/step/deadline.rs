@@ -69,7 +69,8 @@ impl DeadlineArgs {
         };
         let period_ns = dur("--dl-period", &self.dl_period)?.unwrap_or(period_ns);
         let deadline_ns = dur("--dl-deadline", &self.dl_deadline)?.unwrap_or(period_ns);
-        let runtime_ns = dur("--dl-runtime", &self.dl_runtime)?.unwrap_or((deadline_ns / 10).max(1024));
+        let runtime_ns =
+            dur("--dl-runtime", &self.dl_runtime)?.unwrap_or((deadline_ns / 10).max(1024));
         let p = DlParams {
             runtime_ns,
             deadline_ns,
@@ -152,7 +153,10 @@ mod tests {
             (p.runtime_ns, p.deadline_ns, p.period_ns),
             (200_000, 500_000, 2_000_000)
         );
-        assert_eq!(args(None, None, None).params(Policy::Fifo, 1000).unwrap(), None);
+        assert_eq!(
+            args(None, None, None).params(Policy::Fifo, 1000).unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -163,14 +167,20 @@ mod tests {
             (args(Some("1ns"), None, None), "--dl-runtime"),
             (args(Some("abc"), None, None), "--dl-runtime"),
         ] {
-            let e = a.params(Policy::Deadline, 1_000_000).unwrap_err().to_string();
+            let e = a
+                .params(Policy::Deadline, 1_000_000)
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with(flag), "{e}");
         }
         let e = args(None, None, Some("1ms"))
             .params(Policy::Fifo, 1_000_000)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("--dl-period") && e.contains("--policy deadline"), "{e}");
+        assert!(
+            e.starts_with("--dl-period") && e.contains("--policy deadline"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -181,7 +191,10 @@ mod tests {
             period_ns: 1_000_000,
         };
         let e = refusal(SchedError { errno: EBUSY }, &p, 4).to_string();
-        assert!(e.contains("admission control") && e.contains("90.0%"), "{e}");
+        assert!(
+            e.contains("admission control") && e.contains("90.0%"),
+            "{e}"
+        );
         let e = refusal(SchedError { errno: EPERM }, &p, 1).to_string();
         assert!(e.contains("root"), "{e}");
     }

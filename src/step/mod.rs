@@ -14,6 +14,7 @@ pub mod latency;
 pub mod load;
 pub mod loads;
 pub mod net;
+pub mod periodic;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -38,6 +39,9 @@ pub enum Params {
     /// `rtlab net ping`.
     #[serde(rename = "net")]
     Net(net::Params),
+    /// `rtlab periodic`.
+    #[serde(rename = "periodic")]
+    Periodic(periodic::Params),
     /// `rtlab bench cpu`.
     #[serde(rename = "bench.cpu")]
     BenchCpu(bench::cpu::Params),
@@ -75,6 +79,7 @@ pub struct Probe {
 pub const PROBES: &[Probe] = &[
     latency::PROBE,
     net::PROBE,
+    periodic::PROBE,
     load::PROBE,
     bench::cpu::PROBE,
     bench::memory::PROBE,
@@ -155,6 +160,7 @@ impl Params {
         match self {
             Params::Latency(p) => p,
             Params::Net(p) => p,
+            Params::Periodic(p) => p,
             Params::Load(p) => p,
             Params::BenchCpu(p) => p,
             Params::BenchMemory(p) => p,

@@ -768,6 +768,7 @@ mod tests {
                 }],
                 timerlat: None,
             }),
+            sweep: None,
             warnings: vec![Warning::new("vm", "virtual")],
         }
     }

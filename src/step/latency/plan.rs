@@ -110,7 +110,11 @@ impl Params {
         let threads = a.thread_cpus(m)?;
         let threads = match dl {
             Some(_) if a.cpus.is_some() || a.main_cpus.is_some() => {
-                let flag = if a.cpus.is_some() { "--cpus" } else { "--main-cpus" };
+                let flag = if a.cpus.is_some() {
+                    "--cpus"
+                } else {
+                    "--main-cpus"
+                };
                 return Err(crate::step::deadline::refuse_pinning(flag));
             }
             // Deadline threads run unpinned: one per CPU unless -t says.
