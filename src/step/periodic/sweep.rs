@@ -40,6 +40,7 @@ pub fn search(s: &Search, mut probe: impl FnMut(f64) -> Option<Point>) -> Found 
     };
     let step = 10f64.powf(1.0 / f64::from(s.steps_per_decade.max(1)));
     let mut f = s.lo_hz;
+    let mut k = 0;
     let mut bad = None;
     loop {
         let Some(p) = probe(f) else {
@@ -55,8 +56,10 @@ pub fn search(s: &Search, mut probe: impl FnMut(f64) -> Option<Point>) -> Found 
         if f >= s.hi_hz {
             break;
         }
-        // Round to whole Hz so that the frequencies tried read well.
-        f = (f * step).round().min(s.hi_hz);
+        // lo × step^k, rounded to whole Hz so that the frequencies tried read
+        // well (and decades land on round numbers).
+        k += 1;
+        f = (s.lo_hz * step.powi(k)).round().min(s.hi_hz);
     }
     let (Some(mut good), Some(mut bad)) = (found.best_hz, bad) else {
         return found;
@@ -120,7 +123,8 @@ mod tests {
         // Stepping: 1k, 1.78k, 3.16k, 5.62k, 10k, 17.8k, 31.6k, 56.2k (fails).
         let steps: Vec<f64> = f.points.iter().take(8).map(|p| p.requested_hz).collect();
         assert_eq!(steps[0], 1_000.0);
-        assert!((steps[7] - 56_234.0).abs() < 2.0, "{steps:?}");
+        assert_eq!(steps[4], 10_000.0);
+        assert_eq!(steps[7], 56_234.0);
         assert!(!f.points[7].held);
         assert_eq!(f.points.len(), 8 + 6);
         // Every point held is at or below the best, every failure above.
