@@ -385,6 +385,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     out.push_str(&figure(svg::run_threads(run)?));
     out.push_str(&figure(svg::run_over_time(run)?));
+    out.push_str(&figure(super::sweep_svg::plot(run)?));
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics

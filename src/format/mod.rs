@@ -10,6 +10,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod svg;
+pub mod sweep_svg;
 pub mod text;
 
 use crate::analysis::verdict::Requirement;

@@ -60,7 +60,7 @@ pub fn primary_histograms(runs: &[Run]) -> Vec<(String, HistogramData)> {
 }
 
 /// Plot size in pixels; the SVG scales (it has a viewBox).
-const SIZE: (u32, u32) = (900, 480);
+pub(crate) const SIZE: (u32, u32) = (900, 480);
 /// About this many histogram bins across the x axis.
 const TARGET_BINS: u64 = 400;
 /// At most this many dots per series in a latency-over-time plot: beyond it,
@@ -90,7 +90,7 @@ pub fn colour(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-fn plot_error(e: impl std::fmt::Display) -> anyhow::Error {
+pub(crate) fn plot_error(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("cannot draw the plot: {e}")
 }
 
@@ -202,10 +202,10 @@ pub fn histograms<H: Borrow<HistogramData>>(
 }
 
 /// A chart drawn into an SVG string.
-type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+pub(crate) type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
 
 /// A white chart with a title and room for axis labels.
-fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
+pub(crate) fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
     x: X,
@@ -221,7 +221,7 @@ fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
         .map_err(plot_error)
 }
 
-fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
+pub(crate) fn legend<'a, 'b: 'a, X: Ranged, Y: Ranged>(
     chart: &mut Chart<'a, 'b, X, Y>,
     position: SeriesLabelPosition,
 ) -> Result<()> {
