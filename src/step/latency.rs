@@ -179,8 +179,8 @@ pub enum PolicyArg {
     Other,
     Batch,
     Idle,
-    /// SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
-    /// and --dl-period.
+    // SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
+    // and --dl-period (no doc comment: clap would list every value).
     Deadline,
 }
 
