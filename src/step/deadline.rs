@@ -104,6 +104,22 @@ pub fn refuse_pinning(flag: &str) -> anyhow::Error {
     )
 }
 
+/// The threads of a run: under SCHED_DEADLINE (`deadline`), as many but
+/// unpinned, and refused when a flag of `pins` (flag, given) pins them.
+pub fn unpinned(
+    threads: Vec<Option<usize>>,
+    deadline: bool,
+    pins: &[(&str, bool)],
+) -> Result<Vec<Option<usize>>> {
+    if !deadline {
+        return Ok(threads);
+    }
+    match pins.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(refuse_pinning(flag)),
+        None => Ok(vec![None; threads.len()]),
+    }
+}
+
 /// The error of a refused SCHED_DEADLINE reservation `p` for `threads`
 /// threads, with what the kernel's refusal means.
 pub fn refusal(err: SchedError, p: &DlParams, threads: usize) -> anyhow::Error {

@@ -107,20 +107,12 @@ impl Params {
 
         let (policy, priority) = a.sched();
         let dl = a.dl.params(policy, interval_ns)?;
-        let threads = a.thread_cpus(m)?;
-        let threads = match dl {
-            Some(_) if a.cpus.is_some() || a.main_cpus.is_some() => {
-                let flag = if a.cpus.is_some() {
-                    "--cpus"
-                } else {
-                    "--main-cpus"
-                };
-                return Err(crate::step::deadline::refuse_pinning(flag));
-            }
-            // Deadline threads run unpinned: one per CPU unless -t says.
-            Some(_) => vec![None; threads.len()],
-            None => threads,
-        };
+        // Deadline threads run unpinned: one per CPU unless -t says.
+        let pins = [
+            ("--cpus", a.cpus.is_some()),
+            ("--main-cpus", a.main_cpus.is_some()),
+        ];
+        let threads = crate::step::deadline::unpinned(a.thread_cpus(m)?, dl.is_some(), &pins)?;
         a.check_priorities(threads.len(), &mut warnings)?;
         if let Some(w) = smt_sharing(&threads) {
             warnings.push(w);
