@@ -122,7 +122,10 @@ fn the_periodic_loop_makes_zero_allocations() {
     COUNTING.with(|c| c.set(false));
     std::fs::remove_file(&path).unwrap();
     assert_eq!(end, periodic::LoopEnd::Done);
-    assert!(stats.toggles > 10);
+    // However busy the machine, the first toggle is at the start, and every
+    // toggle after it closes a period.
+    assert!(stats.toggles >= 1);
+    assert_eq!(stats.periods.count, stats.toggles - 1);
     assert_eq!(stats.write_errors, 0);
     assert_eq!(
         ALLOCS.with(|a| a.get()),

@@ -249,8 +249,7 @@ fn sweep_all(
         for &method in &p.methods {
             let mut best: Option<PeriodStats> = None;
             let found: Found = sweep::search(s, |hz| {
-                if stop.load(Ordering::Relaxed)
-                    || clock.elapsed().as_nanos() as u64 > p.sweep_limit_ns
+                if stop.load(Ordering::Relaxed) || clock.elapsed().as_nanos() as u64 > p.duration_ns
                 {
                     return None;
                 }
@@ -302,7 +301,7 @@ fn sweep_all(
     if curves.iter().any(|c| c.truncated) {
         run.warnings.push(Warning::new(
             "sweep_truncated",
-            format!("the sweep reached --sweep-limit {} (or was stopped) before every search converged: those curves end early", a.sweep_limit),
+            format!("the sweep reached its --duration ({}) or was stopped before every search converged: those curves end early", crate::units::Human(p.duration_ns)),
         ));
     }
     run.status = Status::Complete;

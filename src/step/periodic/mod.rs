@@ -31,10 +31,12 @@ pub struct Params {
     #[arg(short, long, default_value = "1kHz", value_name = "FREQ")]
     #[serde(deserialize_with = "de::word")]
     pub frequency: String,
-    /// Run this long at --frequency (bare number: s).
-    #[arg(short = 'D', long, default_value = "1s", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub duration: String,
+    /// Run this long at --frequency (default 1s); with --sweep, the whole
+    /// sweep stops after this long with what it found (default 120s). Bare
+    /// number: s.
+    #[arg(short = 'D', long, value_name = "DUR")]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub duration: Option<String>,
     /// How the thread waits for each period (all: each in turn, with --sweep).
     #[arg(long, value_enum, default_value_t = MethodArg::Sleep)]
     pub method: MethodArg,
@@ -61,10 +63,6 @@ pub struct Params {
     /// Bisections after the first frequency that fails (0-20).
     #[arg(long, default_value_t = 6, value_name = "N")]
     pub refine: u32,
-    /// The whole sweep stops after this long, with what it found (bare number: s).
-    #[arg(long, default_value = "120s", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub sweep_limit: String,
     /// CPU to pin the thread to (default: the last usable CPU, leaving the
     /// others to the system).
     #[arg(long, value_name = "CPU")]
@@ -181,7 +179,6 @@ pub struct Plan {
     pub(crate) methods: Vec<Method>,
     pub(crate) duration_ns: u64,
     pub(crate) point_ns: u64,
-    pub(crate) sweep_limit_ns: u64,
     pub(crate) spin_ns: u64,
     pub(crate) tolerance: f64,
     pub(crate) cpu: Option<usize>,
@@ -212,7 +209,7 @@ impl Params {
     /// Every value checked on machine `m`.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let frequency_hz = parse_hz(&self.frequency).map_err(|e| bad_flag("--frequency", e))?;
-        let duration_ns = duration("--duration", &self.duration, DefaultUnit::Seconds)?;
+        let duration_ns = duration("--duration", self.duration_text(), DefaultUnit::Seconds)?;
         let point_ns = duration(
             "--point-duration",
             &self.point_duration,
@@ -221,7 +218,6 @@ impl Params {
         if !(10_000_000..=MAX_BUSY_NS).contains(&point_ns) {
             return Err(bad_flag("--point-duration", "must be between 10ms and 2s"));
         }
-        let sweep_limit_ns = duration("--sweep-limit", &self.sweep_limit, DefaultUnit::Seconds)?;
         let spin_ns = duration("--spin", &self.spin, DefaultUnit::Micros)?;
         let pct = self.tolerance.trim().trim_end_matches('%').trim();
         let tolerance = pct
@@ -295,7 +291,6 @@ impl Params {
             methods,
             duration_ns,
             point_ns,
-            sweep_limit_ns,
             spin_ns,
             tolerance,
             cpu,
@@ -303,6 +298,15 @@ impl Params {
             priority,
             dl: self.dl.clone(),
         })
+    }
+
+    /// --duration as given, or its default: 1s, 120s for a sweep.
+    fn duration_text(&self) -> &str {
+        match (&self.duration, &self.sweep) {
+            (Some(d), _) => d,
+            (None, Some(_)) => "120s",
+            (None, None) => "1s",
+        }
     }
 
     fn search(&self, range: &str) -> Result<sweep::Search> {
@@ -346,10 +350,7 @@ impl super::Step for Params {
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        match &self.sweep {
-            Some(_) => super::seconds(Some(&self.sweep_limit)),
-            None => super::seconds(Some(&self.duration)),
-        }
+        super::seconds(Some(self.duration_text()))
     }
 
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {

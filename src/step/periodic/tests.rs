@@ -53,6 +53,7 @@ fn a_sweep_reads_its_range_and_all_methods() {
     );
     assert_eq!(p.methods.len(), 4);
     assert!((p.tolerance - 0.05).abs() < 1e-12);
+    assert_eq!(p.duration_ns, 120_000_000_000, "a sweep's default bound");
 }
 
 #[test]
@@ -97,7 +98,7 @@ fn refusals_name_their_flag() {
         (
             params(|p| {
                 p.method = MethodArg::Hybrid;
-                p.duration = "3s".into();
+                p.duration = Some("3s".into());
             }),
             "--duration",
         ),
