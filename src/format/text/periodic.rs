@@ -42,6 +42,9 @@ pub fn sweep_table(s: &Sweep) -> String {
                 .iter()
                 .find(|c| c.method == *m && c.load == *l)
                 .map(|c| {
+                    if c.points.is_empty() {
+                        return "not measured".to_string();
+                    }
                     let best = c.best_hz.map_or(format!("< {}", hz(s.lo_hz)), hz);
                     if c.truncated {
                         format!("{best} (cut)")

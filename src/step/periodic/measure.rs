@@ -244,15 +244,22 @@ fn sweep_all(
         loadsets.push((a.load.load.join("+"), Some(&a.load)));
     }
     let mut first_error = None;
+    // Each curve gets an equal share of --duration, so that a short budget
+    // cuts every curve rather than leaving the last ones unmeasured.
+    let share = p.duration_ns / (loadsets.len() * p.methods.len()) as u64;
     for (name, load) in loadsets {
         let running = load.map(|l| l.start(&[p.cpu])).transpose()?;
         for &method in &p.methods {
             let mut best: Option<PeriodStats> = None;
+            let curve_start = std::time::Instant::now();
+            let mut tried = 0;
             let found: Found = sweep::search(s, |hz| {
-                if stop.load(Ordering::Relaxed) || clock.elapsed().as_nanos() as u64 > p.duration_ns
-                {
+                let spent = curve_start.elapsed().as_nanos() as u64;
+                // The first point of a curve always runs.
+                if stop.load(Ordering::Relaxed) || (tried > 0 && spent + p.point_ns > share) {
                     return None;
                 }
+                tried += 1;
                 // A short rest between points, so that a spinning thread
                 // never holds its CPU for long stretches.
                 std::thread::sleep(std::time::Duration::from_millis(20));
