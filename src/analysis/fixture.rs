@@ -81,6 +81,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         breaktrace: None,
         why: None,
         page_faults: None,
+        sweep: None,
         warnings: Vec::new(),
     }
 }

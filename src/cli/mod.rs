@@ -13,6 +13,7 @@ mod links;
 pub mod load;
 mod net;
 pub mod observer;
+mod periodic;
 mod presets;
 mod prio;
 mod report;
@@ -85,6 +86,8 @@ pub enum Command {
     Kconfig(Deferred<kconfig::KconfigArgs>),
     /// Application response time over the network: `net serve` and `net ping`.
     Net(Deferred<net::NetArgs>),
+    /// A periodic task toggling an output: achieved frequency, period jitter, and the highest frequency held (--sweep).
+    Periodic(Deferred<periodic::PeriodicArgs>),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(Deferred<bench::BenchArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
@@ -142,6 +145,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Kconfig(args) => args.run(kconfig::run),
         Command::Prio(args) => args.run(prio::run),
         Command::Net(args) => args.run(|a| net::run(&ctx, a)),
+        Command::Periodic(args) => args.run(|a| periodic::run(&ctx, a)),
         Command::Bench(args) => args.run(|a| bench::run(&ctx, a)),
         Command::Cyclictest(raw) => {
             raw.run(|a| compat::subcommand(Personality::Cyclictest, ctx.db, a))

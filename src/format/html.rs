@@ -394,6 +394,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     if let Some(why) = &run.why {
         out.push_str(&super::html_why::section(why)?);
     }
+    out.push_str(&figure(super::sweep_svg::plot(run)?));
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics

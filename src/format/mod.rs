@@ -12,6 +12,7 @@ pub mod json;
 pub mod markdown;
 pub mod svg;
 pub mod svg_why;
+pub mod sweep_svg;
 pub mod text;
 
 use crate::analysis::verdict::Requirement;

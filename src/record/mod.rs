@@ -2,6 +2,7 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+pub mod sweep;
 pub mod why;
 
 pub use rtlab_engine::rt::mem::PageFaults;
@@ -268,6 +269,9 @@ pub struct Run {
     /// when everything their loop touched was resident and locked beforehand.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub page_faults: Option<PageFaults>,
+    /// A periodic sweep's curves (`rtlab periodic --sweep`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sweep: Option<sweep::Sweep>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -500,6 +504,7 @@ impl Run {
             breaktrace: None,
             why: None,
             page_faults: None,
+            sweep: None,
             warnings: Vec::new(),
         }
     }

@@ -8,6 +8,7 @@ mod trace;
 pub use measure::measure;
 pub use plan::Plan;
 
+use super::deadline::DeadlineArgs;
 use super::loads::LoadArgs;
 use super::{de, Machine};
 use crate::record::RunParams;
@@ -161,6 +162,9 @@ pub struct Params {
     pub trace_threshold: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
+    pub dl: DeadlineArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub load: LoadArgs,
 }
 
@@ -195,6 +199,9 @@ pub enum PolicyArg {
     Other,
     Batch,
     Idle,
+    // SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
+    // and --dl-period (no doc comment: clap would list every value).
+    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -267,13 +274,14 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
-    fn policy(self) -> Policy {
+    pub(crate) fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
             PolicyArg::Rr => Policy::Rr,
             PolicyArg::Other => Policy::Other,
             PolicyArg::Batch => Policy::Batch,
             PolicyArg::Idle => Policy::Idle,
+            PolicyArg::Deadline => Policy::Deadline,
         }
     }
 }

@@ -9,10 +9,12 @@
 
 pub mod bench;
 pub mod de;
+pub mod deadline;
 pub mod latency;
 pub mod load;
 pub mod loads;
 pub mod net;
+pub mod periodic;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -37,6 +39,9 @@ pub enum Params {
     /// `rtlab net ping`.
     #[serde(rename = "net")]
     Net(net::Params),
+    /// `rtlab periodic`.
+    #[serde(rename = "periodic")]
+    Periodic(periodic::Params),
     /// `rtlab bench cpu`.
     #[serde(rename = "bench.cpu")]
     BenchCpu(bench::cpu::Params),
@@ -74,6 +79,7 @@ pub struct Probe {
 pub const PROBES: &[Probe] = &[
     latency::PROBE,
     net::PROBE,
+    periodic::PROBE,
     load::PROBE,
     bench::cpu::PROBE,
     bench::memory::PROBE,
@@ -159,6 +165,7 @@ impl Params {
         match self {
             Params::Latency(p) => p,
             Params::Net(p) => p,
+            Params::Periodic(p) => p,
             Params::Load(p) => p,
             Params::BenchCpu(p) => p,
             Params::BenchMemory(p) => p,

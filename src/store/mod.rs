@@ -769,6 +769,7 @@ mod tests {
                 timerlat: None,
             }),
             page_faults: Some(crate::record::PageFaults { minor: 2, major: 1 }),
+            sweep: None,
             warnings: vec![Warning::new("vm", "virtual")],
         }
     }

@@ -333,7 +333,7 @@ fn bad_values_exit_2_naming_the_flag() {
         (&["--histogram-max", "0"], "--histogram-max"),
         (&["--dma-latency", "-3"], "--dma-latency"),
         (&["--max-latency", "5 parsecs"], "--max-latency"),
-        (&["--policy", "deadline"], "--policy"),
+        (&["--policy", "sporadic"], "--policy"),
         (&["-t", "0"], "--threads"),
     ];
     for (args, flag) in cases {

@@ -40,6 +40,7 @@ mod net_loopback;
 mod net_malformed;
 mod net_netns;
 mod net_stall;
+mod periodic_cli;
 mod prio_cli;
 mod progress_cli;
 mod readme;

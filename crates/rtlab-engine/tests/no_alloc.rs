@@ -106,3 +106,43 @@ fn the_measuring_loop_makes_zero_allocations() {
     drop(v);
     assert_eq!(ALLOCS.with(|a| a.get()), 1);
 }
+
+#[test]
+fn the_periodic_loop_makes_zero_allocations() {
+    use rtlab_engine::probe::periodic::{self, FileOutput, PeriodStats, Spin};
+    let clock = SystemClock::new(ClockId::Monotonic);
+    let path = std::env::temp_dir().join(format!("rtlab-noalloc-{}", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let mut out = FileOutput(file);
+    let spin = Spin {
+        clock,
+        spin_ns: 20_000,
+    };
+    let mut stats = PeriodStats::new(50_000, 5_000);
+    stats.warm_up();
+    let stop = AtomicBool::new(false);
+    let start = clock.now() + 50_000;
+    ALLOCS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    let end = periodic::run_loop(
+        &spin,
+        &mut out,
+        start,
+        start + 10_000_000,
+        &mut stats,
+        &stop,
+    );
+    COUNTING.with(|c| c.set(false));
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(end, periodic::LoopEnd::Done);
+    // However busy the machine, the first toggle is at the start, and every
+    // toggle after it closes a period.
+    assert!(stats.toggles >= 1);
+    assert_eq!(stats.periods.count, stats.toggles - 1);
+    assert_eq!(stats.write_errors, 0);
+    assert_eq!(
+        ALLOCS.with(|a| a.get()),
+        0,
+        "allocations in the periodic loop"
+    );
+}

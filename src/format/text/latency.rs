@@ -73,6 +73,11 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             f.major
         ));
     }
+    if let Some(n) = run.metrics.get("dl_overruns") {
+        out.push_str(&format!(
+            "SCHED_DEADLINE runtime overruns signalled by the kernel: {n}\n"
+        ));
+    }
     if let Some(b) = &run.breaktrace {
         out.push_str(&format!(
             "\nbreaktrace: thread {} (tid {}) at cycle {}: {} ({})\n",

@@ -9,6 +9,7 @@ pub mod latency;
 pub mod live;
 pub mod loads;
 pub mod net;
+pub mod periodic;
 pub mod progress;
 pub mod results;
 pub mod run;

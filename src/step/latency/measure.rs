@@ -168,6 +168,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         .collect();
     let trace = trace_threshold_ns.and_then(|t| super::trace::start(t, &mut cfg, &mut warnings));
     obs.start(&names);
+    let overruns_before = sched::deadline::overruns();
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
     obs.end();
     let why = trace.map(trace::Session::finish);
@@ -181,6 +182,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     drop(dma);
     let (load_records, load_warnings) = loads.finish();
     warnings.extend(load_warnings);
+    if let (Err(probe::SetupError::Policy { err, .. }), Some(dl)) = (&result, &cfg.dl) {
+        return Err(crate::step::deadline::refusal(*err, dl, cfg.threads.len()));
+    }
+    let overruns = sched::deadline::overruns() - overruns_before;
     let mut outcome = match result {
         Ok(o) => o,
         Err(e @ probe::SetupError::Policy { err, .. }) if err.is_permission() => {
@@ -308,6 +313,18 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.page_faults = Some(faults);
     run.why = why;
     run.warnings = warnings;
+    if let Some(dl) = &cfg.dl {
+        run.metrics.insert("dl_overruns".into(), overruns as f64);
+        if overruns > 0 {
+            run.warnings.push(Warning::new(
+                "dl_overruns",
+                format!(
+                    "the kernel signalled {overruns} SCHED_DEADLINE runtime overrun(s): a thread used more than its {} ns runtime in a period and was throttled until its next one",
+                    dl.runtime_ns
+                ),
+            ));
+        }
+    }
     // The threads' statistics are in the run now: give their pages back before
     // the run is written out.
     drop(outcome);

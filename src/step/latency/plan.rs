@@ -11,6 +11,7 @@ use anyhow::Result;
 use rtlab_engine::probe::latency::{LatencyConfig, TimerMode};
 use rtlab_engine::rt::clock::ClockId;
 use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::Policy;
 use rtlab_engine::stats::hist::MAX_US_BUCKETS;
 
 /// The probe configuration and everything else a run needs, validated.
@@ -106,8 +107,14 @@ impl Params {
         ));
         }
         let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
-        let threads = a.thread_cpus(m)?;
         let (policy, priority) = a.sched();
+        let dl = a.dl.params(policy, interval_ns)?;
+        // Deadline threads run unpinned: one per CPU unless -t says.
+        let pins = [
+            ("--cpus", a.cpus.is_some()),
+            ("--main-cpus", a.main_cpus.is_some()),
+        ];
+        let threads = crate::step::deadline::unpinned(a.thread_cpus(m)?, dl.is_some(), &pins)?;
         a.check_priorities(threads.len(), &mut warnings)?;
         if let Some(w) = smt_sharing(&threads) {
             warnings.push(w);
@@ -162,6 +169,7 @@ impl Params {
                 distance_ns,
                 policy,
                 priority,
+                dl,
                 priospread: a.priospread,
                 clock: match a.clock {
                     ClockArg::Monotonic => ClockId::Monotonic,
@@ -279,7 +287,7 @@ impl Params {
             "priority 99 is above the kernel's own RT threads (migration, watchdogs) and can starve them; 90-98 measures the same",
         ));
         }
-        if !policy.is_realtime() {
+        if !policy.is_realtime() && policy != Policy::Deadline {
             warnings.push(Warning::new(
                 "not_realtime",
                 format!("the measuring threads run SCHED_{}: the numbers show time-sharing wake-up latency, not what an RT thread gets", policy.name().to_uppercase()),

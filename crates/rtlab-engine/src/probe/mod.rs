@@ -3,4 +3,5 @@
 
 pub mod latency;
 pub mod net;
+pub mod periodic;
 pub mod samples;

@@ -16,9 +16,10 @@ pub mod process;
 pub mod sched;
 pub mod signals;
 pub mod timer;
+pub mod timerfd;
 
 /// The errno values callers tell apart (`errno(3)`).
-pub use libc::{EACCES, EAGAIN, EINVAL, ENOSPC, EPERM, EROFS, ESRCH};
+pub use libc::{EACCES, EAGAIN, EBUSY, EINVAL, ENOSPC, EPERM, EROFS, ESRCH};
 
 /// The calling thread's errno after a failed libc call.
 pub fn errno() -> i32 {

@@ -1,5 +1,7 @@
 //! Scheduling policy, priority and CPU affinity of threads.
 
+pub mod deadline;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

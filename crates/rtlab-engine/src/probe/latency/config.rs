@@ -4,6 +4,7 @@
 use super::{LoopEnd, SpikeMarks, ThreadStats};
 use crate::rt::clock::ClockId;
 use crate::rt::mem::PageFaults;
+use crate::rt::sched::deadline::DlParams;
 use crate::rt::sched::{Policy, SchedError};
 
 /// How a measuring thread waits for its next period.
@@ -33,6 +34,8 @@ pub struct LatencyConfig {
     pub policy: Policy,
     /// Priority (1..=99 for fifo/rr, 0 otherwise).
     pub priority: i32,
+    /// The SCHED_DEADLINE reservation, with [`Policy::Deadline`].
+    pub dl: Option<DlParams>,
     /// Thread `i` runs at `priority − i` (cyclictest's `--priospread`).
     pub priospread: bool,
     /// Clock to sleep on and read.

@@ -130,7 +130,11 @@ impl ThreadEnv<'_> {
             }
         }
         if failure.is_none() {
-            if let Err(err) = sched::set_thread_policy(0, cfg.policy, priority) {
+            let set = match &cfg.dl {
+                Some(dl) => sched::deadline::set_thread_deadline(0, dl),
+                None => sched::set_thread_policy(0, cfg.policy, priority),
+            };
+            if let Err(err) = set {
                 failure = Some(SetupError::Policy { thread: i, err });
             }
         }
@@ -357,6 +361,7 @@ mod tests {
             distance_ns: 100_000,
             policy: Policy::Other,
             priority: 0,
+            dl: None,
             priospread: false,
             clock: ClockId::Monotonic,
             timer,
