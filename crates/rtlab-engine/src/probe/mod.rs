@@ -3,4 +3,5 @@
 
 pub mod latency;
 pub mod net;
+pub mod noise;
 pub mod samples;
