@@ -10,7 +10,9 @@ mod latency;
 mod links;
 pub mod load;
 mod net;
+mod noise;
 pub mod observer;
+mod perf;
 mod presets;
 mod prio;
 mod report;
@@ -52,6 +54,10 @@ pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
     Latency(latency::LatencyArgs),
+    /// OS noise seen by a spinning thread per CPU: gaps, noise ppm (what oslat and osnoise measure).
+    Noise(noise::NoiseArgs),
+    /// Run a command under performance counters, as perf stat: `rtlab perf [--json] -- CMD ARGS`.
+    Perf(perf::PerfCmdArgs),
     /// The results store: list, show, delete, tag, label, export, import.
     Results(results::ResultsArgs),
     /// Compare stored runs side by side; verdicts against deadlines (--require).
@@ -107,6 +113,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Run(args) => run::run(&ctx, args),
         Command::Presets(args) => presets::run(args),
         Command::Latency(args) => latency::run(&ctx, args),
+        Command::Noise(args) => noise::run(&ctx, args),
+        Command::Perf(args) => perf::run(&ctx, args),
         Command::Results(args) => results::run(&ctx, args),
         Command::Compare(args) => compare::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),

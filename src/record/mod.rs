@@ -2,6 +2,7 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+pub mod perf;
 pub mod why;
 
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
@@ -262,6 +263,9 @@ pub struct Run {
     /// Root cause of its latency spikes, from kernel tracepoints (`--trace`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub why: Option<why::Why>,
+    /// Performance counters (`--perf`, `rtlab perf`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub perf: Option<perf::PerfRecord>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -312,7 +316,8 @@ impl Run {
     /// benchmark or a load has no period to overrun and no deadline to miss)
     /// and its source reported it (see [`Run::unreported`]).
     pub fn reports(&self, field: &str) -> bool {
-        let periodic = !(self.kind.starts_with("bench.") || self.kind == "load");
+        let periodic = !(self.kind.starts_with("bench.")
+            || matches!(self.kind.as_str(), "load" | "noise" | "perf"));
         let measured = periodic || !matches!(field, "overruns" | "deadline_misses");
         measured && !self.unreported().contains(&field)
     }
@@ -493,6 +498,7 @@ impl Run {
             metrics: BTreeMap::new(),
             breaktrace: None,
             why: None,
+            perf: None,
             warnings: Vec::new(),
         }
     }

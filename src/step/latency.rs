@@ -142,6 +142,9 @@ pub struct Params {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
 }
 
 impl Default for Params {
@@ -247,7 +250,7 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
-    fn policy(self) -> Policy {
+    pub(crate) fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
             PolicyArg::Rr => Policy::Rr,
@@ -267,6 +270,7 @@ impl super::Step for Params {
     /// the loads.
     fn check(&self, m: &Machine) -> Result<()> {
         self.plan(m)?;
+        self.perf.check()?;
         self.load.check()
     }
 

@@ -60,6 +60,9 @@ pub struct Params {
     pub force: bool,
     #[command(flatten)]
     #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub place: PlacementArgs,
 }
 
@@ -183,6 +186,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let fp = system::fingerprint();
     let stop = signals::install();
     let started_at = record::now_rfc3339();
+    let counters = p.perf.start_process()?;
     let mut set = LoadSet::start(&specs, &placement)?;
     let mut warnings = set.start_warnings().to_vec();
     let t0 = Instant::now();
@@ -218,6 +222,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     obs.end();
     let elapsed = t0.elapsed();
     let done = set.stop();
+    let perf = counters.map(super::perf::ProcessCounters::finish);
     warnings.extend(done.warnings);
     let by_signal = signals::received().is_some();
     let status = if all_ended {
@@ -250,6 +255,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.duration_ns = elapsed.as_nanos() as u64;
     run.loads = done.records;
     run.metrics = metrics;
+    run.perf = perf;
     run.warnings = warnings;
     Ok(run)
 }
@@ -264,7 +270,7 @@ impl super::Step for Params {
     fn check(&self, _m: &Machine) -> Result<()> {
         let plan = self.plan()?;
         guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
-        Ok(())
+        self.perf.check()
     }
 
     /// How long it is planned to run (ns), when it says.

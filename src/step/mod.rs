@@ -13,6 +13,8 @@ pub mod latency;
 pub mod load;
 pub mod loads;
 pub mod net;
+pub mod noise;
+pub mod perf;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -31,6 +33,9 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab noise`.
+    #[serde(rename = "noise")]
+    Noise(noise::Params),
     /// `rtlab load`.
     #[serde(rename = "load")]
     Load(load::Params),
@@ -73,6 +78,7 @@ pub struct Probe {
 /// Every probe a scenario step can name.
 pub const PROBES: &[Probe] = &[
     latency::PROBE,
+    noise::PROBE,
     net::PROBE,
     load::PROBE,
     bench::cpu::PROBE,
@@ -153,6 +159,7 @@ impl Params {
     pub fn step(&self) -> &dyn Step {
         match self {
             Params::Latency(p) => p,
+            Params::Noise(p) => p,
             Params::Net(p) => p,
             Params::Load(p) => p,
             Params::BenchCpu(p) => p,

@@ -152,17 +152,50 @@ const FD_CLOEXEC_FLAG: libc::c_ulong = 8;
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
 
-/// One open set of [`EVENTS`], in that order.
+/// Whose context switches `getrusage(2)` splits into voluntary and not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    /// The calling thread.
+    Thread,
+    /// This process and its ended children.
+    Process,
+    /// This process's ended children only (a command started under counters).
+    Children,
+}
+
+/// Voluntary and involuntary context switches of `who` so far.
+fn switches(who: Who) -> (u64, u64) {
+    let one = |w: i32| {
+        // SAFETY: a zeroed rusage is a valid value to be overwritten.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage(2) writes one rusage through a valid pointer.
+        unsafe { libc::getrusage(w, &mut u) };
+        (u.ru_nvcsw as u64, u.ru_nivcsw as u64)
+    };
+    match who {
+        Who::Thread => one(libc::RUSAGE_THREAD),
+        Who::Children => one(libc::RUSAGE_CHILDREN),
+        Who::Process => {
+            let (a, b) = (one(libc::RUSAGE_SELF), one(libc::RUSAGE_CHILDREN));
+            (a.0 + b.0, a.1 + b.1)
+        }
+    }
+}
+
+/// One open set of [`EVENTS`], in that order, with the context switches
+/// `getrusage(2)` splits.
 #[derive(Debug)]
 pub struct Counters {
     fds: Vec<Result<OwnedFd, i32>>,
+    who: Who,
+    base: (u64, u64),
 }
 
 impl Counters {
     /// Counters of the calling thread only, stopped: [`Counters::enable`]
     /// starts them.
     pub fn this_thread() -> Counters {
-        Counters::open(0, DISABLED)
+        Counters::open(0, DISABLED, Who::Thread)
     }
 
     /// Counters of process `pid` (0: this one) and of every thread and child
@@ -170,18 +203,15 @@ impl Counters {
     /// it ends. With `on_exec`, they start counting when `pid` calls `exec`
     /// (the way `perf stat` counts a command), else at once.
     pub fn process(pid: i32, on_exec: bool) -> Counters {
-        Counters::open(
-            pid,
-            INHERIT
-                | if on_exec {
-                    DISABLED | ENABLE_ON_EXEC
-                } else {
-                    0
-                },
-        )
+        let (flags, who) = if on_exec {
+            (INHERIT | DISABLED | ENABLE_ON_EXEC, Who::Children)
+        } else {
+            (INHERIT, Who::Process)
+        };
+        Counters::open(pid, flags, who)
     }
 
-    fn open(pid: i32, flags: u64) -> Counters {
+    fn open(pid: i32, flags: u64, who: Who) -> Counters {
         let fds = EVENTS
             .iter()
             .map(|e| {
@@ -213,7 +243,11 @@ impl Counters {
                 }
             })
             .collect();
-        Counters { fds }
+        Counters {
+            fds,
+            who,
+            base: switches(who),
+        }
     }
 
     /// Whether any counter could be opened.
@@ -242,9 +276,17 @@ impl Counters {
         self.ioctl(IOC_DISABLE);
     }
 
-    /// Starts counting again, or for the first time after `on_exec`.
-    pub fn enable(&self) {
+    /// Starts counting (again); the context switches count from here.
+    pub fn enable(&mut self) {
+        self.base = switches(self.who);
         self.ioctl(IOC_ENABLE);
+    }
+
+    /// Voluntary and involuntary context switches since the counters were
+    /// opened or last enabled (of the children that have ended, for a command).
+    pub fn switches(&self) -> (u64, u64) {
+        let (v, i) = switches(self.who);
+        (v.saturating_sub(self.base.0), i.saturating_sub(self.base.1))
     }
 
     /// Every counter's value now, in [`EVENTS`] order.
@@ -311,7 +353,7 @@ mod tests {
     /// at least as many pages (where the kernel lets rtlab count at all).
     #[test]
     fn this_threads_faults_are_counted() {
-        let c = Counters::this_thread();
+        let mut c = Counters::this_thread();
         c.enable();
         if !c.any_open() {
             eprintln!("perf_event_open refused here: nothing to check");
@@ -331,5 +373,7 @@ mod tests {
         assert!(minor >= PAGES as u64, "{minor} minor faults");
         let clock = by_name(&r, "task-clock").value().unwrap();
         assert!(clock > 0);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(c.switches().0 >= 1, "a sleep is a voluntary switch");
     }
 }

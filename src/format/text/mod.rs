@@ -9,6 +9,8 @@ pub mod latency;
 pub mod live;
 pub mod loads;
 pub mod net;
+pub mod noise;
+pub mod perf;
 pub mod results;
 pub mod run;
 pub mod series;

@@ -31,6 +31,8 @@ impl Exporter for Report {
 pub fn report(run: &Run, unit: TimeUnit) -> String {
     let mut out = if run.kind == "latency" {
         latency::render(run, unit)
+    } else if run.kind == "noise" {
+        super::noise::render(run, unit)
     } else {
         let mut out = format!(
             "rtlab {}  {}  [{}]\n{} observed\n",
@@ -42,6 +44,16 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
         if !run.series.is_empty() {
             out.push('\n');
             out.push_str(&series_table(run, unit));
+        }
+        if let Some(p) = &run.perf {
+            let command = run.params.recorded("command").as_array().map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            out.push('\n');
+            out.push_str(&super::perf::render(p, command.as_deref()));
         }
         let warnings = warnings_text(std::slice::from_ref(run));
         if !warnings.is_empty() {

@@ -103,6 +103,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         main_cpus,
         mut warnings,
     } = a.plan(&Machine::this())?;
+    a.perf.check()?;
     if obs.wants_samples() {
         cfg.sample_ring = SAMPLE_RING;
     }
@@ -219,6 +220,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
 
+    let perf = crate::step::perf::of_threads(
+        outcome.elapsed_ns,
+        outcome
+            .threads
+            .iter()
+            .zip(&names)
+            .map(|(t, n)| (n.clone(), t.tid, t.perf.as_ref())),
+    );
     let series: Vec<Series> = outcome
         .threads
         .iter()
@@ -268,6 +277,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         latency_ns: b.latency_ns,
         trace_marker: outcome.trace_marker_written,
     });
+    run.perf = perf;
     run.warnings = warnings;
 
     Ok(run)

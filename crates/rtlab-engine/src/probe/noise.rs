@@ -250,8 +250,9 @@ pub struct NoiseThread {
     pub tid: i32,
     /// What it saw.
     pub stats: GapStats,
-    /// Its counters over the loop, when asked.
-    pub perf: Option<[Reading; EVENTS.len()]>,
+    /// Its counters over the loop, and its voluntary and involuntary context
+    /// switches, when asked.
+    pub perf: Option<([Reading; EVENTS.len()], (u64, u64))>,
 }
 
 /// A thread could not be set up as asked.
@@ -342,10 +343,10 @@ fn one_thread(
         .err();
     *slot.lock().unwrap_or_else(|p| p.into_inner()) = failure;
     mem::prefault_stack();
-    let counters = cfg.perf.then(Counters::this_thread);
+    let mut counters = cfg.perf.then(Counters::this_thread);
     ready.wait();
     go.wait();
-    if let Some(c) = &counters {
+    if let Some(c) = counters.as_mut() {
         c.enable();
     }
     if !abort.load(Relaxed) {
@@ -365,7 +366,7 @@ fn one_thread(
     }
     let perf = counters.map(|c| {
         c.disable();
-        c.read()
+        (c.read(), c.switches())
     });
     NoiseThread {
         cpu,
@@ -420,7 +421,11 @@ mod tests {
         // The 30 µs gap starts after 499 reads: 99 of 20 ns, one of 5 µs,
         // 399 of 20 ns.
         assert_eq!(st.max_at_ns, 99 * 20 + 5_000 + 399 * 20);
-        assert!(st.elapsed_ns >= 50_000 && st.elapsed_ns < 50_020, "{}", st.elapsed_ns);
+        assert!(
+            st.elapsed_ns >= 50_000 && st.elapsed_ns < 50_020,
+            "{}",
+            st.elapsed_ns
+        );
         assert_eq!(st.iterations, 1 + (st.elapsed_ns - 35_000) / 20 + 1);
     }
 

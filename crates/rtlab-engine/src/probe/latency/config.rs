@@ -63,6 +63,8 @@ pub struct LatencyConfig {
     /// Every wake-up goes to the main thread ([`Watch::samples`]) through a
     /// ring of this many samples per thread (0: none).
     pub sample_ring: usize,
+    /// Open performance counters on every thread for its loop.
+    pub perf: bool,
 }
 
 impl LatencyConfig {
@@ -151,6 +153,12 @@ pub struct ThreadResult {
     pub end: LoopEnd,
     /// Samples the main thread did not take in time (with a sample ring).
     pub dropped_samples: u64,
+    /// Its performance counters over the loop, and its voluntary and
+    /// involuntary context switches (with `perf`).
+    pub perf: Option<(
+        [crate::perf::Reading; crate::perf::EVENTS.len()],
+        (u64, u64),
+    )>,
 }
 
 /// A breaktrace event.
