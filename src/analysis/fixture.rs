@@ -80,6 +80,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         metrics: Default::default(),
         breaktrace: None,
         why: None,
+        perf: None,
         warnings: Vec::new(),
     }
 }

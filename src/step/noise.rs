@@ -372,6 +372,29 @@ mod tests {
         assert!(e.starts_with("--cpus: CPU 7"), "{e}");
     }
 
+    /// The gates of a scripted run: 52 ppm against 100, a 50 µs gap
+    /// against 1 ns.
+    #[test]
+    fn gates_judge_the_stored_figures() {
+        let mut run = crate::analysis::fixture::run_from_samples("n", &[2_000, 50_000]);
+        run.kind = "noise".into();
+        let p = Params {
+            max_gap: Some("1ns".into()),
+            max_noise: Some("100".into()),
+            ..Params::default()
+        };
+        run.params = RunParams::Step(Box::new(super::super::Params::Noise(p)));
+        run.metrics.insert("noise_ppm".into(), 52.0);
+        let g = gates(&run);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].name, g[0].passed), ("max-noise", true));
+        assert_eq!(g[0].worst, "52.0 ppm");
+        assert_eq!((g[1].name, g[1].passed), ("max-gap", false));
+        assert_eq!((g[1].worst.as_str(), g[1].cpu.as_str()), ("50us", "cpu0"));
+        run.metrics.insert("noise_ppm".into(), 100.5);
+        assert!(!gates(&run)[0].passed);
+    }
+
     #[test]
     fn bad_values_name_their_flag() {
         let p = plan(&["-T", "2us", "--max-gap", "50", "--max-noise", "1%"]).unwrap();

@@ -768,6 +768,17 @@ mod tests {
                 }],
                 timerlat: None,
             }),
+            // From JSON: a counted value and one the machine lacks.
+            perf: Some(
+                serde_json::from_value(serde_json::json!({
+                    "elapsed_ns": 5, "scope": "threads",
+                    "total": [{"event": "page-faults", "value": 3},
+                              {"event": "cycles", "not": "not supported"}],
+                    "threads": [{"name": "cpu0", "tid": 7,
+                                 "counters": [{"event": "page-faults", "value": 3}]}]
+                }))
+                .unwrap(),
+            ),
             warnings: vec![Warning::new("vm", "virtual")],
         }
     }

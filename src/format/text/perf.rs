@@ -132,7 +132,7 @@ mod tests {
         assert!(t.contains("1.00 msec      task-clock"), "{t}");
         assert!(t.contains("#  0.500 CPUs utilized"), "{t}");
         assert!(
-            t.contains("116      page-faults               #  116.000 K/sec"),
+            t.contains("116      page-faults              #  116.000 K/sec"),
             "{t}"
         );
         assert!(t.contains("<not supported>      cycles\n"), "{t}");
