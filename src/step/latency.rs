@@ -205,9 +205,7 @@ impl Params {
     /// The policy and priority of the measuring threads: priority 90 unless
     /// given, 0 under a time-sharing policy.
     fn sched(&self) -> (Policy, i32) {
-        let policy = self.policy.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        (policy, self.priority.unwrap_or(default))
+        self.policy.with_priority(self.priority)
     }
 }
 
@@ -250,7 +248,15 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
-    pub(crate) fn policy(self) -> Policy {
+    /// The policy with `priority`, or with its default: 90 for a real-time
+    /// policy, 0 for the others.
+    pub(crate) fn with_priority(self, priority: Option<i32>) -> (Policy, i32) {
+        let policy = self.policy();
+        let default = if policy.is_realtime() { 90 } else { 0 };
+        (policy, priority.unwrap_or(default))
+    }
+
+    fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
             PolicyArg::Rr => Policy::Rr,

@@ -146,9 +146,7 @@ pub fn parse_noise(text: &str) -> Result<f64, String> {
 
 impl Params {
     fn sched(&self) -> (Policy, i32) {
-        let policy = self.policy.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        (policy, self.priority.unwrap_or(default))
+        self.policy.with_priority(self.priority)
     }
 
     /// Every value checked on machine `m`, turned into the engine's

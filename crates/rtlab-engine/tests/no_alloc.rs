@@ -92,10 +92,21 @@ fn the_measuring_loop_makes_zero_allocations() {
     let stop = AtomicBool::new(false);
     ALLOCS.with(|a| a.set(0));
     COUNTING.with(|c| c.set(true));
-    spin(&Monotonic(clock), Scale::NS, 0, 20_000_000, &stop, &mut gaps);
+    spin(
+        &Monotonic(clock),
+        Scale::NS,
+        0,
+        20_000_000,
+        &stop,
+        &mut gaps,
+    );
     COUNTING.with(|c| c.set(false));
     assert!(gaps.moments.count > 0, "the loop recorded gaps");
-    assert_eq!(ALLOCS.with(|a| a.get()), 0, "allocations inside the noise loop");
+    assert_eq!(
+        ALLOCS.with(|a| a.get()),
+        0,
+        "allocations inside the noise loop"
+    );
 
     // The counter itself works: an allocation while counting is seen.
     COUNTING.with(|c| c.set(true));

@@ -58,7 +58,11 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             Human(s.summary.max_ns).to_string(),
             Human(g("max_gap_at_ns") as u64).to_string(),
             format!("{:.1}ns", g("loop_ns")),
-            Human(g("loop_min_ns") as u64).to_string(),
+            match g("loop_min_ns") as u64 {
+                // Out-of-order reads of the TSC can be a tick apart.
+                0 => "<1ns".to_string(),
+                ns => Human(ns).to_string(),
+            },
         ]);
     }
     out.push_str(&t.render());
