@@ -335,6 +335,7 @@ mod tests {
             "load_cpus",
             "load_nice",
             "load_policy",
+            "perf",
         ];
         want.sort();
         assert_eq!(keys, want);

@@ -360,13 +360,26 @@ mod tests {
             return;
         }
         const PAGES: usize = 256;
-        // Zeroed memory this large comes from mmap: its pages are not there
-        // until written.
-        let mut v = vec![0u8; PAGES * 4096];
-        for p in 0..PAGES {
-            v[p * 4096] = 1;
+        // A fresh anonymous mapping: none of its pages is there until written
+        // (malloc could hand back memory another test already touched).
+        // SAFETY: a new private mapping, written within its length, unmapped
+        // below.
+        unsafe {
+            let len = PAGES * 4096;
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            for i in 0..PAGES {
+                std::ptr::write_volatile(p.cast::<u8>().add(i * 4096), 1);
+            }
+            libc::munmap(p, len);
         }
-        std::hint::black_box(&v);
         c.disable();
         let r = c.read();
         let minor = by_name(&r, "minor-faults").value().unwrap();
