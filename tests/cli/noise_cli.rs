@@ -90,7 +90,7 @@ fn a_time_sharing_run_holds_its_invariants() {
             "--policy",
             "other",
             "-D",
-            "300ms",
+            "200ms",
             "-a",
             &cpu,
             "--json",
@@ -107,6 +107,8 @@ fn a_time_sharing_run_holds_its_invariants() {
         .any(|w| w["code"] == "not_realtime"));
 }
 
+/// 100 ms only: a SCHED_FIFO spinner holds its CPU from the other tests
+/// running beside it.
 #[test]
 #[ignore = "needs root: SCHED_FIFO"]
 fn a_fifo_run_holds_its_invariants_and_counts_its_thread() {
@@ -115,7 +117,7 @@ fn a_fifo_run_holds_its_invariants_and_counts_its_thread() {
         rtlab().args([
             "noise",
             "-D",
-            "500ms",
+            "100ms",
             "-a",
             &cpu,
             "--perf",
@@ -141,7 +143,7 @@ fn a_fifo_run_holds_its_invariants_and_counts_its_thread() {
         .iter()
         .find(|c| c["event"] == "task-clock")
         .unwrap();
-    // The thread spun for the run: its task clock is most of it.
+    // The thread spun: its own task clock was counted.
     assert!(u(&clock["value"]) > 0);
 }
 
