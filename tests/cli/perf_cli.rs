@@ -151,6 +151,14 @@ fn stored_counters_are_compared_side_by_side() {
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(row.split_whitespace().count(), 4, "{row}");
     assert!(text.lines().any(|l| l.starts_with("perf.context-switches")));
+    for cmd in [&["results", "show", "2"][..], &["report", "2"]] {
+        let out = expect(rtlab().arg("--db").arg(&db).args(cmd), &[0]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(" Performance counter stats for 'true':"),
+            "{cmd:?}: {text}"
+        );
+    }
 }
 
 #[test]

@@ -90,11 +90,17 @@ pub fn render(p: &PerfRecord, command: Option<&str>) -> String {
     out
 }
 
-/// The counters of a run that has them (`--perf`) after a blank line, "" for
-/// one without.
+/// The counters of a run that has them (`--perf`, `rtlab perf`: headed by its
+/// command) after a blank line, "" for one without.
 pub fn of_run(run: &Run) -> String {
+    let command = run.params.recorded("command").as_array().map(|a| {
+        a.iter()
+            .filter_map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
     match &run.perf {
-        Some(p) => format!("\n{}", render(p, None)),
+        Some(p) => format!("\n{}", render(p, command.as_deref())),
         None => String::new(),
     }
 }

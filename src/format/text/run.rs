@@ -45,16 +45,7 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
             out.push('\n');
             out.push_str(&series_table(run, unit));
         }
-        if let Some(p) = &run.perf {
-            let command = run.params.recorded("command").as_array().map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
-            out.push('\n');
-            out.push_str(&super::perf::render(p, command.as_deref()));
-        }
+        out.push_str(&super::perf::of_run(run));
         let warnings = warnings_text(std::slice::from_ref(run));
         if !warnings.is_empty() {
             out.push('\n');
@@ -196,6 +187,7 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
             Human(b.latency_ns)
         ));
     }
+    out.push_str(&super::perf::of_run(run));
     out.push_str(&own_warnings(run));
     Ok(out)
 }
