@@ -239,3 +239,30 @@ fn stored(db: &Path, id: i64) -> Value {
         &[0],
     )
 }
+
+#[test]
+fn sigint_keeps_what_was_spun_and_exits_130() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args(["noise", "--policy", "other", "-D", "30s", "-a", &last_cpu()])
+        .args(["--json", "--no-save", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::common::wait_until_measuring(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill(2) with the pid of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", shown(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (doc["status"].as_str(), doc["exit_code"].as_i64()),
+        (Some("interrupted"), Some(130))
+    );
+    assert!(
+        u(&doc["duration_ns"]) < 30_000_000_000,
+        "it stopped before its end"
+    );
+    check_noise_run(&doc);
+}
