@@ -47,35 +47,23 @@ fn touched_pages_are_counted_as_minor_faults() {
 
 #[test]
 fn every_counter_has_a_value_or_a_reason_never_both() {
-    let out = expect(
-        rtlab().args([
-            "perf",
-            "--no-save",
-            "--",
-            "sh",
-            "-c",
-            "sleep 0.01; sleep 0.01; sleep 0.01",
-        ]),
-        &[0],
-    );
+    const SLEEPS: [&str; 3] = ["sh", "-c", "sleep 0.01; sleep 0.01; sleep 0.01"];
+    let perf = |opts: &[&str]| {
+        let mut c = rtlab();
+        c.arg("perf")
+            .args(opts)
+            .args(["--no-save", "--"])
+            .args(SLEEPS);
+        c
+    };
+    let out = expect(&mut perf(&[]), &[0]);
     let text = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
         text.contains("Performance counter stats for 'sh -c sleep 0.01; sleep 0.01; sleep 0.01':"),
         "{}",
         shown(&out)
     );
-    let doc = json(
-        rtlab().args([
-            "perf",
-            "--json",
-            "--no-save",
-            "--",
-            "sh",
-            "-c",
-            "sleep 0.01; sleep 0.01; sleep 0.01",
-        ]),
-        &[0],
-    );
+    let doc = json(&mut perf(&["--json"]), &[0]);
     // Each sleep waits: the shell and its three children switch away at
     // least once each.
     assert!(value(&doc, "context-switches") >= 3, "{}", doc["perf"]);
