@@ -293,11 +293,44 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
             baseline,
         ));
     }
+    rows.extend(perf_rows(runs, baseline));
     Comparison {
         columns,
         baseline,
         rows,
     }
+}
+
+/// One row per performance counter that any run has (`perf.context-switches`),
+/// in the order the runs list them: no value where a run has no counters or
+/// the counter was not supported.
+fn perf_rows(runs: &[Run], baseline: usize) -> Vec<Row> {
+    let mut events: Vec<&str> = Vec::new();
+    for c in runs
+        .iter()
+        .filter_map(|r| r.perf.as_ref())
+        .flat_map(|p| &p.total)
+    {
+        if !events.contains(&c.event.as_str()) {
+            events.push(&c.event);
+        }
+    }
+    events
+        .into_iter()
+        .map(|e| {
+            let values = runs
+                .iter()
+                .map(|r| r.perf.as_ref().and_then(|p| p.value(e)).map(|v| v as f64))
+                .collect();
+            Row::new(
+                &format!("perf.{e}"),
+                Quantity::Count,
+                Better::Neither,
+                values,
+                baseline,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -82,6 +82,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         why: None,
         page_faults: None,
         sweep: None,
+        perf: None,
         warnings: Vec::new(),
     }
 }

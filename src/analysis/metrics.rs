@@ -48,7 +48,12 @@ pub fn metric_direction(name: &str) -> Better {
                 .is_some_and(|rest| ["", "s", "es", "ed"].contains(&rest))
         })
     };
-    if n.contains("per_s") || n.ends_with("_per_sec") {
+    // A noise run's figures (`noise_ppm`, `cpu1.noise_gaps_per_s`) and its
+    // loop's cost are better lower, rates of gaps included.
+    let own = n.rsplit('.').next().unwrap_or(&n);
+    if own.starts_with("noise_") || own.starts_with("loop_") {
+        Better::Lower
+    } else if n.contains("per_s") || n.ends_with("_per_sec") {
         Better::Higher
     } else if n.starts_with("latency_p") && n[9..].starts_with(|c: char| c.is_ascii_digit())
         || n.contains("cpu_ns_per")
@@ -73,6 +78,10 @@ mod tests {
         assert_eq!(metric_direction("spread_p95_mean_ns"), Better::Lower);
         assert_eq!(metric_direction("fairness_events_stddev"), Better::Lower);
         assert_eq!(metric_direction("cv"), Better::Lower);
+        assert_eq!(metric_direction("noise_gaps_per_s"), Better::Lower);
+        assert_eq!(metric_direction("cpu1.noise_ppm"), Better::Lower);
+        assert_eq!(metric_direction("loop_ns"), Better::Lower);
+        assert_eq!(metric_direction("max_gap_at_ns"), Better::Neither);
         for none in [
             "total_time_s",
             "latency_sum_s",

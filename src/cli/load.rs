@@ -70,6 +70,7 @@ pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> 
     save.apply(&mut run);
     common::finish(ctx, save, out, &mut run, |r| {
         let mut s = crate::format::text::loads::loads_table(&r.loads);
+        s.push_str(&crate::format::text::perf::of_run(r));
         for w in &r.warnings {
             s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
         }

@@ -12,7 +12,9 @@ mod latency;
 mod links;
 pub mod load;
 mod net;
+mod noise;
 pub mod observer;
+mod perf;
 mod periodic;
 mod presets;
 mod prio;
@@ -61,6 +63,10 @@ pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
     Latency(Deferred<latency::LatencyArgs>),
+    /// OS noise seen by a spinning thread per CPU: gaps, noise ppm (what oslat and osnoise measure).
+    Noise(Deferred<noise::NoiseArgs>),
+    /// Run a command under performance counters, as perf stat: `rtlab perf [--json] -- CMD ARGS`.
+    Perf(Deferred<perf::PerfCmdArgs>),
     /// The results store: list, show, delete, tag, label, export, import.
     Results(Deferred<results::ResultsArgs>),
     /// Compare stored runs side by side; verdicts against deadlines (--require).
@@ -134,6 +140,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Run(args) => args.run(|a| run::run(&ctx, a)),
         Command::Presets(args) => args.run(presets::run),
         Command::Latency(args) => args.run(|a| latency::run(&ctx, a)),
+        Command::Noise(args) => args.run(|a| noise::run(&ctx, a)),
+        Command::Perf(args) => args.run(|a| perf::run(&ctx, a)),
         Command::Results(args) => args.run(|a| results::run(&ctx, a)),
         Command::Compare(args) => args.run(|a| compare::run(&ctx, a)),
         Command::Report(args) => args.run(|a| report::run(&ctx, a)),

@@ -26,6 +26,7 @@ pub fn run(ctx: &Context, a: StepArgs) -> Result<i32> {
         .map_err(|e| UsageError(format!("--params: not a step's parameters: {e}")))?;
     match params {
         Params::Latency(p) => super::latency::execute(ctx, &p, None, &a.out, &a.save),
+        Params::Noise(p) => super::noise::execute(ctx, &p, &a.out, &a.save),
         Params::Load(p) => super::load::execute(ctx, &p, &a.out, &a.save),
         Params::Net(p) => super::net::execute(ctx, &p, &a.out, &a.save),
         Params::Periodic(p) => super::periodic::execute(ctx, &p, &a.out, &a.save),

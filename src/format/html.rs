@@ -389,12 +389,32 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
             unit.symbol()
         ));
     }
+    if let (true, Some(total)) = (run.kind == "noise", &run.total) {
+        let title = format!("{}: gaps between clock reads", run_name(run));
+        out.push_str(&figure(svg::histograms(
+            &title,
+            &[("all".to_string(), &total.histogram)],
+        )?));
+    }
     out.push_str(&figure(svg::run_threads(run)?));
     out.push_str(&figure(svg::run_over_time(run)?));
     if let Some(why) = &run.why {
         out.push_str(&super::html_why::section(why)?);
     }
     out.push_str(&figure(super::sweep_svg::plot(run)?));
+    if let Some(p) = &run.perf {
+        out.push_str("<h3>Performance counters</h3>\n");
+        let rows: Vec<Vec<String>> = p
+            .total
+            .iter()
+            .map(|c| vec![esc(&c.event), esc(&c.text())])
+            .collect();
+        out.push_str(&table(
+            Cells::Numbers,
+            &["counter".into(), "value".into()],
+            &rows,
+        ));
+    }
     if !run.metrics.is_empty() {
         let rows: Vec<Vec<String>> = run
             .metrics
@@ -451,8 +471,13 @@ fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Re
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&comparison(runs, unit));
     let hists = primary_histograms(runs);
-    let plots = figure(svg::histograms("Latency histograms", &hists)?)
-        + &figure(svg::percentiles("Latency by percentile", &hists)?);
+    let what = if runs.iter().all(|r| r.kind == "noise") {
+        "Gap"
+    } else {
+        "Latency"
+    };
+    let plots = figure(svg::histograms(&format!("{what} histograms"), &hists)?)
+        + &figure(svg::percentiles(&format!("{what} by percentile"), &hists)?);
     if !plots.is_empty() {
         body.push_str("<h2>Distributions</h2>\n");
         body.push_str(&plots);

@@ -2,6 +2,7 @@
 //! reports read. Plain serde types; `--json` prints one as a document with
 //! `"format": "rtlab/1"`. All times are integer nanoseconds.
 
+pub mod perf;
 pub mod sweep;
 pub mod why;
 
@@ -272,6 +273,9 @@ pub struct Run {
     /// A periodic sweep's curves (`rtlab periodic --sweep`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sweep: Option<sweep::Sweep>,
+    /// Performance counters (`--perf`, `rtlab perf`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub perf: Option<perf::PerfRecord>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -322,7 +326,8 @@ impl Run {
     /// benchmark or a load has no period to overrun and no deadline to miss)
     /// and its source reported it (see [`Run::unreported`]).
     pub fn reports(&self, field: &str) -> bool {
-        let periodic = !(self.kind.starts_with("bench.") || self.kind == "load");
+        let periodic = !(self.kind.starts_with("bench.")
+            || matches!(self.kind.as_str(), "load" | "noise" | "perf"));
         let measured = periodic || !matches!(field, "overruns" | "deadline_misses");
         measured && !self.unreported().contains(&field)
     }
@@ -505,6 +510,7 @@ impl Run {
             why: None,
             page_faults: None,
             sweep: None,
+            perf: None,
             warnings: Vec::new(),
         }
     }

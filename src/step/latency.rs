@@ -166,6 +166,9 @@ pub struct Params {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
 }
 
 impl Default for Params {
@@ -229,9 +232,7 @@ impl Params {
     /// The policy and priority of the measuring threads: priority 90 unless
     /// given, 0 under a time-sharing policy.
     fn sched(&self) -> (Policy, i32) {
-        let policy = self.policy.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        (policy, self.priority.unwrap_or(default))
+        self.policy.with_priority(self.priority)
     }
 }
 
@@ -274,6 +275,14 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
+    /// The policy with `priority`, or with its default: 90 for a real-time
+    /// policy, 0 for the others.
+    pub(crate) fn with_priority(self, priority: Option<i32>) -> (Policy, i32) {
+        let policy = self.policy();
+        let default = if policy.is_realtime() { 90 } else { 0 };
+        (policy, priority.unwrap_or(default))
+    }
+
     pub(crate) fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
@@ -295,6 +304,7 @@ impl super::Step for Params {
     /// the loads.
     fn check(&self, m: &Machine) -> Result<()> {
         self.plan(m)?;
+        self.perf.check()?;
         self.load.check()
     }
 

@@ -63,6 +63,9 @@ pub struct Params {
     pub force: bool,
     #[command(flatten)]
     #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub place: PlacementArgs,
 }
 
@@ -186,6 +189,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let fp = system::fingerprint();
     let stop = signals::install();
     let started_at = record::now_rfc3339();
+    let counters = p.perf.start_process()?;
     let mut set = LoadSet::start(&specs, &placement)?;
     let mut warnings = set.start_warnings().to_vec();
     let t0 = Instant::now();
@@ -221,6 +225,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     obs.end();
     let elapsed = t0.elapsed();
     let done = set.stop();
+    let perf = counters.map(super::perf::ProcessCounters::finish);
     warnings.extend(done.warnings);
     let by_signal = signals::received().is_some();
     let status = if all_ended {
@@ -253,6 +258,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.duration_ns = elapsed.as_nanos() as u64;
     run.loads = done.records;
     run.metrics = metrics;
+    run.perf = perf;
     run.warnings = warnings;
     Ok(run)
 }
@@ -267,7 +273,7 @@ impl super::Step for Params {
     fn check(&self, _m: &Machine) -> Result<()> {
         let plan = self.plan()?;
         guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
-        Ok(())
+        self.perf.check()
     }
 
     /// How long it is planned to run (ns), when it says.
@@ -332,6 +338,7 @@ mod tests {
             "load_cpus",
             "load_nice",
             "load_policy",
+            "perf",
         ];
         want.sort();
         assert_eq!(keys, want);

@@ -14,6 +14,8 @@ pub mod latency;
 pub mod load;
 pub mod loads;
 pub mod net;
+pub mod noise;
+pub mod perf;
 pub mod periodic;
 
 use crate::record::{self, Run, RunParams};
@@ -33,6 +35,9 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab noise`.
+    #[serde(rename = "noise")]
+    Noise(noise::Params),
     /// `rtlab load`.
     #[serde(rename = "load")]
     Load(load::Params),
@@ -78,6 +83,7 @@ pub struct Probe {
 /// Every probe a scenario step can name.
 pub const PROBES: &[Probe] = &[
     latency::PROBE,
+    noise::PROBE,
     net::PROBE,
     periodic::PROBE,
     load::PROBE,
@@ -164,6 +170,7 @@ impl Params {
     pub fn step(&self) -> &dyn Step {
         match self {
             Params::Latency(p) => p,
+            Params::Noise(p) => p,
             Params::Net(p) => p,
             Params::Periodic(p) => p,
             Params::Load(p) => p,

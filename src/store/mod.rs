@@ -770,6 +770,17 @@ mod tests {
             }),
             page_faults: Some(crate::record::PageFaults { minor: 2, major: 1 }),
             sweep: None,
+            // From JSON: a counted value and one the machine lacks.
+            perf: Some(
+                serde_json::from_value(serde_json::json!({
+                    "elapsed_ns": 5, "scope": "threads",
+                    "total": [{"event": "page-faults", "value": 3},
+                              {"event": "cycles", "not": "not supported"}],
+                    "threads": [{"name": "cpu0", "tid": 7,
+                                 "counters": [{"event": "page-faults", "value": 3}]}]
+                }))
+                .unwrap(),
+            ),
             warnings: vec![Warning::new("vm", "virtual")],
         }
     }

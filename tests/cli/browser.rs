@@ -208,6 +208,27 @@ fn reports_fit_the_window_and_log_nothing() {
     );
     report(&["9", "--require", "gyro=50us", "--html", "run.html"], 1);
     check_page(&dir.path().join("run.html"), "run", &profile, &shots);
+    // A noise run with its counters: the gap histogram and the counters' table.
+    let doc = crate::common::json(
+        rtlab().current_dir(dir.path()).args([
+            "--db",
+            "golden.db",
+            "noise",
+            "--policy",
+            "other",
+            "-D",
+            "200ms",
+            "-a",
+            "0",
+            "--perf",
+            "--json",
+            "-q",
+        ]),
+        &[0],
+    );
+    let id = doc["id"].to_string();
+    report(&[&id, "--html", "noise.html"], 0);
+    check_page(&dir.path().join("noise.html"), "noise", &profile, &shots);
 }
 
 #[test]

@@ -40,6 +40,8 @@ mod net_loopback;
 mod net_malformed;
 mod net_netns;
 mod net_stall;
+mod noise_cli;
+mod perf_cli;
 mod periodic_cli;
 mod prio_cli;
 mod progress_cli;

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod load;
+pub mod perf;
 pub mod probe;
 pub mod proto;
 pub mod rt;

@@ -1,10 +1,11 @@
-//! Proves that the measuring loop allocates nothing: a counting global allocator
-//! counts the allocations made by this thread while `run_loop` runs against the
-//! real clock.
+//! Proves that the measuring loops allocate nothing: a counting global allocator
+//! counts the allocations made by this thread while `run_loop` (latency) and
+//! `spin` (noise) run against the real clock.
 
 use rtlab_engine::probe::latency::{
     run_loop, LiveStats, LoopEnd, LoopSpec, SpikeMarker, SpikeMarks, ThreadStats,
 };
+use rtlab_engine::probe::noise::{spin, GapStats, Monotonic, Scale};
 use rtlab_engine::rt::clock::{Clock, ClockId, SystemClock};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -98,6 +99,26 @@ fn the_measuring_loop_makes_zero_allocations() {
     }
 
     std::fs::remove_file(&marks.path).unwrap();
+    // The noise loop, with a threshold low enough that it records gaps.
+    let mut gaps = GapStats::new();
+    let stop = AtomicBool::new(false);
+    ALLOCS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    spin(
+        &Monotonic(clock),
+        Scale::NS,
+        0,
+        20_000_000,
+        &stop,
+        &mut gaps,
+    );
+    COUNTING.with(|c| c.set(false));
+    assert!(gaps.moments.count > 0, "the loop recorded gaps");
+    assert_eq!(
+        ALLOCS.with(|a| a.get()),
+        0,
+        "allocations inside the noise loop"
+    );
 
     // The counter itself works: an allocation while counting is seen.
     COUNTING.with(|c| c.set(true));

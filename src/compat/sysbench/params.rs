@@ -289,6 +289,7 @@ fn common(t: Test, v: &Values) -> Result<Common> {
         time,
         events: (events > 0).then_some(events),
         report_interval: (interval > 0).then(|| format!("{interval}s")),
+        perf: Default::default(),
     })
 }
 

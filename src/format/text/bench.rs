@@ -107,6 +107,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         &cols,
         unit,
     ));
+    out.push_str(&super::perf::of_run(run));
     for w in &run.warnings {
         out.push_str(&format!("warning ({}): {}\n", w.code, w.message));
     }

@@ -101,6 +101,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             signed(t.margin_ns)
         ));
     }
+    out.push_str(&super::perf::of_run(run));
     out.push_str(&own_warnings(run));
     out
 }

@@ -9,6 +9,8 @@ pub mod latency;
 pub mod live;
 pub mod loads;
 pub mod net;
+pub mod noise;
+pub mod perf;
 pub mod periodic;
 pub mod progress;
 pub mod results;

@@ -33,6 +33,8 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
         latency::render(run, unit)
     } else if run.kind == "periodic" {
         super::periodic::render(run, unit)
+    } else if run.kind == "noise" {
+        super::noise::render(run, unit)
     } else {
         let mut out = format!(
             "rtlab {}  {}  [{}]\n{} observed\n",
@@ -45,6 +47,7 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
             out.push('\n');
             out.push_str(&series_table(run, unit));
         }
+        out.push_str(&super::perf::of_run(run));
         let warnings = warnings_text(std::slice::from_ref(run));
         if !warnings.is_empty() {
             out.push('\n');
@@ -194,6 +197,7 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
             Human(b.latency_ns)
         ));
     }
+    out.push_str(&super::perf::of_run(run));
     out.push_str(&own_warnings(run));
     Ok(out)
 }

@@ -102,6 +102,9 @@ pub struct Common {
     #[arg(long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub report_interval: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
 }
 
 impl Default for Common {
@@ -117,6 +120,8 @@ pub struct Lim {
     pub limits: Limits,
     /// Interval between rate lines (zero: none).
     pub interval: Duration,
+    /// Record performance counters (`--perf`).
+    pub perf: bool,
 }
 
 impl Common {
@@ -148,6 +153,7 @@ impl Common {
             ),
             None => Duration::ZERO,
         };
+        self.perf.check()?;
         Ok(Lim {
             limits: Limits {
                 threads: self.threads,
@@ -155,6 +161,7 @@ impl Common {
                 events: self.events.unwrap_or(0),
             },
             interval,
+            perf: self.perf.perf,
         })
     }
 
@@ -322,6 +329,7 @@ fn measure<W: Bench>(
     let kind = params.name().trim_start_matches("bench.");
     let overhead = bench::timing_overhead();
     let started_at = record::now_rfc3339();
+    let counters = lim.perf.then(super::perf::ProcessCounters::start);
     let mut prev = Snapshot::default();
     let report = Report {
         every: lim.interval,
@@ -331,6 +339,7 @@ fn measure<W: Bench>(
         obs.bench_interval(kind, &prev, snap);
         prev = *snap;
     });
+    let perf = counters.map(super::perf::ProcessCounters::finish);
     let total = ThreadStats::total(&outcome.threads);
     let events = total.events();
     let secs = outcome.elapsed_ns as f64 / 1e9;
@@ -378,6 +387,7 @@ fn measure<W: Bench>(
         .collect();
     run.total = Some(series_of("all".into(), &total, false));
     run.metrics = m;
+    run.perf = perf;
     run.warnings = warnings;
     Measured {
         run,

@@ -121,6 +121,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_threshold_ns,
         mut warnings,
     } = a.plan(&Machine::this())?;
+    a.perf.check()?;
     if obs.wants_samples() {
         cfg.sample_ring = SAMPLE_RING;
     }
@@ -251,6 +252,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let faults = outcome.faults();
     warnings.extend(faults_warning(faults));
 
+    let perf = crate::step::perf::of_threads(
+        outcome.elapsed_ns,
+        outcome
+            .threads
+            .iter()
+            .zip(&names)
+            .map(|(t, n)| (n.clone(), t.tid, t.perf.as_ref())),
+    );
     let series: Vec<Series> = outcome
         .threads
         .iter()
@@ -312,6 +321,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     });
     run.page_faults = Some(faults);
     run.why = why;
+    run.perf = perf;
     run.warnings = warnings;
     if let Some(dl) = &cfg.dl {
         run.metrics.insert("dl_overruns".into(), overruns as f64);

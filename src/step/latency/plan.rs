@@ -193,6 +193,7 @@ impl Params {
                 overflow_cycles: a.overflow_cycles,
                 trace_points: a.trace_points,
                 sample_ring: 0,
+                perf: a.perf.perf,
             },
             dma_latency_us,
             max_latency_ns,

@@ -3,5 +3,6 @@
 
 pub mod latency;
 pub mod net;
+pub mod noise;
 pub mod periodic;
 pub mod samples;

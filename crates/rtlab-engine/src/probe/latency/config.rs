@@ -69,6 +69,8 @@ pub struct LatencyConfig {
     /// Every wake-up goes to the main thread ([`Watch::samples`]) through a
     /// ring of this many samples per thread (0: none).
     pub sample_ring: usize,
+    /// Open performance counters on every thread for its loop.
+    pub perf: bool,
 }
 
 impl LatencyConfig {
@@ -171,6 +173,12 @@ pub struct ThreadResult {
     /// to just after its last wake-up: 0 when everything the loop touches was
     /// resident and locked beforehand.
     pub faults: PageFaults,
+    /// Its performance counters over the loop, and its voluntary and
+    /// involuntary context switches (with `perf`).
+    pub perf: Option<(
+        [crate::perf::Reading; crate::perf::EVENTS.len()],
+        (u64, u64),
+    )>,
 }
 
 /// A breaktrace event.

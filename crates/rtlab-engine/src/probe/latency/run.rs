@@ -156,9 +156,13 @@ impl ThreadEnv<'_> {
             }
         }
         *err_slot.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+        let mut counters = cfg.perf.then(crate::perf::Counters::this_thread);
         self.setup.wait();
         self.go.wait();
         let before = mem::thread_faults();
+        if let Some(c) = counters.as_mut() {
+            c.enable();
+        }
         let end = if self.abort.load(Relaxed) {
             LoopEnd::Stopped
         } else {
@@ -199,6 +203,10 @@ impl ThreadEnv<'_> {
             end,
             dropped_samples: live.samples().map_or(0, |r| r.dropped()),
             faults,
+            perf: counters.map(|c| {
+                c.disable();
+                (c.read(), c.switches())
+            }),
         }
     }
 }
@@ -377,6 +385,7 @@ mod tests {
             overflow_cycles: 16,
             trace_points: 64,
             sample_ring: 1024,
+            perf: false,
         }
     }
 

@@ -1,0 +1,331 @@
+//! The OS-noise probe (`rtlab noise`, scenario probe `noise`): per CPU, a
+//! pinned thread reads the clock in a tight loop and records every gap above a
+//! threshold, as oslat and rtla osnoise do.
+
+mod gates;
+mod measure;
+
+pub use gates::{gates, metric};
+pub use measure::measure;
+
+use super::latency::PolicyArg;
+use super::loads::LoadArgs;
+use super::perf::PerfArgs;
+use super::{de, Machine};
+use crate::error::bad_flag;
+use crate::record::RunParams;
+use crate::units::{parse_positive_duration, DefaultUnit};
+use anyhow::Result;
+use clap::Args;
+use rtlab_engine::probe::noise::{NoiseClock, NoiseConfig};
+use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::Policy;
+use serde::{Deserialize, Serialize};
+
+/// The parameters of the noise probe: `rtlab noise` flags and the keys of a
+/// `noise` scenario step.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Run this long on every CPU (a bare number is seconds).
+    #[arg(
+        short = 'D',
+        long,
+        default_value = "10s",
+        value_name = "DUR",
+        allow_negative_numbers = true
+    )]
+    #[serde(deserialize_with = "de::duration")]
+    pub duration: String,
+    /// CPUs to measure, one pinned spinning thread each [default: every usable
+    /// CPU but the first, which stays with the system; -a alone: all].
+    #[arg(
+        short = 'a',
+        long,
+        value_name = "LIST",
+        num_args = 0..=1,
+        default_missing_value = "all"
+    )]
+    #[serde(deserialize_with = "de::cpus")]
+    pub cpus: Option<String>,
+    /// Real-time priority of the spinning threads (1-99; 0 with --policy
+    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
+    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
+    pub priority: Option<i32>,
+    /// Scheduling policy of the spinning threads (other: housekeeping CPUs).
+    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
+    pub policy: PolicyArg,
+    /// A gap between two clock reads above this is noise (a bare number is µs).
+    #[arg(
+        short = 'T',
+        long,
+        default_value = "1us",
+        value_name = "DUR",
+        allow_negative_numbers = true
+    )]
+    #[serde(deserialize_with = "de::duration")]
+    pub threshold: String,
+    /// Clock the loop reads: the TSC (as oslat; auto picks it where it is
+    /// constant and non-stop) or clock_gettime(CLOCK_MONOTONIC) via the vDSO.
+    #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
+    pub clock: ClockArg,
+    /// Exit 1 if any CPU's noise exceeds this: ppm of its time (a bare
+    /// number: 100ppm), a percentage (0.01%) or time per second (100us/s)
+    /// [default: no gate].
+    #[arg(long, value_name = "PPM|%|RATE")]
+    pub max_noise: Option<String>,
+    /// Exit 1 if any single gap exceeds this (a bare number is µs) [default: no
+    /// gate].
+    #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub max_gap: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: PerfArgs,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        super::defaults()
+    }
+}
+
+/// The clock of the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockArg {
+    /// The TSC where it is constant and non-stop, else monotonic.
+    Auto,
+    /// The CPU's time-stamp counter, calibrated against CLOCK_MONOTONIC.
+    Tsc,
+    /// clock_gettime(CLOCK_MONOTONIC).
+    Monotonic,
+}
+
+/// How a scenario reads `noise` steps.
+pub const PROBE: super::Probe = super::Probe {
+    name: "noise",
+    duration_key: "duration",
+    required: &[],
+    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
+    shorthand: |_| {},
+};
+
+/// A run's configuration and gates, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// What the engine runs.
+    pub cfg: NoiseConfig,
+    /// `--max-noise` in ppm.
+    pub max_noise_ppm: Option<f64>,
+    /// `--max-gap` (ns).
+    pub max_gap_ns: Option<u64>,
+}
+
+/// Reads `--max-noise`: `N` or `Nppm`, `N%`, or a duration per second
+/// (`100us/s`), in ppm.
+pub fn parse_noise(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let ppm = if let Some(per) = t.strip_suffix("/s") {
+        parse_positive_duration(per, DefaultUnit::Micros)? as f64 / 1000.0
+    } else {
+        let (num, scale) = match t.strip_suffix('%') {
+            Some(n) => (n, 10_000.0),
+            None => (t.strip_suffix("ppm").unwrap_or(t), 1.0),
+        };
+        num.trim().parse::<f64>().map_err(|_| {
+            format!("'{t}' is not a noise budget: write ppm (100ppm), a percentage (0.01%) or time per second (100us/s)")
+        })? * scale
+    };
+    if !(ppm.is_finite() && ppm > 0.0 && ppm <= 1e6) {
+        return Err(format!(
+            "'{t}' is outside (0, 1000000] ppm: noise is a share of the CPU's time"
+        ));
+    }
+    Ok(ppm)
+}
+
+impl Params {
+    fn sched(&self) -> (Policy, i32) {
+        self.policy.with_priority(self.priority)
+    }
+
+    /// Every value checked on machine `m`, turned into the engine's
+    /// configuration; a bad value names its flag.
+    pub fn plan(&self, m: &Machine) -> Result<Plan> {
+        let duration_ns = parse_positive_duration(&self.duration, DefaultUnit::Seconds)
+            .map_err(|e| bad_flag("--duration", e))?;
+        let threshold_ns = parse_positive_duration(&self.threshold, DefaultUnit::Micros)
+            .map_err(|e| bad_flag("--threshold", e))?;
+        if threshold_ns > 1_000_000_000 {
+            return Err(bad_flag(
+                "--threshold",
+                format!(
+                    "'{}' is above 1s: every gap would pass unseen",
+                    self.threshold
+                ),
+            ));
+        }
+        let cpus = match self.cpus.as_deref() {
+            Some("all") => m.cpus.clone(),
+            Some(list) => {
+                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
+                if cpus.is_empty() {
+                    return Err(bad_flag("--cpus", "the list is empty"));
+                }
+                m.check_cpus("--cpus", &cpus)?;
+                cpus.cpus().to_vec()
+            }
+            None if m.cpus.len() > 1 => m.cpus[1..].to_vec(),
+            None => m.cpus.clone(),
+        };
+        let (policy, priority) = self.sched();
+        let (lo, hi) = policy.priority_range();
+        if !(lo..=hi).contains(&priority) {
+            let name = policy.name().to_uppercase();
+            return Err(bad_flag(
+                "--priority",
+                format!("{priority} is outside {lo}-{hi} for SCHED_{name}"),
+            ));
+        }
+        let clock = match self.clock {
+            ClockArg::Monotonic => NoiseClock::Monotonic,
+            ClockArg::Tsc if !cfg!(target_arch = "x86_64") => {
+                return Err(bad_flag(
+                    "--clock",
+                    "tsc: only x86_64 has one; use monotonic",
+                ))
+            }
+            ClockArg::Tsc => NoiseClock::Tsc,
+            ClockArg::Auto if rtlab_engine::probe::noise::tsc_usable() => NoiseClock::Tsc,
+            ClockArg::Auto => NoiseClock::Monotonic,
+        };
+        let max_noise_ppm = self
+            .max_noise
+            .as_deref()
+            .map(parse_noise)
+            .transpose()
+            .map_err(|e| bad_flag("--max-noise", e))?;
+        let max_gap_ns = self
+            .max_gap
+            .as_deref()
+            .map(|t| parse_positive_duration(t, DefaultUnit::Micros))
+            .transpose()
+            .map_err(|e| bad_flag("--max-gap", e))?;
+        Ok(Plan {
+            cfg: NoiseConfig {
+                cpus,
+                policy,
+                priority,
+                duration_ns,
+                threshold_ns,
+                clock,
+                perf: self.perf.perf,
+            },
+            max_noise_ppm,
+            max_gap_ns,
+        })
+    }
+}
+
+impl super::Step for Params {
+    fn probe(&self) -> &'static super::Probe {
+        &PROBE
+    }
+
+    fn check(&self, m: &Machine) -> Result<()> {
+        self.plan(m)?;
+        self.perf.check()?;
+        self.load.check()
+    }
+
+    fn planned_ns(&self) -> Option<u64> {
+        super::seconds(Some(&self.duration))
+    }
+
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        let (policy, priority) = self.sched();
+        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    }
+}
+
+/// What a noise run was asked: its threshold (ns) and clock, for its headline.
+pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
+    match params.step() {
+        Some(super::Params::Noise(p)) => {
+            let (policy, priority) = p.sched();
+            Some((
+                parse_positive_duration(&p.threshold, DefaultUnit::Micros).unwrap_or(0),
+                format!("{} {priority}", policy.name()),
+                serde_json::to_value(p.clock)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            p: Params,
+        }
+        let p = P::try_parse_from(std::iter::once("x").chain(args.iter().copied()))?;
+        p.p.plan(&Machine {
+            cpus: vec![0, 1, 2, 3],
+            mem_available: 0,
+        })
+    }
+
+    #[test]
+    fn noise_budgets_read_as_ppm() {
+        assert_eq!(parse_noise("100").unwrap(), 100.0);
+        assert_eq!(parse_noise("100ppm").unwrap(), 100.0);
+        assert_eq!(parse_noise("0.01%").unwrap(), 100.0);
+        assert_eq!(parse_noise("100us/s").unwrap(), 100.0);
+        assert_eq!(parse_noise("1ms/s").unwrap(), 1000.0);
+        for bad in ["", "lots", "0", "-3", "2000000", "0us/s"] {
+            assert!(parse_noise(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_first_cpu_stays_with_the_system_unless_asked() {
+        assert_eq!(plan(&[]).unwrap().cfg.cpus, [1, 2, 3]);
+        assert_eq!(plan(&["-a"]).unwrap().cfg.cpus, [0, 1, 2, 3]);
+        assert_eq!(plan(&["-a", "2"]).unwrap().cfg.cpus, [2]);
+        let e = plan(&["-a", "7"]).unwrap_err().to_string();
+        assert!(e.starts_with("--cpus: CPU 7"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_flag() {
+        let p = plan(&["-T", "2us", "--max-gap", "50", "--max-noise", "1%"]).unwrap();
+        assert_eq!(p.cfg.threshold_ns, 2_000);
+        assert_eq!(p.max_gap_ns, Some(50_000));
+        assert_eq!(p.max_noise_ppm, Some(10_000.0));
+        assert_eq!((p.cfg.policy, p.cfg.priority), (Policy::Fifo, 90));
+        for (args, flag) in [
+            (&["-T", "0"][..], "--threshold"),
+            (&["-T", "2s"], "--threshold"),
+            (&["--max-noise", "x"], "--max-noise"),
+            (&["--max-gap", "-1"], "--max-gap"),
+            (&["-D", "0"], "--duration"),
+            (&["--policy", "other", "-p", "5"], "--priority"),
+        ] {
+            let e = plan(args).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{flag}: ")), "{args:?}: {e}");
+        }
+    }
+}
