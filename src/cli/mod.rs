@@ -5,6 +5,7 @@ mod bench;
 pub mod common;
 mod compare;
 mod docs;
+mod ipc;
 mod kconfig;
 mod latency;
 mod links;
@@ -75,6 +76,8 @@ pub enum Command {
     Kconfig(kconfig::KconfigArgs),
     /// Application response time over the network: `net serve` and `net ping`.
     Net(net::NetArgs),
+    /// Wake-up latency between two threads through an IPC mechanism; the priority-inversion check.
+    Ipc(ipc::IpcArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
@@ -117,6 +120,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Kconfig(args) => kconfig::run(args),
         Command::Prio(args) => prio::run(args),
         Command::Net(args) => net::run(&ctx, args),
+        Command::Ipc(args) => ipc::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
         Command::Cyclictest(raw) => compat::subcommand(Personality::Cyclictest, ctx.db, raw),
         Command::Stress(raw) => compat::subcommand(Personality::Stress, ctx.db, raw),

@@ -247,7 +247,7 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 impl PolicyArg {
-    fn policy(self) -> Policy {
+    pub(crate) fn policy(self) -> Policy {
         match self {
             PolicyArg::Fifo => Policy::Fifo,
             PolicyArg::Rr => Policy::Rr,

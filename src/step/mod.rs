@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod de;
+pub mod ipc;
 pub mod latency;
 pub mod load;
 pub mod loads;
@@ -31,6 +32,9 @@ pub enum Params {
     /// `rtlab latency`.
     #[serde(rename = "latency")]
     Latency(latency::Params),
+    /// `rtlab ipc`.
+    #[serde(rename = "ipc")]
+    Ipc(ipc::Params),
     /// `rtlab load`.
     #[serde(rename = "load")]
     Load(load::Params),
@@ -74,6 +78,7 @@ pub struct Probe {
 pub const PROBES: &[Probe] = &[
     latency::PROBE,
     net::PROBE,
+    ipc::PROBE,
     load::PROBE,
     bench::cpu::PROBE,
     bench::memory::PROBE,
@@ -154,6 +159,7 @@ impl Params {
         match self {
             Params::Latency(p) => p,
             Params::Net(p) => p,
+            Params::Ipc(p) => p,
             Params::Load(p) => p,
             Params::BenchCpu(p) => p,
             Params::BenchMemory(p) => p,

@@ -31,6 +31,8 @@ impl Exporter for Report {
 pub fn report(run: &Run, unit: TimeUnit) -> String {
     let mut out = if run.kind == "latency" {
         latency::render(run, unit)
+    } else if run.kind == "ipc" && crate::step::ipc::asked(&run.params).is_some() {
+        super::ipc::render(run, unit)
     } else {
         let mut out = format!(
             "rtlab {}  {}  [{}]\n{} observed\n",

@@ -1,0 +1,236 @@
+//! The checks of an ipc step: its flags turned into the engine's configuration.
+
+use super::{MechanismArg, Params, PlacementArg};
+use crate::error::bad_flag;
+use crate::step::Machine;
+use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
+use anyhow::Result;
+use rtlab_engine::probe::ipc::pi::PiConfig;
+use rtlab_engine::probe::ipc::{IpcConfig, PairSpec};
+use rtlab_engine::probe::net::client::ThreadSetup;
+use rtlab_engine::rt::cpuset::CpuList;
+use rtlab_engine::rt::sched::Policy;
+
+/// SCHED_FIFO priorities of the check's low, medium and high threads.
+pub const PI_PRIORITIES: [i32; 3] = [10, 20, 30];
+/// Length of one round of the check: the medium thread's bounded spin, the
+/// low thread's hold and the pause after them.
+const PI_SPIN_NS: u64 = 2_000_000;
+const PI_HOLD_NS: u64 = 100_000;
+const PI_GAP_NS: u64 = 20_000_000;
+/// Most pairs a run takes.
+const MAX_PAIRS: usize = 256;
+
+/// What an ipc step runs.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// Every mechanism asked, in turn, over the same pairs.
+    Pairs(Vec<(String, IpcConfig)>),
+    /// The priority-inversion check: without, then with inheritance.
+    PiCheck([PiConfig; 2]),
+}
+
+/// The checked configuration of a step.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What runs.
+    pub work: Work,
+    /// The --max-latency gate (ns).
+    pub max_latency_ns: Option<u64>,
+}
+
+fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
+    parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
+}
+
+fn cpu_list(flag: &str, text: &Option<String>, m: &Machine) -> Result<Option<Vec<usize>>> {
+    let Some(text) = text else { return Ok(None) };
+    let l = CpuList::parse(text).map_err(|e| bad_flag(flag, e))?;
+    if l.is_empty() {
+        return Err(bad_flag(flag, "the list is empty"));
+    }
+    m.check_cpus(flag, &l)?;
+    Ok(Some(l.cpus().to_vec()))
+}
+
+impl Params {
+    /// The engine's configuration, every value checked on machine `m`; a
+    /// [`BadValue`](crate::error::BadValue) names the flag of the first value
+    /// that cannot be used.
+    pub fn plan(&self, m: &Machine) -> Result<Plan> {
+        let max_latency_ns = self
+            .max_latency
+            .as_deref()
+            .map(|t| us_or_unit("--max-latency", t))
+            .transpose()?;
+        let duration_ns = self
+            .duration
+            .as_deref()
+            .map(|d| {
+                parse_positive_duration(d, DefaultUnit::Seconds)
+                    .map_err(|e| bad_flag("--duration", e))
+            })
+            .transpose()?;
+        let pool = cpu_list("--cpus", &self.cpus, m)?.unwrap_or_else(|| m.cpus.clone());
+        if self.pi_check {
+            return Ok(Plan {
+                work: Work::PiCheck(self.pi_check_plan(duration_ns, &pool)?),
+                max_latency_ns,
+            });
+        }
+        if self.loops == Some(0) {
+            return Err(bad_flag(
+                "--loops",
+                "0 wake-ups measures nothing; give 1 or more",
+            ));
+        }
+        if self.mechanism == MechanismArg::All && self.loops.is_none() && duration_ns.is_none() {
+            return Err(bad_flag(
+                "--mechanism",
+                "all runs each mechanism in turn: give --loops or --duration (per mechanism)",
+            ));
+        }
+        if self.pi && !self.mechanism.uses_mutex() {
+            return Err(bad_flag(
+                "--pi",
+                format!(
+                    "{} uses no mutex; priority inheritance applies to --mechanism mutex or condvar",
+                    self.mechanism.name()
+                ),
+            ));
+        }
+        if self.pairs == 0 || self.pairs > MAX_PAIRS {
+            return Err(bad_flag(
+                "--pairs",
+                format!("{} is outside 1-{MAX_PAIRS}", self.pairs),
+            ));
+        }
+        let interval_ns = us_or_unit("--interval", &self.interval)?;
+        let distance_ns = parse_duration(&self.distance, DefaultUnit::Micros)
+            .map_err(|e| bad_flag("--distance", e))?;
+        let (policy, priority) = self.checked_sched()?;
+        let senders = cpu_list("--sender-cpus", &self.sender_cpus, m)?;
+        let receivers = cpu_list("--receiver-cpus", &self.receiver_cpus, m)?;
+        if self.placement == PlacementArg::Split && pool.len() < 2 {
+            return Err(bad_flag(
+                "--placement",
+                "split needs two CPUs or more in --cpus; use --placement same",
+            ));
+        }
+        let pick = |list: &Option<Vec<usize>>, n: usize, split_at: usize| -> Vec<usize> {
+            if let Some(l) = list {
+                return vec![l[n % l.len()]];
+            }
+            match self.placement {
+                PlacementArg::Free => Vec::new(),
+                PlacementArg::Same => vec![pool[n % pool.len()]],
+                PlacementArg::Split => vec![pool[(2 * n + split_at) % pool.len()]],
+            }
+        };
+        let pairs: Vec<PairSpec> = (0..self.pairs)
+            .map(|n| {
+                let prio = if policy.is_realtime() {
+                    priority - n as i32
+                } else {
+                    priority
+                };
+                let setup = |cpus| ThreadSetup {
+                    cpus,
+                    policy,
+                    priority: prio,
+                };
+                PairSpec {
+                    sender: setup(pick(&senders, n, 0)),
+                    receiver: setup(pick(&receivers, n, 1)),
+                    interval_ns: interval_ns.saturating_add(distance_ns.saturating_mul(n as u64)),
+                }
+            })
+            .collect();
+        let each: Vec<MechanismArg> = match self.mechanism {
+            MechanismArg::All => MechanismArg::EACH.to_vec(),
+            one => vec![one],
+        };
+        let runs = each
+            .into_iter()
+            .filter_map(|mech| {
+                let pi = self.pi && mech.uses_mutex();
+                let name = if pi {
+                    format!("{}+pi", mech.name())
+                } else {
+                    mech.name().to_string()
+                };
+                Some((
+                    name,
+                    IpcConfig {
+                        mechanism: mech.engine()?,
+                        pi,
+                        loops: self.loops.unwrap_or(0),
+                        duration_ns: duration_ns.unwrap_or(0),
+                        pairs: pairs.clone(),
+                    },
+                ))
+            })
+            .collect();
+        Ok(Plan {
+            work: Work::Pairs(runs),
+            max_latency_ns,
+        })
+    }
+
+    /// The policy and pair 0's priority, refused outside the policy's range
+    /// or when the last pair would fall below it.
+    fn checked_sched(&self) -> Result<(Policy, i32)> {
+        let (policy, priority) = self.sched();
+        let (lo, hi) = policy.priority_range();
+        let name = policy.name().to_uppercase();
+        if !(lo..=hi).contains(&priority) {
+            return Err(bad_flag(
+                "--priority",
+                if policy.is_realtime() {
+                    format!("{priority} is outside {lo}-{hi} for SCHED_{name}")
+                } else {
+                    format!("SCHED_{name} takes priority 0, not {priority} (use --policy fifo for RT priorities)")
+                },
+            ));
+        }
+        let last = priority - (self.pairs as i32 - 1);
+        if policy.is_realtime() && last < lo {
+            return Err(bad_flag(
+                "--pairs",
+                format!(
+                    "pair N runs at priority − N: {} pairs from priority {priority} leave the last at {last}; give --priority {} or more",
+                    self.pairs,
+                    self.pairs as i32 - 1 + lo
+                ),
+            ));
+        }
+        Ok((policy, priority))
+    }
+
+    /// The check's two configurations: rounds to fill half the duration each
+    /// (default 2 s in all), on the last CPU of --cpus.
+    fn pi_check_plan(&self, duration_ns: Option<u64>, pool: &[usize]) -> Result<[PiConfig; 2]> {
+        let round_ns = PI_GAP_NS + PI_SPIN_NS + 3 * PI_HOLD_NS;
+        let total = duration_ns.unwrap_or(2_000_000_000);
+        let rounds = (total / 2 / round_ns).max(1);
+        if rounds > 100_000 {
+            return Err(bad_flag(
+                "--duration",
+                "the check needs no more than an hour; a few seconds show what it can",
+            ));
+        }
+        let cpu = *pool
+            .last()
+            .ok_or_else(|| bad_flag("--cpus", "no CPU to run the check on"))?;
+        let cfg = |pi| PiConfig {
+            cpu,
+            pi,
+            rounds: rounds as u32,
+            priorities: PI_PRIORITIES,
+            hold_ns: PI_HOLD_NS,
+            spin_ns: PI_SPIN_NS,
+            gap_ns: PI_GAP_NS,
+        };
+        Ok([cfg(false), cfg(true)])
+    }
+}
