@@ -53,12 +53,18 @@ fn pairs(run: &Run, a: &ipc::Asked, unit: TimeUnit) -> String {
         Col::Stddev,
         Col::Overruns,
     ];
-    out.push_str(&series::table(&run.series, "mechanism/pair", &cols, unit));
+    let total = run.total.iter().filter(|_| run.series.len() > 1);
+    out.push_str(&series::table(
+        run.series.iter().chain(total),
+        "mechanism/pair",
+        &cols,
+        unit,
+    ));
     out.push_str(&format!(
         "(wake-up latency in {}: sender's clock read before waking to the receiver's after its wait)\n\n",
         unit.symbol()
     ));
-    let mut t = Table::new(&["round trip", "min", "mean", "p50", "max"]);
+    let mut t = Table::new(&["round trip", "min", "mean", "max"]);
     t.align_left(0);
     for s in &run.series {
         let m = |k: &str| {

@@ -19,6 +19,8 @@ use std::sync::atomic::Ordering;
 #[derive(Default)]
 struct Gathered {
     series: Vec<Series>,
+    /// Every wake-up of every pair and mechanism.
+    total: Option<Series>,
     metrics: BTreeMap<String, f64>,
     warnings: Vec<Warning>,
     failed: bool,
@@ -87,6 +89,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.duration_ns = g.elapsed_ns;
     run.loads = loads;
     run.series = g.series;
+    run.total = g.total;
     run.metrics = g.metrics;
     run.warnings = warnings;
     Ok(run)
@@ -112,6 +115,8 @@ fn probe_cpus(plan: &Plan) -> Vec<Option<usize>> {
 /// Each mechanism in turn; stops at the first that cannot run.
 fn pairs(runs: &[(String, IpcConfig)], stop: &std::sync::atomic::AtomicBool) -> Result<Gathered> {
     let mut g = Gathered::default();
+    let mut all = TimeStats::new();
+    let mut overruns = 0;
     for (name, cfg) in runs {
         if stop.load(Ordering::Relaxed) {
             g.interrupted = true;
@@ -120,12 +125,14 @@ fn pairs(runs: &[(String, IpcConfig)], stop: &std::sync::atomic::AtomicBool) -> 
         let results = engine::run(cfg, stop).map_err(|e| ipc_error(e, name, cfg))?;
         g.elapsed_ns += results.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
         for (n, r) in results.iter().enumerate() {
+            all.moments.merge(&r.latency.moments);
+            all.hist.merge(&r.latency.hist);
+            overruns += r.overruns;
             let s = series_of(format!("{name}/{n}"), n, cfg, r);
             let rt = r.round_trip.summary();
             for (k, v) in [
                 ("min", rt.min_ns as f64),
                 ("mean", rt.mean_ns),
-                ("p50", rt.p50_ns as f64),
                 ("max", rt.max_ns as f64),
             ] {
                 g.metrics.insert(format!("{}.round_trip_{k}_ns", s.name), v);
@@ -158,21 +165,34 @@ fn pairs(runs: &[(String, IpcConfig)], stop: &std::sync::atomic::AtomicBool) -> 
             g.series.push(s);
         }
     }
+    let mut total = stats_series("all".into(), &all);
+    total.max_at = None;
+    total.counters.overruns = overruns;
+    g.total = Some(total);
     Ok(g)
 }
 
 fn series_of(name: String, n: usize, cfg: &IpcConfig, r: &PairResult) -> Series {
-    let t: &TimeStats = &r.latency;
     let spec = &cfg.pairs[n];
+    let mut s = stats_series(name, &r.latency);
+    s.thread = Some(n);
+    s.cpu = spec.receiver.cpus.first().copied();
+    s.tid = Some(r.tids.1);
+    s.interval_ns = Some(spec.interval_ns);
+    s.counters.overruns = r.overruns;
+    s
+}
+
+/// A series of the values in `t`, nothing else known.
+fn stats_series(name: String, t: &TimeStats) -> Series {
     Series {
         name,
-        thread: Some(n),
-        cpu: spec.receiver.cpus.first().copied(),
-        tid: Some(r.tids.1),
-        interval_ns: Some(spec.interval_ns),
+        thread: None,
+        cpu: None,
+        tid: None,
+        interval_ns: None,
         counters: Counters {
             samples: t.moments.count,
-            overruns: r.overruns,
             ..Counters::default()
         },
         summary: t.summary(),
@@ -235,22 +255,9 @@ fn wait_series(name: &str, cpu: usize, rounds: &[PiRound]) -> Series {
     for (i, r) in rounds.iter().enumerate() {
         t.record(r.wait_ns, i as u64, u64::MAX);
     }
-    Series {
-        name: name.into(),
-        thread: None,
-        cpu: Some(cpu),
-        tid: None,
-        interval_ns: None,
-        counters: Counters {
-            samples: t.moments.count,
-            ..Counters::default()
-        },
-        summary: t.summary(),
-        max_at: (t.moments.count > 0).then_some(t.max_at),
-        histogram: t.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
-    }
+    let mut s = stats_series(name.into(), &t);
+    s.cpu = Some(cpu);
+    s
 }
 
 fn pi_error(e: PiError, cfg: &PiConfig) -> anyhow::Error {
