@@ -234,3 +234,162 @@ impl Params {
         Ok([cfg(false), cfg(true)])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BadValue;
+    use crate::step::Step as _;
+    use serde_json::{json, Value};
+
+    fn machine() -> Machine {
+        Machine {
+            cpus: vec![0, 1],
+            mem_available: 0,
+        }
+    }
+
+    fn with(values: Value) -> Params {
+        match super::super::PROBE
+            .params(values.as_object().unwrap().clone())
+            .unwrap()
+        {
+            crate::step::Params::Ipc(p) => p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn pairs_of(p: &Params) -> Vec<(String, IpcConfig)> {
+        match p.plan(&machine()).unwrap().work {
+            Work::Pairs(runs) => runs,
+            Work::PiCheck(_) => panic!("not pairs"),
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        assert!(with(json!({"loops": 10})).plan(&machine()).is_ok());
+        for (v, flag) in [
+            (json!({"pairs": 0}), "--pairs"),
+            (json!({"pairs": 257}), "--pairs"),
+            (json!({"interval": "0"}), "--interval"),
+            (json!({"interval": "x"}), "--interval"),
+            (json!({"distance": "-1"}), "--distance"),
+            (json!({"loops": 0}), "--loops"),
+            (json!({"duration": "0"}), "--duration"),
+            (json!({"mechanism": "all"}), "--mechanism"),
+            (json!({"mechanism": "pipe", "pi": true}), "--pi"),
+            (json!({"priority": 100}), "--priority"),
+            (json!({"policy": "other", "priority": 5}), "--priority"),
+            (json!({"priority": 2, "pairs": 3}), "--pairs"),
+            (json!({"cpus": "7"}), "--cpus"),
+            (json!({"cpus": "0", "placement": "split"}), "--placement"),
+            (json!({"sender_cpus": "x"}), "--sender-cpus"),
+            (json!({"receiver_cpus": "5"}), "--receiver-cpus"),
+            (json!({"max_latency": "abc"}), "--max-latency"),
+        ] {
+            let e = with(v.clone()).plan(&machine()).err().expect("refused");
+            let b = e.downcast_ref::<BadValue>().expect("a BadValue");
+            assert_eq!(b.flag, flag, "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn placement_pins_pairs_as_asked() {
+        let cpus = |p: &Params| -> Vec<(Vec<usize>, Vec<usize>)> {
+            pairs_of(p)[0]
+                .1
+                .pairs
+                .iter()
+                .map(|s| (s.sender.cpus.clone(), s.receiver.cpus.clone()))
+                .collect()
+        };
+        let p = with(json!({"pairs": 2, "loops": 1}));
+        assert_eq!(cpus(&p), vec![(vec![], vec![]); 2]);
+        let p = with(json!({"pairs": 3, "loops": 1, "placement": "same"}));
+        assert_eq!(
+            cpus(&p),
+            vec![(vec![0], vec![0]), (vec![1], vec![1]), (vec![0], vec![0])]
+        );
+        let p = with(json!({"pairs": 2, "loops": 1, "placement": "split"}));
+        assert_eq!(cpus(&p), vec![(vec![0], vec![1]), (vec![0], vec![1])]);
+        let p = with(json!({"loops": 1, "placement": "split", "receiver_cpus": "0"}));
+        assert_eq!(cpus(&p), vec![(vec![0], vec![0])]);
+    }
+
+    #[test]
+    fn priorities_intervals_and_mechanisms_reach_the_engine() {
+        let p = with(
+            json!({"pairs": 3, "priority": 80, "interval": "200us", "distance": "100us",
+                            "mechanism": "all", "duration": "1s", "pi": true}),
+        );
+        let runs = pairs_of(&p);
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mqueue",
+                "mutex+pi",
+                "condvar+pi",
+                "signal",
+                "sem",
+                "pipe",
+                "eventfd",
+                "futex"
+            ]
+        );
+        let c = &runs[0].1;
+        let prio: Vec<i32> = c.pairs.iter().map(|s| s.receiver.priority).collect();
+        let ival: Vec<u64> = c.pairs.iter().map(|s| s.interval_ns).collect();
+        assert_eq!(prio, [80, 79, 78]);
+        assert_eq!(ival, [200_000, 300_000, 400_000]);
+        assert_eq!((c.loops, c.duration_ns), (0, 1_000_000_000));
+        assert_eq!(c.pairs[0].sender.policy, Policy::Fifo);
+        assert_eq!(p.planned_ns(), Some(8_000_000_000));
+        assert_eq!(p.rt_need(), Some((Policy::Fifo, 80, "priority")));
+        let p = with(json!({"loops": 5}));
+        assert_eq!(pairs_of(&p)[0].1.pairs[0].sender.policy, Policy::Other);
+        assert_eq!(p.rt_need(), None);
+        let p = with(json!({"loops": 5, "policy": "rr"}));
+        assert_eq!(pairs_of(&p)[0].1.pairs[0].sender.priority, 90);
+    }
+
+    #[test]
+    fn the_pi_check_fills_its_duration_on_the_last_cpu() {
+        let p = with(json!({"pi_check": true, "duration": "1s"}));
+        let Work::PiCheck([off, on]) = p.plan(&machine()).unwrap().work else {
+            panic!("not the check")
+        };
+        assert_eq!((off.pi, on.pi, off.cpu), (false, true, 1));
+        let round = PI_GAP_NS + PI_SPIN_NS + 3 * PI_HOLD_NS;
+        assert_eq!(u64::from(off.rounds), 500_000_000 / round);
+        assert!(
+            off.spin_ns <= 5_000_000,
+            "the medium thread spins a few ms at most"
+        );
+        assert_eq!(p.rt_need(), Some((Policy::Fifo, 30, "pi_check")));
+    }
+
+    #[test]
+    fn params_survive_a_round_trip() {
+        let p = with(json!({"mechanism": "sem", "pairs": 2, "cpus": [0, 1],
+                            "placement": "split", "priority": 70, "loops": 10}));
+        assert_eq!(p.cpus.as_deref(), Some("0,1"));
+        let tagged = crate::step::Params::Ipc(p);
+        let text = serde_json::to_string(&tagged).unwrap();
+        assert_eq!(
+            serde_json::from_str::<crate::step::Params>(&text).unwrap(),
+            tagged
+        );
+        let a = super::super::asked(&crate::record::RunParams::Step(Box::new(tagged))).unwrap();
+        assert_eq!(
+            (
+                a.mechanism.as_str(),
+                a.pairs,
+                a.placement.as_str(),
+                a.priority
+            ),
+            ("sem", 2, "split", 70)
+        );
+    }
+}
