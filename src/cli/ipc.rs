@@ -7,20 +7,7 @@ use crate::step::ipc::{self, Params};
 use anyhow::Result;
 use clap::Args;
 
-/// Wake-up latency between two threads (what pmqtest, ptsematest, sigwaittest
-/// and svsematest measure), and the priority-inversion check (pi_stress's
-/// question).
-///
-/// Every --interval the sender of each pair wakes at an absolute time, reads
-/// CLOCK_MONOTONIC and wakes its receiver through --mechanism; the receiver
-/// reads the clock as soon as its wait returns: the difference is the wake-up
-/// latency. The receiver then wakes the sender back the same way (the round
-/// trip). One series per pair and mechanism. Bare numbers are µs for
-/// --interval, --distance and --max-latency, seconds for --duration.
-///
-/// --pi-check instead runs low, medium and high SCHED_FIFO threads around one
-/// mutex on one CPU, without then with priority inheritance, and counts the
-/// rounds in which the high thread was blocked while the medium one ran.
+/// The flags of `rtlab ipc` (the text of its help is on `cli::Command::Ipc`).
 #[derive(Debug, Args)]
 pub struct IpcArgs {
     #[command(flatten)]

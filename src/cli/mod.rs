@@ -77,6 +77,19 @@ pub enum Command {
     /// Application response time over the network: `net serve` and `net ping`.
     Net(net::NetArgs),
     /// Wake-up latency between two threads through an IPC mechanism; the priority-inversion check.
+    ///
+    /// What pmqtest, ptsematest, sigwaittest and svsematest measure, and
+    /// pi_stress's question. Every --interval the sender of each pair wakes at
+    /// an absolute time, reads
+    /// CLOCK_MONOTONIC and wakes its receiver through --mechanism; the receiver
+    /// reads the clock as soon as its wait returns: the difference is the wake-up
+    /// latency. The receiver then wakes the sender back the same way (the round
+    /// trip). One series per pair and mechanism. Bare numbers are µs for
+    /// --interval, --distance and --max-latency, seconds for --duration.
+    ///
+    /// --pi-check instead runs low, medium and high SCHED_FIFO threads around one
+    /// mutex on one CPU, without then with priority inheritance, and counts the
+    /// rounds in which the high thread was blocked while the medium one ran.
     Ipc(ipc::IpcArgs),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(bench::BenchArgs),
