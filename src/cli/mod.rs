@@ -79,12 +79,13 @@ pub enum Command {
     /// Wake-up latency between two threads through an IPC mechanism; the priority-inversion check.
     ///
     /// What pmqtest, ptsematest, sigwaittest and svsematest measure, and
-    /// pi_stress's question. Every --interval the sender of each pair wakes at
-    /// an absolute time, reads
-    /// CLOCK_MONOTONIC and wakes its receiver through --mechanism; the receiver
-    /// reads the clock as soon as its wait returns: the difference is the wake-up
-    /// latency. The receiver then wakes the sender back the same way (the round
-    /// trip). One series per pair and mechanism. Bare numbers are µs for
+    /// pi_stress's question. As in those tools, the receiver of each pair keeps
+    /// the period: every --interval it wakes (absolute time), tells its sender
+    /// it is ready through --mechanism, and waits; the sender reads
+    /// CLOCK_MONOTONIC and wakes it the same way; the receiver reads the clock
+    /// as soon as its wait returns: the difference is the wake-up latency. From
+    /// its ready to its wake-up is the round trip. One series per pair and
+    /// mechanism. Bare numbers are µs for
     /// --interval, --distance and --max-latency, seconds for --duration.
     ///
     /// --pi-check instead runs low, medium and high SCHED_FIFO threads around one

@@ -58,8 +58,8 @@ pub struct Params {
     /// Scheduling policy of the threads (default: fifo with --priority, else other).
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Time between wake-ups: the sender sleeps until the next period (bare
-    /// number: µs, as pmqtest's -i).
+    /// Time between wake-ups: the receiver sleeps until the next period, then
+    /// asks its sender for the next wake-up (bare number: µs, as pmqtest's -i).
     #[arg(
         short,
         long,

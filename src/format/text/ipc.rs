@@ -61,7 +61,7 @@ fn pairs(run: &Run, a: &ipc::Asked, unit: TimeUnit) -> String {
         unit,
     ));
     out.push_str(&format!(
-        "(wake-up latency in {}: sender's clock read before waking to the receiver's after its wait)\n\n",
+        "(wake-up latency in {}: the sender's clock read before it wakes the receiver, to the receiver's after its wait)\n\n",
         unit.symbol()
     ));
     let mut t = Table::new(&["round trip", "min", "mean", "max"]);
@@ -82,7 +82,7 @@ fn pairs(run: &Run, a: &ipc::Asked, unit: TimeUnit) -> String {
     }
     out.push_str(&t.render());
     out.push_str(&format!(
-        "(round trip in {}: there and back, as the sender sees it)\n",
+        "(round trip in {}: the receiver's ready to the sender, to its wake-up: both hand-overs)\n",
         unit.symbol()
     ));
     if let Some(limit) = a.max_latency_ns {

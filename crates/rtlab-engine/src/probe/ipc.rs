@@ -1,13 +1,16 @@
 //! Wake-up latency between two threads (what pmqtest, ptsematest, sigwaittest
 //! and svsematest measure), and the priority-inversion check ([`pi`]).
 //!
-//! Each pair is a sender and a receiver joined by a [`Link`]. Every interval
-//! the sender wakes at an absolute time, reads `CLOCK_MONOTONIC`, publishes the
-//! stamp and wakes the receiver; the receiver reads the clock as soon as its
-//! wait returns and records the difference (the wake-up latency), then wakes
-//! the sender back, which records the whole round trip. Nothing in either loop
-//! allocates; the only system calls are the mechanism's, the clock and the
-//! sender's sleep.
+//! Each pair is a sender and a receiver joined by a [`Link`]. As in the rt-tests
+//! programs, the receiver keeps the period: it sleeps until the next one (an
+//! absolute time), reads `CLOCK_MONOTONIC` and tells the sender it is ready
+//! ([`Dir::Back`]), then waits. The sender, woken, reads the clock, publishes
+//! the stamp and wakes the receiver ([`Dir::There`]); the receiver reads the
+//! clock as soon as its wait returns and records the difference: the wake-up
+//! latency. From its ready to its wake-up, on its own clock, is the round trip
+//! (both hand-overs and the sender's turn between them). Nothing in either
+//! loop allocates; the only system calls are the mechanism's, the clock and the
+//! receiver's sleep.
 
 pub mod pi;
 
@@ -62,9 +65,9 @@ pub enum PairEnd {
 pub struct PairResult {
     /// Sender's stamp to the receiver's clock read after its wait.
     pub latency: TimeStats,
-    /// Sender's stamp to its own clock read once woken back.
+    /// The receiver's ready to its wake-up: there and back.
     pub round_trip: TimeStats,
-    /// Periods that had passed before the sender was ready for them (skipped).
+    /// Periods that had passed before the receiver was ready for them (skipped).
     pub overruns: u64,
     /// Kernel thread ids of the sender and the receiver.
     pub tids: (i32, i32),
@@ -125,7 +128,7 @@ pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcErr
                         let ready = ready(n, Side::Receiver, &spec.receiver, sh);
                         b.wait();
                         let ok = ready.is_ok() && !sh.failed.load(Ordering::Acquire);
-                        let r = ok.then(|| receiver(&clock, sh));
+                        let r = ok.then(|| receiver(&clock, cfg, spec.interval_ns, sh, stop));
                         sh.link.finish(Side::Receiver);
                         ready.map(|tid| (tid, r))
                     })
@@ -136,10 +139,11 @@ pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcErr
                     .spawn_scoped(s, move || {
                         let ready = ready(n, Side::Sender, &spec.sender, sh);
                         b.wait();
-                        let ok = ready.is_ok() && !sh.failed.load(Ordering::Acquire);
-                        let r = ok.then(|| sender(&clock, cfg, spec.interval_ns, sh, stop));
+                        if ready.is_ok() && !sh.failed.load(Ordering::Acquire) {
+                            sender(&clock, sh);
+                        }
                         sh.link.finish(Side::Sender);
-                        ready.map(|tid| (tid, r))
+                        ready
                     })
                     .expect("spawning an ipc sender");
                 (send, recv)
@@ -151,8 +155,7 @@ pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcErr
             let s = send.join().expect("ipc sender panicked");
             let r = recv.join().expect("ipc receiver panicked");
             match (s, r) {
-                (Ok((stid, Some(mut res))), Ok((rtid, Some(lat)))) => {
-                    res.latency = lat;
+                (Ok(stid), Ok((rtid, Some(mut res)))) => {
                     res.tids = (stid, rtid);
                     out.push(res);
                 }
@@ -181,35 +184,29 @@ fn ready(n: usize, side: Side, setup: &ThreadSetup, sh: &Shared) -> Result<i32, 
     r.map(|()| gettid())
 }
 
-/// The receiver's loop: wait, read the clock, record, wake back; until the
-/// sender says it is done.
-fn receiver(clock: &SystemClock, sh: &Shared) -> TimeStats {
-    let mut lat = TimeStats::new();
+/// The sender's loop: wait until the receiver is ready, stamp, wake it; until
+/// the receiver says it is done.
+fn sender(clock: &SystemClock, sh: &Shared) {
     let mut round = 0u64;
-    while sh.link.wait(Dir::There, round).is_ok() {
-        let now = clock.now();
-        if sh.done.load(Ordering::Acquire) {
-            break;
-        }
-        let stamp = sh.stamp.load(Ordering::Acquire);
-        lat.record(now.saturating_sub(stamp), round, u64::MAX);
-        if sh.link.wake(Dir::Back, round).is_err() {
+    while sh.link.wait(Dir::Back, round).is_ok() && !sh.done.load(Ordering::Acquire) {
+        sh.stamp.store(clock.now(), Ordering::Release);
+        if sh.link.wake(Dir::There, round).is_err() {
             break;
         }
         round += 1;
     }
-    lat
 }
 
-/// The sender's loop: sleep to the next period, stamp, wake, wait to be woken
-/// back; then tell the receiver it is done.
-fn sender(
+/// The receiver's loop: sleep to the next period, tell the sender it is
+/// ready, wait to be woken, record; then tell the sender to end.
+fn receiver(
     clock: &SystemClock,
     cfg: &IpcConfig,
     interval_ns: u64,
     sh: &Shared,
     stop: &AtomicBool,
 ) -> PairResult {
+    let mut lat = TimeStats::new();
     let mut rtt = TimeStats::new();
     let (mut overruns, mut round) = (0u64, 0u64);
     let first = clock.now() + interval_ns;
@@ -232,35 +229,36 @@ fn sender(
                 break;
             }
         }
-        let t0 = clock.now();
-        sh.stamp.store(t0, Ordering::Release);
-        if let Err(e) = sh.link.wake(Dir::There, round) {
+        let ready = clock.now();
+        if let Err(e) = sh.link.wake(Dir::Back, round) {
             end = PairEnd::Failed("wake", e);
             break;
         }
-        if let Err(e) = sh.link.wait(Dir::Back, round) {
+        if let Err(e) = sh.link.wait(Dir::There, round) {
             end = PairEnd::Failed("wait", e);
             break;
         }
-        let t3 = clock.now();
-        rtt.record(t3.saturating_sub(t0), round, u64::MAX);
+        let now = clock.now();
+        let stamp = sh.stamp.load(Ordering::Acquire);
+        lat.record(now.saturating_sub(stamp), round, u64::MAX);
+        rtt.record(now.saturating_sub(ready), round, u64::MAX);
         round += 1;
         next += interval_ns;
-        while next <= t3 {
+        while next <= now {
             overruns += 1;
             next += interval_ns;
         }
     }
     sh.done.store(true, Ordering::Release);
-    // The last wake-up only tells the receiver to end.
+    // The last hand-over only tells the sender to end.
     if let (Err(e), false) = (
-        sh.link.wake(Dir::There, round),
+        sh.link.wake(Dir::Back, round),
         matches!(end, PairEnd::Failed(..)),
     ) {
         end = PairEnd::Failed("wake", e);
     }
     PairResult {
-        latency: TimeStats::new(),
+        latency: lat,
         round_trip: rtt,
         overruns,
         tids: (0, 0),

@@ -215,8 +215,8 @@ impl Link {
         match &self.kind {
             Kind::Mutex(m, held) => {
                 let first: &[usize] = match side {
-                    Side::Sender => &[0, 2],
-                    Side::Receiver => &[1],
+                    Side::Receiver => &[0, 2],
+                    Side::Sender => &[1],
                 };
                 for &i in first {
                     m[i].lock()?;
@@ -402,15 +402,17 @@ impl Link {
     }
 }
 
-/// The mutex handed over in direction `dir` of exchange `round`. Hand-over
-/// `h` (there: `2·round`, back: `2·round + 1`) passes mutex `h mod 3` from the
+/// The mutex handed over in direction `dir` of exchange `round`. An exchange
+/// is two hand-overs, back (receiver to sender) then there: hand-over `h`
+/// (back: `2·round`, there: `2·round + 1`) passes mutex `h mod 3` from the
 /// waker, which holds it, to the waiter, blocked locking it. With three
 /// mutexes a waker never takes back the mutex it just let go before the
 /// waiter has it (it next locks it at hand-over `h + 3`, after the waiter has
-/// woken it at `h + 1`). The sender starts holding mutexes 0 and 2, the
-/// receiver mutex 1.
+/// woken it at `h + 1`). The receiver starts holding mutexes 0 and 2, the
+/// sender mutex 1.
 fn mutex_of(dir: Dir, round: u64) -> usize {
-    ((2 * round + dir as u64) % 3) as usize
+    let h = 2 * round + u64::from(dir == Dir::There);
+    (h % 3) as usize
 }
 
 fn cond_slot(pi: bool) -> Result<CondSlot, i32> {
