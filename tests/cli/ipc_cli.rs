@@ -151,6 +151,14 @@ fn text_output_lists_each_pair_and_its_round_trip() {
     ] {
         assert!(text.contains(line), "{line} missing:\n{text}");
     }
+    // Every figure is known: a wake-up row and a round-trip row per pair.
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("eventfd/")).collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        assert!(!row.contains('–'), "{row}");
+        let cells = row.split_whitespace().count();
+        assert!(cells == 4 || cells == 9, "{row}");
+    }
 }
 
 #[test]

@@ -72,13 +72,7 @@ fn pairs(run: &Run, a: &ipc::Asked, unit: TimeUnit) -> String {
                 .get(&format!("{}.round_trip_{k}_ns", s.name))
                 .map_or_else(|| crate::format::UNKNOWN.to_string(), |v| unit.cell(*v))
         };
-        t.row(vec![
-            s.name.clone(),
-            m("min"),
-            m("mean"),
-            m("p50"),
-            m("max"),
-        ]);
+        t.row(vec![s.name.clone(), m("min"), m("mean"), m("max")]);
     }
     out.push_str(&t.render());
     out.push_str(&format!(
