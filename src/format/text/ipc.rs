@@ -33,8 +33,13 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
 }
 
 fn pairs(run: &Run, a: &ipc::Asked, unit: TimeUnit) -> String {
+    let spread = if a.pairs > 1 && a.policy != "other" && a.priority > 0 {
+        " (pair N at priority − N)"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "{} pair(s), placement {}, {} {} (pair N at priority − N), interval {}{}, {} observed\n\n",
+        "{} pair(s), placement {}, {} {}{spread}, interval {}{}, {} observed\n\n",
         a.pairs,
         a.placement,
         a.policy,
