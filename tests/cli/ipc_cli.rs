@@ -243,6 +243,11 @@ fn stored_runs_show_compare_and_report() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("pipe/0.round_trip_max_ns"), "{text}");
+    // A period kept (overruns), but no deadline to miss.
+    assert!(
+        text.contains("overruns") && !text.contains("misses"),
+        "{text}"
+    );
     let out = expect(rtlab().arg("--db").arg(&db).args(["report", "2"]), &[0]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
