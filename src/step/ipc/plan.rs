@@ -288,7 +288,7 @@ mod tests {
             (json!({"receiver_cpus": "5"}), "--receiver-cpus"),
             (json!({"max_latency": "abc"}), "--max-latency"),
         ] {
-            let e = with(v.clone()).plan(&machine()).err().expect("refused");
+            let e = with(v.clone()).plan(&machine()).expect_err("refused");
             let b = e.downcast_ref::<BadValue>().expect("a BadValue");
             assert_eq!(b.flag, flag, "{v}: {e}");
         }
