@@ -4,7 +4,7 @@
 use super::{Params, Plan, Work};
 use crate::error::{SystemError, EXIT_SYSTEM};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
-use crate::step::net::{lock_memory, setup_error};
+use crate::step::net::{lock_memory, series_from, setup_error};
 use crate::step::{Machine, Observer};
 use crate::system;
 use anyhow::Result;
@@ -185,22 +185,11 @@ fn series_of(name: String, n: usize, cfg: &IpcConfig, r: &PairResult) -> Series 
 
 /// A series of the values in `t`, nothing else known.
 fn stats_series(name: String, t: &TimeStats) -> Series {
-    Series {
-        name,
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters: Counters {
-            samples: t.moments.count,
-            ..Counters::default()
-        },
-        summary: t.summary(),
-        max_at: (t.moments.count > 0).then_some(t.max_at),
-        histogram: t.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
-    }
+    let counters = Counters {
+        samples: t.moments.count,
+        ..Counters::default()
+    };
+    series_from(name, t, counters)
 }
 
 fn ipc_error(e: IpcError, name: &str, cfg: &IpcConfig) -> anyhow::Error {

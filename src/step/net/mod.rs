@@ -6,6 +6,7 @@ mod ping;
 pub mod serve;
 
 pub use ping::measure;
+pub(crate) use ping::series_from;
 
 use super::loads::LoadArgs;
 use super::{de, Machine};
