@@ -12,7 +12,6 @@ use rtlab_engine::rt::sched::Policy;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 
 struct Counting;
 
@@ -24,8 +23,6 @@ thread_local! {
 /// Allocations of every thread while [`ALL_ON`] is set.
 static ALL: AtomicU64 = AtomicU64::new(0);
 static ALL_ON: AtomicBool = AtomicBool::new(false);
-/// One test at a time counts every thread's allocations.
-static ALL_LOCK: Mutex<()> = Mutex::new(());
 
 fn note() {
     if ALL_ON.load(Ordering::Relaxed) {
@@ -141,7 +138,6 @@ fn ipc_allocations(mechanism: Mechanism, loops: u64) -> u64 {
 
 #[test]
 fn the_ipc_loops_allocate_nothing_however_many_wake_ups() {
-    let _one = ALL_LOCK.lock().unwrap();
     for m in [
         Mechanism::Mqueue,
         Mechanism::Mutex,
