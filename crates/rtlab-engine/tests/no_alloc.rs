@@ -12,6 +12,7 @@ use rtlab_engine::rt::sched::Policy;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 struct Counting;
 
@@ -128,7 +129,7 @@ fn ipc_allocations(mechanism: Mechanism, loops: u64) -> u64 {
     let stop = AtomicBool::new(false);
     ALL.store(0, Ordering::Relaxed);
     ALL_ON.store(true, Ordering::Relaxed);
-    let out = ipc::run(&cfg, &stop);
+    let out = ipc::run(&cfg, &stop, Duration::from_secs(1), &mut |_| {});
     ALL_ON.store(false, Ordering::Relaxed);
     let out = out.expect("the pair runs");
     assert_eq!(out[0].end, PairEnd::Done);

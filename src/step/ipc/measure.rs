@@ -14,6 +14,7 @@ use rtlab_engine::probe::net::client::TimeStats;
 use rtlab_engine::rt::{errno_text, mem, signals};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// What the runs gathered before the loads stop.
 #[derive(Default)]
@@ -41,16 +42,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     if a.mlock {
         warnings.extend(lock_memory());
     }
-    let names = match &plan.work {
-        Work::Pairs(runs) => runs.iter().map(|(n, _)| n.clone()).collect(),
-        Work::PiCheck(_) => vec!["pi-off".into(), "pi-on".into()],
-    };
-    obs.start(&names);
     let gathered = match &plan.work {
-        Work::Pairs(runs) => pairs(runs, stop),
+        Work::Pairs(runs) => pairs(runs, stop, obs),
         Work::PiCheck(cfgs) => pi_check(cfgs, stop),
     };
-    obs.end();
     if a.mlock {
         mem::unlock_all();
     }
@@ -112,8 +107,13 @@ fn probe_cpus(plan: &Plan) -> Vec<Option<usize>> {
     }
 }
 
-/// Each mechanism in turn; stops at the first that cannot run.
-fn pairs(runs: &[(String, IpcConfig)], stop: &std::sync::atomic::AtomicBool) -> Result<Gathered> {
+/// Each mechanism in turn, its pairs in the live view; stops at the first
+/// that cannot run.
+fn pairs(
+    runs: &[(String, IpcConfig)],
+    stop: &std::sync::atomic::AtomicBool,
+    obs: &mut dyn Observer,
+) -> Result<Gathered> {
     let mut g = Gathered::default();
     let mut all = TimeStats::new();
     let mut overruns = 0;
@@ -122,7 +122,15 @@ fn pairs(runs: &[(String, IpcConfig)], stop: &std::sync::atomic::AtomicBool) -> 
             g.interrupted = true;
             break;
         }
-        let results = engine::run(cfg, stop).map_err(|e| ipc_error(e, name, cfg))?;
+        let names: Vec<String> = (0..cfg.pairs.len())
+            .map(|n| format!("{name}/{n}"))
+            .collect();
+        obs.start(&names);
+        let results = engine::run(cfg, stop, Duration::from_millis(250), &mut |s| {
+            obs.latency(s)
+        });
+        obs.end();
+        let results = results.map_err(|e| ipc_error(e, name, cfg))?;
         g.elapsed_ns += results.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
         for (n, r) in results.iter().enumerate() {
             all.moments.merge(&r.latency.moments);

@@ -14,12 +14,14 @@
 
 pub mod pi;
 
+use super::latency::{LiveSnapshot, LiveStats};
 use super::net::client::{SetupError, ThreadSetup, TimeStats};
 use crate::rt::clock::{Clock, ClockId, SleepError, SystemClock};
 use crate::rt::ipc::{Dir, Link, Mechanism, Side};
 use crate::rt::{gettid, mem};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
+use std::time::Duration;
 
 /// One pair's threads and period.
 #[derive(Debug, Clone)]
@@ -92,19 +94,29 @@ pub enum IpcError {
 /// What both threads of a pair share.
 struct Shared {
     link: Link,
+    /// The receiver's values so far, for the live view.
+    live: LiveStats,
     stamp: AtomicU64,
     done: AtomicBool,
     failed: AtomicBool,
 }
 
-/// Runs every pair at once and returns their results in order.
-pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcError> {
+/// Runs every pair at once and returns their results in order; `observe`
+/// sees the receivers' values about every `tick` (on the calling thread), and
+/// once more when all have ended.
+pub fn run(
+    cfg: &IpcConfig,
+    stop: &AtomicBool,
+    tick: Duration,
+    observe: &mut dyn FnMut(&[LiveSnapshot]),
+) -> Result<Vec<PairResult>, IpcError> {
     let shared: Vec<Shared> = cfg
         .pairs
         .iter()
         .map(|_| {
             Ok(Shared {
                 link: Link::new(cfg.mechanism, cfg.pi).map_err(IpcError::Link)?,
+                live: LiveStats::default(),
                 stamp: AtomicU64::new(0),
                 done: AtomicBool::new(false),
                 failed: AtomicBool::new(false),
@@ -128,7 +140,10 @@ pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcErr
                         let ready = ready(n, Side::Receiver, &spec.receiver, sh);
                         b.wait();
                         let ok = ready.is_ok() && !sh.failed.load(Ordering::Acquire);
-                        let r = ok.then(|| receiver(&clock, cfg, spec.interval_ns, sh, stop));
+                        let r = ok.then(|| {
+                            let tid = *ready.as_ref().unwrap_or(&0);
+                            receiver(&clock, cfg, spec.interval_ns, tid, sh, stop)
+                        });
                         sh.link.finish(Side::Receiver);
                         ready.map(|tid| (tid, r))
                     })
@@ -149,6 +164,26 @@ pub fn run(cfg: &IpcConfig, stop: &AtomicBool) -> Result<Vec<PairResult>, IpcErr
                 (send, recv)
             })
             .collect();
+        let snaps = || {
+            shared
+                .iter()
+                .map(|sh| sh.live.snapshot())
+                .collect::<Vec<_>>()
+        };
+        let step = Duration::from_millis(20).min(tick);
+        let mut since = Duration::ZERO;
+        while !handles
+            .iter()
+            .all(|(s, r)| s.is_finished() && r.is_finished())
+        {
+            std::thread::sleep(step);
+            since += step;
+            if since >= tick {
+                since = Duration::ZERO;
+                observe(&snaps());
+            }
+        }
+        observe(&snaps());
         let mut out = Vec::new();
         let mut err = None;
         for (send, recv) in handles {
@@ -203,12 +238,14 @@ fn receiver(
     clock: &SystemClock,
     cfg: &IpcConfig,
     interval_ns: u64,
+    tid: i32,
     sh: &Shared,
     stop: &AtomicBool,
 ) -> PairResult {
     let mut lat = TimeStats::new();
     let mut rtt = TimeStats::new();
-    let (mut overruns, mut round) = (0u64, 0u64);
+    let (mut overruns, mut round, mut sum) = (0u64, 0u64, 0u64);
+    sh.live.publish(tid, 0, &lat.moments, 0, 0);
     let first = clock.now() + interval_ns;
     let end_at = (cfg.duration_ns > 0).then(|| first + cfg.duration_ns);
     let mut next = first;
@@ -239,8 +276,8 @@ fn receiver(
             break;
         }
         let now = clock.now();
-        let stamp = sh.stamp.load(Ordering::Acquire);
-        lat.record(now.saturating_sub(stamp), round, u64::MAX);
+        let latency = now.saturating_sub(sh.stamp.load(Ordering::Acquire));
+        lat.record(latency, round, u64::MAX);
         rtt.record(now.saturating_sub(ready), round, u64::MAX);
         round += 1;
         next += interval_ns;
@@ -248,6 +285,8 @@ fn receiver(
             overruns += 1;
             next += interval_ns;
         }
+        sum = sum.wrapping_add(latency);
+        sh.live.publish(tid, latency, &lat.moments, sum, overruns);
     }
     sh.done.store(true, Ordering::Release);
     // The last hand-over only tells the sender to end.
@@ -271,6 +310,8 @@ fn receiver(
 mod tests {
     use super::*;
     use crate::rt::sched::Policy;
+
+    const TICK: Duration = Duration::from_millis(250);
 
     fn other() -> ThreadSetup {
         ThreadSetup {
@@ -310,7 +351,8 @@ mod tests {
             (Mechanism::Eventfd, false),
             (Mechanism::Futex, false),
         ] {
-            let out = run(&cfg(m, pi, 2), &stop).unwrap_or_else(|e| panic!("{m:?}: {e:?}"));
+            let out = run(&cfg(m, pi, 2), &stop, TICK, &mut |_| {})
+                .unwrap_or_else(|e| panic!("{m:?}: {e:?}"));
             assert_eq!(out.len(), 2);
             for r in out {
                 assert_eq!(r.end, PairEnd::Done, "{m:?}");
@@ -326,7 +368,7 @@ mod tests {
     #[test]
     fn a_raised_stop_flag_ends_before_the_first_wake_up() {
         let stop = AtomicBool::new(true);
-        let out = run(&cfg(Mechanism::Futex, false, 1), &stop).unwrap();
+        let out = run(&cfg(Mechanism::Futex, false, 1), &stop, TICK, &mut |_| {}).unwrap();
         assert_eq!(out[0].end, PairEnd::Stopped);
         assert_eq!(out[0].latency.moments.count, 0);
     }
@@ -337,7 +379,7 @@ mod tests {
         c.pairs[0].receiver.cpus = vec![100_000];
         let stop = AtomicBool::new(false);
         assert!(matches!(
-            run(&c, &stop),
+            run(&c, &stop, TICK, &mut |_| {}),
             Err(IpcError::Setup(0, Side::Receiver, SetupError::Affinity(_)))
         ));
     }
