@@ -178,6 +178,7 @@ fn bad_input_is_refused_naming_the_flag() {
         ),
         (&["--sender-cpus", "4096", "-l", "5"], "--sender-cpus"),
         (&["-D", "-1", "-l", "5"], "--duration"),
+        (&["--pi-check", "-t", "2"], "--pairs"),
     ] {
         let out = expect(rtlab().arg("ipc").args(args).arg("--no-save"), &[2]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -73,6 +73,7 @@ impl Params {
             .transpose()?;
         let pool = cpu_list("--cpus", &self.cpus, m)?.unwrap_or_else(|| m.cpus.clone());
         if self.pi_check {
+            self.only_check_flags()?;
             return Ok(Plan {
                 work: Work::PiCheck(self.pi_check_plan(duration_ns, &pool)?),
                 max_latency_ns,
@@ -205,6 +206,32 @@ impl Params {
             ));
         }
         Ok((policy, priority))
+    }
+
+    /// Refuses the pairs' flags with --pi-check, which sets its own threads.
+    fn only_check_flags(&self) -> Result<()> {
+        let d = Params::default();
+        let given = [
+            ("--mechanism", self.mechanism != d.mechanism),
+            ("--pi", self.pi),
+            ("--pairs", self.pairs != d.pairs),
+            ("--placement", self.placement != d.placement),
+            ("--sender-cpus", self.sender_cpus.is_some()),
+            ("--receiver-cpus", self.receiver_cpus.is_some()),
+            ("--priority", self.priority.is_some()),
+            ("--policy", self.policy.is_some()),
+            ("--interval", self.interval != d.interval),
+            ("--distance", self.distance != d.distance),
+            ("--loops", self.loops.is_some()),
+            ("--max-latency", self.max_latency.is_some()),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(bad_flag(
+                flag,
+                "does not apply to --pi-check, which runs its own low, medium and high SCHED_FIFO threads (it takes --duration and --cpus)",
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The check's two configurations: rounds to fill half the duration each
@@ -356,6 +383,17 @@ mod tests {
 
     #[test]
     fn the_pi_check_fills_its_duration_on_the_last_cpu() {
+        for (key, value, flag) in [
+            ("pairs", json!(2), "--pairs"),
+            ("mechanism", json!("futex"), "--mechanism"),
+            ("priority", json!(80), "--priority"),
+            ("loops", json!(10), "--loops"),
+        ] {
+            let mut v = json!({"pi_check": true});
+            v[key] = value;
+            let e = with(v).plan(&machine()).expect_err("refused");
+            assert_eq!(e.downcast_ref::<BadValue>().unwrap().flag, flag);
+        }
         let p = with(json!({"pi_check": true, "duration": "1s"}));
         let Work::PiCheck([off, on]) = p.plan(&machine()).unwrap().work else {
             panic!("not the check")
