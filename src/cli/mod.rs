@@ -7,6 +7,7 @@ mod compare;
 mod deferred;
 mod docs;
 mod help;
+mod ipc;
 mod kconfig;
 mod latency;
 mod links;
@@ -94,6 +95,22 @@ pub enum Command {
     Net(Deferred<net::NetArgs>),
     /// A periodic task toggling an output: achieved frequency, period jitter, and the highest frequency held (--sweep).
     Periodic(Deferred<periodic::PeriodicArgs>),
+    /// Wake-up latency between two threads through an IPC mechanism; the priority-inversion check.
+    ///
+    /// What pmqtest, ptsematest, sigwaittest and svsematest measure, and
+    /// pi_stress's question. As in those tools, the receiver of each pair keeps
+    /// the period: every --interval it wakes (absolute time), tells its sender
+    /// it is ready through --mechanism, and waits; the sender reads
+    /// CLOCK_MONOTONIC and wakes it the same way; the receiver reads the clock
+    /// as soon as its wait returns: the difference is the wake-up latency. From
+    /// its ready to its wake-up is the round trip. One series per pair and
+    /// mechanism. Bare numbers are µs for
+    /// --interval, --distance and --max-latency, seconds for --duration.
+    ///
+    /// --pi-check instead runs low, medium and high SCHED_FIFO threads around one
+    /// mutex on one CPU, without then with priority inheritance, and counts the
+    /// rounds in which the high thread was blocked while the medium one ran.
+    Ipc(Deferred<ipc::IpcArgs>),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(Deferred<bench::BenchArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
@@ -154,6 +171,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prio(args) => args.run(prio::run),
         Command::Net(args) => args.run(|a| net::run(&ctx, a)),
         Command::Periodic(args) => args.run(|a| periodic::run(&ctx, a)),
+        Command::Ipc(args) => args.run(|a| ipc::run(&ctx, a)),
         Command::Bench(args) => args.run(|a| bench::run(&ctx, a)),
         Command::Cyclictest(raw) => {
             raw.run(|a| compat::subcommand(Personality::Cyclictest, ctx.db, a))

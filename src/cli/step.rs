@@ -30,6 +30,7 @@ pub fn run(ctx: &Context, a: StepArgs) -> Result<i32> {
         Params::Load(p) => super::load::execute(ctx, &p, &a.out, &a.save),
         Params::Net(p) => super::net::execute(ctx, &p, &a.out, &a.save),
         Params::Periodic(p) => super::periodic::execute(ctx, &p, &a.out, &a.save),
+        Params::Ipc(p) => super::ipc::execute(ctx, &p, &a.out, &a.save),
         Params::BenchCpu(p) => super::bench::execute(ctx, &a.out, &a.save, |o| cpu::measure(&p, o)),
         Params::BenchMemory(p) => {
             super::bench::execute(ctx, &a.out, &a.save, |o| memory::measure(&p, o))

@@ -328,7 +328,12 @@ impl Run {
     pub fn reports(&self, field: &str) -> bool {
         let periodic = !(self.kind.starts_with("bench.")
             || matches!(self.kind.as_str(), "load" | "noise" | "perf"));
-        let measured = periodic || !matches!(field, "overruns" | "deadline_misses");
+        // An ipc run keeps a period (overruns) but has no deadline to miss.
+        let measured = match field {
+            "overruns" => periodic,
+            "deadline_misses" => periodic && self.kind != "ipc",
+            _ => true,
+        };
         measured && !self.unreported().contains(&field)
     }
 

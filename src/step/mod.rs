@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod de;
 pub mod deadline;
+pub mod ipc;
 pub mod latency;
 pub mod load;
 pub mod loads;
@@ -38,6 +39,9 @@ pub enum Params {
     /// `rtlab noise`.
     #[serde(rename = "noise")]
     Noise(noise::Params),
+    /// `rtlab ipc`.
+    #[serde(rename = "ipc")]
+    Ipc(ipc::Params),
     /// `rtlab load`.
     #[serde(rename = "load")]
     Load(load::Params),
@@ -86,6 +90,7 @@ pub const PROBES: &[Probe] = &[
     noise::PROBE,
     net::PROBE,
     periodic::PROBE,
+    ipc::PROBE,
     load::PROBE,
     bench::cpu::PROBE,
     bench::memory::PROBE,
@@ -173,6 +178,7 @@ impl Params {
             Params::Noise(p) => p,
             Params::Net(p) => p,
             Params::Periodic(p) => p,
+            Params::Ipc(p) => p,
             Params::Load(p) => p,
             Params::BenchCpu(p) => p,
             Params::BenchMemory(p) => p,

@@ -32,6 +32,7 @@ mod import_formats;
 mod import_sysbench;
 mod import_tools;
 mod input_limits;
+mod ipc_cli;
 mod kconfig_cli;
 mod latency_cli;
 mod load_cli;

@@ -1,15 +1,23 @@
 //! Proves that the measuring loops allocate nothing: a counting global allocator
 //! counts the allocations made by this thread while `run_loop` (latency) and
-//! `spin` (noise) run against the real clock.
+//! `spin` (noise) run against the real clock. The ipc pairs run on threads of
+//! their own: there, the allocations of every thread are counted, and must not
+//! grow with the loops.
 
+use rtlab_engine::probe::ipc::{self, IpcConfig, PairEnd, PairSpec};
 use rtlab_engine::probe::latency::{
     run_loop, LiveStats, LoopEnd, LoopSpec, SpikeMarker, SpikeMarks, ThreadStats,
 };
+use rtlab_engine::probe::net::client::ThreadSetup;
 use rtlab_engine::probe::noise::{spin, GapStats, Monotonic, Scale};
 use rtlab_engine::rt::clock::{Clock, ClockId, SystemClock};
+use rtlab_engine::rt::ipc::Mechanism;
+use rtlab_engine::rt::sched::Policy;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 struct Counting;
 
@@ -18,7 +26,23 @@ thread_local! {
     static ALLOCS: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Allocations of every thread while [`ALL_ON`] is set.
+static ALL: AtomicU64 = AtomicU64::new(0);
+static ALL_ON: AtomicBool = AtomicBool::new(false);
+
+/// Held by every test of this binary, so that none allocates while the ipc test
+/// counts the allocations of every thread.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Waits for the other tests of this binary to finish.
+fn alone() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn note() {
+    if ALL_ON.load(Ordering::Relaxed) {
+        ALL.fetch_add(1, Ordering::Relaxed);
+    }
     // `try_with`: during thread teardown the locals may be gone.
     let _ = COUNTING.try_with(|c| {
         if c.get() {
@@ -51,6 +75,7 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn the_measuring_loop_makes_zero_allocations() {
+    let _alone = alone();
     let clock = SystemClock::new(ClockId::Monotonic);
     // Every wake-up is also marked, into a plain file standing for trace_marker.
     let marks = SpikeMarks {
@@ -130,6 +155,7 @@ fn the_measuring_loop_makes_zero_allocations() {
 
 #[test]
 fn the_periodic_loop_makes_zero_allocations() {
+    let _alone = alone();
     use rtlab_engine::probe::periodic::{self, FileOutput, PeriodStats, Spin};
     let clock = SystemClock::new(ClockId::Monotonic);
     let path = std::env::temp_dir().join(format!("rtlab-noalloc-{}", std::process::id()));
@@ -166,4 +192,60 @@ fn the_periodic_loop_makes_zero_allocations() {
         0,
         "allocations in the periodic loop"
     );
+}
+
+/// Every allocation of every thread while one ipc run of `loops` wake-ups per
+/// pair runs.
+fn ipc_allocations(mechanism: Mechanism, loops: u64) -> u64 {
+    let setup = || ThreadSetup {
+        cpus: Vec::new(),
+        policy: Policy::Other,
+        priority: 0,
+    };
+    let cfg = IpcConfig {
+        mechanism,
+        pi: false,
+        loops,
+        duration_ns: 0,
+        pairs: vec![PairSpec {
+            sender: setup(),
+            receiver: setup(),
+            interval_ns: 50_000,
+        }],
+    };
+    let stop = AtomicBool::new(false);
+    ALL.store(0, Ordering::Relaxed);
+    ALL_ON.store(true, Ordering::Relaxed);
+    let out = ipc::run(&cfg, &stop, Duration::from_secs(1), &mut |_| {});
+    ALL_ON.store(false, Ordering::Relaxed);
+    let out = out.expect("the pair runs");
+    assert_eq!(out[0].end, PairEnd::Done);
+    assert_eq!(out[0].latency.moments.count, loops);
+    ALL.load(Ordering::Relaxed)
+}
+
+#[test]
+fn the_ipc_loops_allocate_nothing_however_many_wake_ups() {
+    let _alone = alone();
+    for m in [
+        Mechanism::Mqueue,
+        Mechanism::Mutex,
+        Mechanism::Condvar,
+        Mechanism::Signal,
+        Mechanism::Sem,
+        Mechanism::Pipe,
+        Mechanism::Eventfd,
+        Mechanism::Futex,
+    ] {
+        // Set-up (threads, link, results) allocates the same for 2 wake-ups
+        // as for 200 (about 20 here); a loop that allocated would add at least
+        // 198. The other tests of this binary wait (`alone`); the margin is for
+        // the test harness's own thread meanwhile.
+        let (few, many) = (ipc_allocations(m, 2), ipc_allocations(m, 200));
+        assert!(few > 0, "{m:?}: the count sees the set-up");
+        assert!(
+            many < few + 20,
+            "{m:?}: {few} allocations for 2 wake-ups, {many} for 200"
+        );
+    }
 }

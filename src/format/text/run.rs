@@ -29,12 +29,16 @@ impl Exporter for Report {
 
 /// The text report of any kind of run.
 pub fn report(run: &Run, unit: TimeUnit) -> String {
+    let own = run.kind == "ipc" && crate::step::ipc::asked(&run.params).is_some();
     let mut out = if run.kind == "latency" {
         latency::render(run, unit)
     } else if run.kind == "periodic" {
         super::periodic::render(run, unit)
     } else if run.kind == "noise" {
         super::noise::render(run, unit)
+    } else if own {
+        // Its metrics are in its own tables.
+        super::ipc::render(run, unit)
     } else {
         let mut out = format!(
             "rtlab {}  {}  [{}]\n{} observed\n",
@@ -59,7 +63,7 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
         out.push('\n');
         out.push_str(&super::why::summary(w, run.id));
     }
-    if !run.metrics.is_empty() {
+    if !run.metrics.is_empty() && !own {
         let mut t = Table::new(&["metric", "value"]);
         for (k, v) in &run.metrics {
             t.row(vec![k.clone(), v.to_string()]);

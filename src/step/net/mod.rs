@@ -6,6 +6,7 @@ mod ping;
 pub mod serve;
 
 pub use ping::measure;
+pub(crate) use ping::series_from;
 
 use super::loads::LoadArgs;
 use super::{de, Machine};
@@ -405,7 +406,7 @@ fn thread_setup(priority: Option<i32>, cpus: Option<&str>) -> Result<ThreadSetup
 }
 
 /// Turns a refused thread setup into the error a user can act on.
-fn setup_error(e: SetupError, setup: &ThreadSetup) -> anyhow::Error {
+pub(crate) fn setup_error(e: SetupError, setup: &ThreadSetup) -> anyhow::Error {
     match e {
         SetupError::Affinity(err) => bad_flag(
             "--cpus",
@@ -430,7 +431,7 @@ fn setup_error(e: SetupError, setup: &ThreadSetup) -> anyhow::Error {
 }
 
 /// Locks all memory, returning a warning when the kernel refuses.
-fn lock_memory() -> Option<Warning> {
+pub(crate) fn lock_memory() -> Option<Warning> {
     let errno = mem::lock_all().err()?;
     Some(Warning::new(
         "mlock",

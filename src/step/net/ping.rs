@@ -194,7 +194,8 @@ fn send<T: Transport + Send>(
     Ok(r)
 }
 
-fn series_from(name: String, t: &TimeStats, counters: Counters) -> Series {
+/// A series of the values in `t` with `counters`; nothing else known of it.
+pub(crate) fn series_from(name: String, t: &TimeStats, counters: Counters) -> Series {
     Series {
         name,
         thread: None,

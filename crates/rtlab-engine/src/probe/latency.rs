@@ -154,6 +154,20 @@ impl LiveStats {
         }
     }
 
+    /// Publishes a thread's values so far, for the probes outside this module
+    /// that show in the same live view: its tid, its last value, the moments
+    /// of all of them, their wrapping sum, and its overruns.
+    #[inline]
+    pub(crate) fn publish(&self, tid: i32, last: u64, m: &Moments, sum: u64, overruns: u64) {
+        self.tid.store(tid, Relaxed);
+        self.cycles.store(m.count, Relaxed);
+        self.last.store(last, Relaxed);
+        self.min.store(m.min, Relaxed);
+        self.max.store(m.max, Relaxed);
+        self.sum.store(sum, Relaxed);
+        self.overruns.store(overruns, Relaxed);
+    }
+
     /// Reads the current values.
     pub fn snapshot(&self) -> LiveSnapshot {
         let cycles = self.cycles.load(Relaxed);

@@ -11,6 +11,7 @@ pub mod cpuset;
 pub mod dma;
 pub mod fifo;
 pub mod flock;
+pub mod ipc;
 pub mod mem;
 pub mod process;
 pub mod sched;

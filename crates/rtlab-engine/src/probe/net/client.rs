@@ -61,7 +61,8 @@ pub struct TimeStats {
 }
 
 impl TimeStats {
-    fn new() -> Self {
+    /// Nothing recorded yet.
+    pub fn new() -> Self {
         TimeStats {
             moments: Moments::default(),
             hist: LatencyHistogram::new(),
@@ -70,8 +71,9 @@ impl TimeStats {
         }
     }
 
+    /// Adds value `ns` of event `seq`; above `deadline_ns` it is a miss.
     #[inline]
-    fn record(&mut self, ns: u64, seq: u64, deadline_ns: u64) {
+    pub fn record(&mut self, ns: u64, seq: u64, deadline_ns: u64) {
         if self.moments.count == 0 || ns > self.moments.max {
             self.max_at = seq;
         }
@@ -85,6 +87,12 @@ impl TimeStats {
     /// The summary of what was recorded.
     pub fn summary(&self) -> Summary {
         Summary::new(&self.moments, &self.hist)
+    }
+}
+
+impl Default for TimeStats {
+    fn default() -> Self {
+        TimeStats::new()
     }
 }
 

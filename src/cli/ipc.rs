@@ -1,0 +1,36 @@
+//! `rtlab ipc`: wake-up latency between two threads through an IPC mechanism,
+//! and the priority-inversion check.
+
+use super::common::{self, Context, OutputArgs, SaveArgs};
+use crate::format::text::ipc as text;
+use crate::step::ipc::{self, Params};
+use anyhow::Result;
+use clap::Args;
+
+/// The flags of `rtlab ipc` (the text of its help is on `cli::Command::Ipc`).
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab ipc -M all -l 2000 -i 500
+  rtlab ipc -M mutex --pi -p 80 --placement same -a 1 -D 10s
+  rtlab ipc --pi-check")]
+pub struct IpcArgs {
+    #[command(flatten)]
+    params: Params,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    save: SaveArgs,
+}
+
+/// Runs `rtlab ipc`.
+pub fn run(ctx: &Context, a: IpcArgs) -> Result<i32> {
+    execute(ctx, &a.params, &a.out, &a.save)
+}
+
+/// Measures with `p`, saves and prints the run.
+pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
+    let mut run = ipc::measure(p, &mut super::observer::LiveObserver::new(out))?;
+    save.apply(&mut run);
+    let unit = out.unit;
+    common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))
+}
