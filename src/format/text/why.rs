@@ -6,6 +6,9 @@ use super::table::paragraph;
 use crate::record::why::{Cause, CauseKind, Spike, Why};
 use crate::units::Human;
 
+/// Spikes decomposed at the end of a run that is not stored.
+pub const SPIKES_SHOWN: usize = 5;
+
 /// Causes listed by [`render`]; the rest are summed up in one line.
 pub const CAUSES_SHOWN: usize = 10;
 

@@ -306,7 +306,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_marker: outcome.trace_marker_written,
     });
     run.page_faults = Some(faults);
-    run.why = why;
+    run.why = why.map(|mut w| {
+        w.name_loads(&run.loads);
+        w
+    });
     run.warnings = warnings;
     // The threads' statistics are in the run now: give their pages back before
     // the run is written out.
