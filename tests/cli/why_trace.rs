@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// The probe's CPU: the last online one, so that CPU 0 stays with the system.
-fn probe_cpu() -> usize {
+pub fn probe_cpu() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last = text.trim().rsplit([',', '-']).next().unwrap();
     last.parse().unwrap()
@@ -78,7 +78,7 @@ fn traced(args: &[&str]) -> (Value, u32) {
     (doc, pid)
 }
 
-fn assert_no_instance(pid: u32) {
+pub fn assert_no_instance(pid: u32) {
     let dir = format!("/sys/kernel/tracing/instances/rtlab-{pid}");
     assert!(!std::path::Path::new(&dir).exists(), "{dir} left behind");
 }
@@ -111,7 +111,7 @@ fn sum(v: &Value, key: &str) -> u64 {
 
 /// Every spike's parts and its unexplained rest make its latency, exactly
 /// (the parts never exceed it by more than the resolution).
-fn check_sums(why: &Value) {
+pub fn check_sums(why: &Value) {
     let res = n(&why["resolution_ns"]);
     let spikes = list(&why["spikes"]);
     assert!(spikes.len() as u64 <= n(&why["spikes_total"]));

@@ -58,6 +58,32 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     out
 }
 
+/// The traced steps of a campaign, one line each: how many spikes, the top
+/// cause and the command that shows them ("" when no step was traced).
+pub fn steps(steps: &[crate::scenario::runner::StepRun]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        let (Some(why), Some(id)) = (&s.run.why, s.run.id) else {
+            continue;
+        };
+        let top = match why.causes.first() {
+            Some(c) => format!("top cause: {} ({})", cause_name(c), percent(c.share)),
+            None => "no cause found".into(),
+        };
+        let line = format!(
+            "{}, run {id}: {} spike(s) at or above {}; {top}",
+            s.name,
+            why.spikes_total,
+            Human(why.threshold_ns)
+        );
+        out.push_str(&paragraph("  ", &line));
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\nwhy, in the traced steps ('rtlab why RUN' shows each spike):\n{out}")
+}
+
 /// The warning about events the kernel dropped.
 fn lost_warning(n: u64) -> String {
     paragraph(
