@@ -32,18 +32,26 @@ fn a_stored_traced_run_ends_in_short_and_why_shows_each_spike() {
         &[0],
     );
     let end = String::from_utf8(out.stdout.clone()).unwrap();
-    let at = end.find("\nwhy: ").unwrap_or_else(|| panic!("{}", shown(&out)));
+    let at = end
+        .find("\nwhy: ")
+        .unwrap_or_else(|| panic!("{}", shown(&out)));
     assert!(
         end[at..].contains(" spike(s) at or above 1ns; 'rtlab why 1' shows each one\n"),
         "{end}"
     );
-    assert!(end[at..].contains("\ncauses, by share of spike time ("), "{end}");
+    assert!(
+        end[at..].contains("\ncauses, by share of spike time ("),
+        "{end}"
+    );
     assert!(!end.contains("\nspike 1: "), "spikes in full: {end}");
 
     let why = text(&db, &["why", "1"]);
     assert!(why.starts_with("run "), "{why}");
     assert!(why.contains("\nspike 1: "), "{why}");
-    let doc = json(rtlab().arg("--db").arg(&db).args(["why", "1", "--json"]), &[0]);
+    let doc = json(
+        rtlab().arg("--db").arg(&db).args(["why", "1", "--json"]),
+        &[0],
+    );
     assert_eq!(doc["kind"], "why");
     assert_eq!(doc["run"], 1);
     let w = &doc["why"];
@@ -96,11 +104,16 @@ fn run_trace_stores_the_analysis_of_its_latency_step() {
     );
     let end = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(
-        end.contains("\nwhy, in the traced steps ('rtlab why RUN' shows each spike):\n  latency, run 1: "),
+        end.contains(
+            "\nwhy, in the traced steps ('rtlab why RUN' shows each spike):\n  latency, run 1: "
+        ),
         "{}",
         shown(&out)
     );
-    let doc = json(rtlab().arg("--db").arg(&db).args(["why", "1", "--json"]), &[0]);
+    let doc = json(
+        rtlab().arg("--db").arg(&db).args(["why", "1", "--json"]),
+        &[0],
+    );
     let w = &doc["why"];
     check_sums(w);
     assert!(w["spikes_total"].as_u64().unwrap() > 0, "{w}");
@@ -145,7 +158,11 @@ fn tracefs_is_mounted_when_it_is_not_and_a_failed_mount_is_said() {
     // A `mount` that fails: measured all the same, with the command to run.
     let fake = tempfile::tempdir().unwrap();
     let mount = fake.path().join("mount");
-    std::fs::write(&mount, "#!/bin/sh\necho 'mount: permission denied' >&2\nexit 32\n").unwrap();
+    std::fs::write(
+        &mount,
+        "#!/bin/sh\necho 'mount: permission denied' >&2\nexit 32\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&mount, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = unmounted(&format!("{}:{path}", fake.path().display()));
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
