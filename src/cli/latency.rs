@@ -146,20 +146,12 @@ fn finish(
     common::finish(ctx, save, out, run, |r| {
         let loads = crate::format::text::loads::loads_table(&r.loads);
         let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
-        let why = r.why.as_ref().map(|w| format!("\n{}", why_text(w, r.id)));
+        let why = r
+            .why
+            .as_ref()
+            .map(|w| format!("\n{}", format::text::why::end_of_run(w, r.id)));
         format::text::latency::render(r, unit) + sep + &loads + &why.unwrap_or_default()
     })
-}
-
-/// The spike analysis at the end of a run: in short with the command that
-/// shows each spike when the run is stored, else the worst spikes themselves.
-fn why_text(why: &crate::record::why::Why, id: Option<i64>) -> String {
-    if id.is_some() {
-        return format::text::why::summary(why, id);
-    }
-    let mut worst = why.clone();
-    worst.spikes.truncate(format::text::why::SPIKES_SHOWN);
-    format::text::why::render(&worst)
 }
 
 /// The live view, redrawn on every tick or only on a new maximum (-M), and

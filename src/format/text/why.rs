@@ -39,6 +39,18 @@ pub fn render(why: &Why) -> String {
     out
 }
 
+/// The analysis at the end of a measurement: in short with the command that
+/// shows each spike when the run is stored (`run`), else the worst
+/// [`SPIKES_SHOWN`] spikes themselves.
+pub fn end_of_run(why: &Why, run: Option<i64>) -> String {
+    if run.is_some() {
+        return summary(why, run);
+    }
+    let mut worst = why.clone();
+    worst.spikes.truncate(SPIKES_SHOWN);
+    render(&worst)
+}
+
 /// The analysis in short, for reports: how many spikes, the command that shows
 /// each (for a stored run), the ranked causes and a lost-events warning.
 pub fn summary(why: &Why, run: Option<i64>) -> String {
@@ -399,6 +411,25 @@ mod tests {
         let text = render(&w);
         assert!(text.starts_with("why: no sample reached 50us: no spike to explain\n"));
         assert!(!text.contains("causes"), "{text}");
+    }
+
+    #[test]
+    fn a_run_ends_in_short_when_stored_else_with_its_worst_spikes() {
+        let mut w = why();
+        w.spikes = (0..7).map(|_| spike()).collect();
+        let stored = end_of_run(&w, Some(12));
+        assert!(stored.starts_with(
+            "why: 240 spike(s) at or above 50us; 'rtlab why 12' shows each one\n\
+             causes, by share of spike time ("
+        ));
+        assert!(!stored.contains("spike 1:"), "{stored}");
+        let unsaved = end_of_run(&w, None);
+        assert!(
+            unsaved.contains("; the 5 worst decomposed below\n"),
+            "{unsaved}"
+        );
+        assert!(unsaved.contains("\nspike 5: ") && !unsaved.contains("\nspike 6: "));
+        assert!(unsaved.contains("\ncauses, by share"), "{unsaved}");
     }
 
     #[test]
