@@ -34,7 +34,6 @@ if [ -z "${RTLAB:-}" ]; then
     cargo build --release -q
     RTLAB=$PWD/target/release/rtlab
 fi
-TICK=$(getconf CLK_TCK)
 TRACEFS=/sys/kernel/tracing
 [ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS"
 INSTANCE=$TRACEFS/instances/trace-overhead-$$
@@ -59,16 +58,18 @@ events_off() { # prints the events written
     rmdir "$INSTANCE"
 }
 
-# Last CPU ticks (utime+stime) of every thread of PID and of its children, as
-# "comm ticks" lines in FILE, rewritten every 50 ms until PID is gone.
+# Last CPU time (ns, from schedstat: the ticks of stat are too coarse for a
+# thread that runs in short bursts) of every thread of PID and of its children,
+# as "comm ns" lines in FILE, rewritten every 50 ms until PID is gone.
 sample() {
-    local pid=$1 file=$2 p t
+    local pid=$1 file=$2 p t comm ns
     while kill -0 "$pid" 2>/dev/null; do
         {
             for p in "$pid" $(pgrep -P "$pid" || true); do
                 for t in /proc/"$p"/task/*; do
-                    awk '{ sub(/^[^(]*\(/, ""); comm = $0; sub(/\).*/, "", comm);
-                           sub(/^.*\) /, ""); print comm, $12 + $13 }' "$t/stat" 2>/dev/null || true
+                    comm=$(cat "$t/comm" 2>/dev/null) || continue
+                    { read -r ns _ < "$t/schedstat"; } 2>/dev/null || continue
+                    echo "$comm $ns"
                 done
             done
         } > "$file.new"
@@ -107,7 +108,7 @@ run_one() {
     fi
     local cpu_ms reader_ms events
     cpu_ms=$(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$out.time")
-    reader_ms=$(awk -v re="$READER" -v hz="$TICK" '$0 ~ re { t += $NF } END { printf "%.0f", t * 1000 / hz }' \
+    reader_ms=$(awk -v re="$READER" '$0 ~ re { t += $NF } END { printf "%.0f", t / 1e6 }' \
         "$out.threads" 2>/dev/null || echo 0)
     events=$(jq -r --arg w "$written" 'if $w != "" then (($w | tonumber) / (.duration_ns / 1e9))
         elif .why then (.why.events / (.duration_ns / 1e9)) else "-" end' "$out.json")

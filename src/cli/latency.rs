@@ -149,7 +149,7 @@ fn finish(
         let why = r
             .why
             .as_ref()
-            .map(|w| format!("\n{}", format::text::why::render(w)));
+            .map(|w| format!("\n{}", format::text::why::end_of_run(w, r.id)));
         format::text::latency::render(r, unit) + sep + &loads + &why.unwrap_or_default()
     })
 }

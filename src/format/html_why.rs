@@ -55,15 +55,19 @@ pub fn section(why: &Why) -> Result<String> {
     Ok(out)
 }
 
+/// Causes in the table; the rest share one last row.
+const CAUSES_SHOWN: usize = 20;
+
 /// The causes ranked by the share of spike time they explain.
 fn causes(why: &Why) -> String {
     let header: Vec<String> = ["#", "cause", "share of spike time", "time", "spikes"]
         .iter()
         .map(|h| h.to_string())
         .collect();
-    let rows: Vec<Vec<String>> = why
+    let mut rows: Vec<Vec<String>> = why
         .causes
         .iter()
+        .take(CAUSES_SHOWN)
         .enumerate()
         .map(|(i, c)| {
             vec![
@@ -75,6 +79,18 @@ fn causes(why: &Why) -> String {
             ]
         })
         .collect();
+    let rest = &why.causes[why.causes.len().min(CAUSES_SHOWN)..];
+    if !rest.is_empty() {
+        let share: f64 = rest.iter().map(|c| c.share).sum();
+        let ns: u64 = rest.iter().map(|c| c.ns).sum();
+        rows.push(vec![
+            String::new(),
+            format!("and {} smaller cause(s)", rest.len()),
+            esc(&percent(share)),
+            Human(ns).to_string(),
+            String::new(),
+        ]);
+    }
     format!(
         "<h3>Causes</h3>\n<div class=\"causes\">{}</div>",
         table(Cells::Numbers, &header, &rows)
@@ -119,6 +135,7 @@ fn details(why: &Why) -> String {
 mod tests {
     use super::*;
     use crate::format::html::render;
+    use crate::record::why::Cause;
     use crate::record::Run;
     use crate::units::TimeUnit;
 
@@ -174,6 +191,32 @@ mod tests {
         assert_eq!(
             section(&why).unwrap(),
             "<h3>Why: the spikes</h3>\n<p>No sample reached 50us: no spike to explain.</p>\n"
+        );
+    }
+
+    #[test]
+    fn causes_beyond_the_shown_share_one_row() {
+        let mut why = fixture().why.unwrap();
+        let first = why.causes[0].clone();
+        why.causes = (0..CAUSES_SHOWN + 3)
+            .map(|i| Cause {
+                name: format!("q{i}"),
+                ns: 1_000,
+                share: 0.01,
+                ..first.clone()
+            })
+            .collect();
+        let html = section(&why).unwrap();
+        assert!(
+            html.contains("<td>20</td><td>q19 softirq on CPU 1</td>"),
+            "{html}"
+        );
+        assert!(!html.contains("q20 softirq"), "{html}");
+        assert!(
+            html.contains(
+                "<td></td><td>and 3 smaller cause(s)</td><td>3%</td><td>3us</td><td></td>"
+            ),
+            "{html}"
         );
     }
 

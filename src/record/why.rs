@@ -113,6 +113,45 @@ pub struct Idle {
     pub exit_ns: u64,
 }
 
+impl Why {
+    /// Names the worker processes of rtlab's own loads, which the kernel knows
+    /// by the name of the file they were started from (`exe`), after their
+    /// load: `rtlab load net`.
+    pub fn name_loads(&mut self, loads: &[super::LoadRecord]) {
+        let named: Vec<(i32, String)> = loads
+            .iter()
+            .flat_map(|l| {
+                l.per_worker
+                    .iter()
+                    .map(|w| (w.pid, format!("rtlab load {}", l.kind)))
+            })
+            .collect();
+        let name_of = |pid| {
+            named
+                .iter()
+                .find(|(p, _)| *p == pid)
+                .map(|(_, n)| n.clone())
+        };
+        for t in self.spikes.iter_mut().flat_map(|s| s.threads.iter_mut()) {
+            if let Some(name) = name_of(t.pid) {
+                t.comm = name;
+            }
+        }
+        for c in self
+            .causes
+            .iter_mut()
+            .filter(|c| c.kind == CauseKind::Thread)
+        {
+            for (pid, name) in &named {
+                let tag = format!(" (pid {pid}, ");
+                if let Some(at) = c.name.find(&tag) {
+                    c.name = format!("{name}{}", &c.name[at..]);
+                }
+            }
+        }
+    }
+}
+
 /// What a cause is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,4 +198,76 @@ pub struct Timerlat {
     pub thread_max_ns: u64,
     /// Samples the tracer took.
     pub samples: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{LoadRecord, LoadWorker};
+
+    #[test]
+    fn the_workers_of_rtlab_loads_are_named_after_their_load() {
+        let thread = |pid, comm: &str| Thread {
+            pid,
+            comm: comm.into(),
+            policy: "other".into(),
+            priority: 0,
+            ns: 5_000,
+            outranked: false,
+        };
+        let cause = |name: &str| Cause {
+            kind: CauseKind::Thread,
+            name: name.into(),
+            cpu: Some(1),
+            ns: 5_000,
+            share: 0.5,
+            spikes: 1,
+        };
+        let mut why = Why {
+            threshold_ns: 50_000,
+            available: vec![],
+            missing: vec![],
+            resolution_ns: 1,
+            events: 10,
+            events_lost: 0,
+            spikes_total: 1,
+            spikes: vec![Spike {
+                cpu: 1,
+                thread: 0,
+                cycle: 3,
+                latency_ns: 60_000,
+                timer_irq_delay_ns: None,
+                irqs: vec![],
+                softirqs: vec![],
+                threads: vec![thread(2813, "exe"), thread(28, "exe")],
+                idle: None,
+                unexplained_ns: 50_000,
+            }],
+            causes: vec![cause("exe (pid 2813, other)"), cause("exe (pid 28, other)")],
+            timerlat: None,
+        };
+        let load = LoadRecord {
+            kind: "net".into(),
+            per_worker: vec![LoadWorker {
+                index: 0,
+                pid: 2813,
+                ops: 1,
+                ops_per_s: 1.0,
+                cpu_pct: 1.0,
+                minor_faults_per_s: 0.0,
+                max_rss_kib: 1,
+                end: "stopped".into(),
+            }],
+            ..Default::default()
+        };
+        why.name_loads(&[load]);
+        let comms: Vec<&str> = why.spikes[0]
+            .threads
+            .iter()
+            .map(|t| t.comm.as_str())
+            .collect();
+        assert_eq!(comms, ["rtlab load net", "exe"]);
+        assert_eq!(why.causes[0].name, "rtlab load net (pid 2813, other)");
+        assert_eq!(why.causes[1].name, "exe (pid 28, other)");
+    }
 }

@@ -141,7 +141,7 @@ pub struct Analyser {
     comms: HashMap<i32, String>,
     irq_names: HashMap<u32, String>,
     idle_names: HashMap<(usize, u32), String>,
-    policies: HashMap<i32, String>,
+    policies: HashMap<(i32, i32), String>,
     /// Events fed.
     pub events: u64,
     /// Spikes and causes so far.
@@ -264,18 +264,27 @@ impl Names for Analyser {
 
     fn policy(&mut self, pid: i32, prio: i32) -> String {
         self.policies
-            .entry(pid)
+            .entry((pid, prio))
             .or_insert_with(|| policy_of(pid, prio))
             .clone()
     }
 }
 
-/// A thread's policy: as the kernel says now, or as its priority tells.
-fn policy_of(pid: i32, prio: i32) -> String {
-    match sched::thread_policy(pid) {
-        Ok((Some(p), _)) => p.name().to_string(),
-        _ if prio < 0 => "deadline".into(),
-        _ if prio < 100 => "rt".into(),
-        _ => "other".into(),
+/// A thread's policy: as the kernel says now when that agrees with the
+/// priority it ran at (a thread may have changed policy since), else as that
+/// priority tells.
+pub(super) fn policy_of(pid: i32, prio: i32) -> String {
+    let class = match prio {
+        ..0 => "deadline",
+        0..100 => "rt",
+        _ => "other",
+    };
+    let now = sched::thread_policy(pid).ok().and_then(|(p, _)| p);
+    match now {
+        Some(p) if p.is_realtime() && class == "rt" => p.name().into(),
+        Some(p) if !p.is_realtime() && class == "other" && p.name() != "deadline" => {
+            p.name().into()
+        }
+        _ => class.into(),
     }
 }

@@ -211,3 +211,19 @@ fn lost_events_are_the_overwritten_and_the_dropped() {
                  dropped events: 3\nread events: 0\n";
     assert_eq!(super::lost_in(stats), 187);
 }
+
+#[test]
+fn a_policy_read_now_is_kept_only_where_the_traced_priority_agrees() {
+    // This test's thread runs SCHED_OTHER: so it is named at a normal
+    // priority, and at an RT or deadline one it had then (the trace says so).
+    let me = std::process::id() as i32;
+    assert_eq!(super::analyse::policy_of(me, 120), "other");
+    assert_eq!(super::analyse::policy_of(me, 4), "rt");
+    assert_eq!(super::analyse::policy_of(me, -1), "deadline");
+    // A thread gone since: its priority alone.
+    let gone = (4_000_000..)
+        .find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    assert_eq!(super::analyse::policy_of(gone, 4), "rt");
+    assert_eq!(super::analyse::policy_of(gone, 139), "other");
+}

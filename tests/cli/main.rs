@@ -53,4 +53,5 @@ mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
 mod why_cli;
+mod why_stored;
 mod why_trace;

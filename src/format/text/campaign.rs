@@ -89,6 +89,7 @@ pub fn run_text(
 ) -> String {
     let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
     out.push_str(&step_table(steps, reqs, unit));
+    out.push_str(&super::why::steps(steps));
     out.push_str(&risks_text(found));
     out.push('\n');
     out
@@ -112,6 +113,7 @@ pub fn campaign_report(
         c.created_at
     );
     out.push_str(&step_table(steps, reqs, unit));
+    out.push_str(&super::why::steps(steps));
     out.push_str(&risks_text(found));
     if !ranked.is_empty() {
         out.push('\n');

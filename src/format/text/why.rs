@@ -6,6 +6,9 @@ use super::table::paragraph;
 use crate::record::why::{Cause, CauseKind, Spike, Why};
 use crate::units::Human;
 
+/// Spikes decomposed at the end of a run that is not stored.
+pub const SPIKES_SHOWN: usize = 5;
+
 /// Causes listed by [`render`]; the rest are summed up in one line.
 pub const CAUSES_SHOWN: usize = 10;
 
@@ -36,6 +39,18 @@ pub fn render(why: &Why) -> String {
     out
 }
 
+/// The analysis at the end of a measurement: in short with the command that
+/// shows each spike when the run is stored (`run`), else the worst
+/// [`SPIKES_SHOWN`] spikes themselves.
+pub fn end_of_run(why: &Why, run: Option<i64>) -> String {
+    if run.is_some() {
+        return summary(why, run);
+    }
+    let mut worst = why.clone();
+    worst.spikes.truncate(SPIKES_SHOWN);
+    render(&worst)
+}
+
 /// The analysis in short, for reports: how many spikes, the command that shows
 /// each (for a stored run), the ranked causes and a lost-events warning.
 pub fn summary(why: &Why, run: Option<i64>) -> String {
@@ -53,6 +68,32 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
         out.push_str(&lost_warning(why.events_lost));
     }
     out
+}
+
+/// The traced steps of a campaign, one line each: how many spikes, the top
+/// cause and the command that shows them ("" when no step was traced).
+pub fn steps(steps: &[crate::scenario::runner::StepRun]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        let (Some(why), Some(id)) = (&s.run.why, s.run.id) else {
+            continue;
+        };
+        let top = match why.causes.first() {
+            Some(c) => format!("top cause: {} ({})", cause_name(c), percent(c.share)),
+            None => "no cause found".into(),
+        };
+        let line = format!(
+            "{}, run {id}: {} spike(s) at or above {}; {top}",
+            s.name,
+            why.spikes_total,
+            Human(why.threshold_ns)
+        );
+        out.push_str(&paragraph("  ", &line));
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\nwhy, in the traced steps ('rtlab why RUN' shows each spike):\n{out}")
 }
 
 /// The warning about events the kernel dropped.
@@ -370,6 +411,25 @@ mod tests {
         let text = render(&w);
         assert!(text.starts_with("why: no sample reached 50us: no spike to explain\n"));
         assert!(!text.contains("causes"), "{text}");
+    }
+
+    #[test]
+    fn a_run_ends_in_short_when_stored_else_with_its_worst_spikes() {
+        let mut w = why();
+        w.spikes = (0..7).map(|_| spike()).collect();
+        let stored = end_of_run(&w, Some(12));
+        assert!(stored.starts_with(
+            "why: 240 spike(s) at or above 50us; 'rtlab why 12' shows each one\n\
+             causes, by share of spike time ("
+        ));
+        assert!(!stored.contains("spike 1:"), "{stored}");
+        let unsaved = end_of_run(&w, None);
+        assert!(
+            unsaved.contains("; the 5 worst decomposed below\n"),
+            "{unsaved}"
+        );
+        assert!(unsaved.contains("\nspike 5: ") && !unsaved.contains("\nspike 6: "));
+        assert!(unsaved.contains("\ncauses, by share"), "{unsaved}");
     }
 
     #[test]

@@ -320,7 +320,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_marker: outcome.trace_marker_written,
     });
     run.page_faults = Some(faults);
-    run.why = why;
+    run.why = why.map(|mut w| {
+        w.name_loads(&run.loads);
+        w
+    });
     run.perf = perf;
     run.warnings = warnings;
     if let Some(dl) = &cfg.dl {
