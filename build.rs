@@ -9,7 +9,8 @@
 //! - with glibc, relative relocations are packed (`-z pack-relative-relocs`,
 //!   DT_RELR): the dynamic loader reads a few KB at start instead of about
 //!   300 KB of relocation entries, which would otherwise stay resident. The
-//!   binary then needs glibc 2.36 or later; `RTLAB_NO_RELR=1` links for older ones.
+//!   binary then needs glibc 2.36 or later: only native builds on such a glibc
+//!   pack them; `RTLAB_NO_RELR=1` links a binary to copy to an older one.
 
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-code.ld");
@@ -24,7 +25,32 @@ fn main() {
         let dir = var("CARGO_MANIFEST_DIR");
         println!("cargo:rustc-link-arg-bin=rtlab=-Wl,-T,{dir}/link/hot-code.ld");
     }
-    if var("CARGO_CFG_TARGET_ENV") == "gnu" && unset("RTLAB_NO_RELR") {
+    if var("CARGO_CFG_TARGET_ENV") == "gnu" && unset("RTLAB_NO_RELR") && native_glibc_has_relr() {
         println!("cargo:rustc-link-arg-bin=rtlab=-Wl,-z,pack-relative-relocs");
     }
+}
+
+/// Whether this is a native build on a glibc that reads packed relocations
+/// (2.36 or newer): a cross build, or one on an older glibc, links them
+/// unpacked, so that the binary starts wherever its glibc would let it.
+fn native_glibc_has_relr() -> bool {
+    if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
+        return false;
+    }
+    let Ok(out) = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+    else {
+        return false;
+    };
+    // "glibc 2.36"
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (2, 36)
 }
