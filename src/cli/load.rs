@@ -64,21 +64,24 @@ fn spec_words(e: anyhow::Error) -> anyhow::Error {
 
 /// Runs the loads of `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out)
-        .with_progress("load", crate::step::Step::planned_ns(p));
-    let mut run = common::audited(|| load::measure(p, &mut live))?;
-    save.apply(&mut run);
-    common::finish(ctx, save, out, &mut run, |r| {
-        let mut s = crate::format::text::loads::loads_table(&r.loads);
-        s.push_str(&crate::format::text::perf::of_run(r));
-        for w in &r.warnings {
-            s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
-        }
-        if r.status == Status::Failed {
-            s.push_str("every load worker ended before the run did: see the warnings\n");
-        }
-        s
-    })
+    common::measure_step(
+        ctx,
+        out,
+        save,
+        ("load", p),
+        |live| load::measure(p, live),
+        |r| {
+            let mut s = crate::format::text::loads::loads_table(&r.loads);
+            s.push_str(&crate::format::text::perf::of_run(r));
+            for w in &r.warnings {
+                s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+            }
+            if r.status == Status::Failed {
+                s.push_str("every load worker ended before the run did: see the warnings\n");
+            }
+            s
+        },
+    )
 }
 
 /// The hidden worker subcommand (started by [`LoadSet`], not by users).

@@ -78,12 +78,15 @@ pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
 
 /// Measures with `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out)
-        .with_progress("net ping", crate::step::Step::planned_ns(p));
-    let mut run = common::audited(|| net::measure(p, &mut live))?;
-    save.apply(&mut run);
     let unit = out.unit;
-    common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))
+    common::measure_step(
+        ctx,
+        out,
+        save,
+        ("net ping", p),
+        |live| net::measure(p, live),
+        |r| text::render(r, unit),
+    )
 }
 
 fn serve(a: ServeArgs) -> Result<i32> {

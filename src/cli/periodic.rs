@@ -37,8 +37,13 @@ pub fn run(ctx: &Context, a: PeriodicArgs) -> Result<i32> {
 
 /// Measures with `p`, saves and prints the run.
 pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let mut run = periodic::measure(p, &mut super::observer::LiveObserver::new(out))?;
-    save.apply(&mut run);
     let unit = out.unit;
-    common::finish(ctx, save, out, &mut run, |r| text::render(r, unit))
+    common::measure_step(
+        ctx,
+        out,
+        save,
+        ("periodic", p),
+        |live| periodic::measure(p, live),
+        |r| text::render(r, unit),
+    )
 }
