@@ -64,38 +64,11 @@ pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
     Latency(Deferred<latency::LatencyArgs>),
-    /// OS noise seen by a spinning thread per CPU: gaps, noise ppm (what oslat and osnoise measure).
+    /// OS noise a spinning thread sees on each CPU (what oslat and osnoise measure).
     Noise(Deferred<noise::NoiseArgs>),
-    /// Run a command under performance counters, as perf stat: `rtlab perf [--json] -- CMD ARGS`.
-    Perf(Deferred<perf::PerfCmdArgs>),
-    /// The results store: list, show, delete, tag, label, export, import.
-    Results(Deferred<results::ResultsArgs>),
-    /// Compare stored runs side by side; verdicts against deadlines (--require).
-    Compare(Deferred<compare::CompareArgs>),
-    /// Report one stored run in depth, as text or HTML.
-    Report(Deferred<report::ReportArgs>),
-    /// Why a stored run's latency spikes happened (runs measured with --trace).
-    Why(Deferred<why::WhyArgs>),
-    /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
-    /// exec, and the dohell mix (--list shows them all).
-    Load(Deferred<load::LoadCmdArgs>),
-    /// One step of a campaign (started by `rtlab run`).
-    #[command(name = "__step", hide = true)]
-    Step(Deferred<step::StepArgs>),
-    /// A load worker process (started by rtlab itself).
-    #[command(name = "__load-worker", hide = true)]
-    LoadWorker(Deferred<load::WorkerArgs>),
-    /// Check the system's real-time readiness: one row per setting, with the fix.
-    Audit(Deferred<audit::AuditArgs>),
-    /// Thread priorities: list, set by pattern, run, profiles, systemd units, restore.
-    Prio(Deferred<prio::PrioArgs>),
-    /// Compare kernel configurations by subsystem; check one for latency.
-    Kconfig(Deferred<kconfig::KconfigArgs>),
-    /// Application response time over the network: `net serve` and `net ping`.
-    Net(Deferred<net::NetArgs>),
-    /// A periodic task toggling an output: achieved frequency, period jitter, and the highest frequency held (--sweep).
+    /// A periodic output task: period jitter, the highest frequency it holds (--sweep).
     Periodic(Deferred<periodic::PeriodicArgs>),
-    /// Wake-up latency between two threads through an IPC mechanism; the priority-inversion check.
+    /// Thread-to-thread wake-up latency over IPC mechanisms; the priority-inversion check.
     ///
     /// What pmqtest, ptsematest, sigwaittest and svsematest measure, and
     /// pi_stress's question. As in those tools, the receiver of each pair keeps
@@ -111,8 +84,35 @@ pub enum Command {
     /// mutex on one CPU, without then with priority inheritance, and counts the
     /// rounds in which the high thread was blocked while the medium one ran.
     Ipc(Deferred<ipc::IpcArgs>),
+    /// Application response time over the network: `net serve` and `net ping`.
+    Net(Deferred<net::NetArgs>),
     /// Throughput benchmarks with sysbench's workloads: cpu, memory, fileio, threads, mutex, suite.
     Bench(Deferred<bench::BenchArgs>),
+    /// Load generators: cpu, vm, memcopy, io, fswalk, procfs, msg, fork, timer, net,
+    /// exec, and the dohell mix (--list shows them all).
+    Load(Deferred<load::LoadCmdArgs>),
+    /// Why a stored run's latency spikes happened (runs measured with --trace).
+    Why(Deferred<why::WhyArgs>),
+    /// The results store: list, show, delete, tag, label, export, import.
+    Results(Deferred<results::ResultsArgs>),
+    /// Compare stored runs side by side; verdicts against deadlines (--require).
+    Compare(Deferred<compare::CompareArgs>),
+    /// Report one stored run in depth, as text or HTML.
+    Report(Deferred<report::ReportArgs>),
+    /// A command under performance counters, as perf stat: `rtlab perf -- CMD ARGS`.
+    Perf(Deferred<perf::PerfCmdArgs>),
+    /// One step of a campaign (started by `rtlab run`).
+    #[command(name = "__step", hide = true)]
+    Step(Deferred<step::StepArgs>),
+    /// A load worker process (started by rtlab itself).
+    #[command(name = "__load-worker", hide = true)]
+    LoadWorker(Deferred<load::WorkerArgs>),
+    /// Check the system's real-time readiness: one row per setting, with the fix.
+    Audit(Deferred<audit::AuditArgs>),
+    /// Thread priorities: list, set by pattern, run, profiles, systemd units, restore.
+    Prio(Deferred<prio::PrioArgs>),
+    /// Compare kernel configurations by subsystem; check one for latency.
+    Kconfig(Deferred<kconfig::KconfigArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab cyclictest -m -S -p90 -i200 -D 60 -h 400 -q
