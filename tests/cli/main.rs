@@ -43,6 +43,7 @@ mod net_netns;
 mod net_stall;
 mod noise_cli;
 mod perf_cli;
+mod perf_steps;
 mod periodic_cli;
 mod prio_cli;
 mod progress_cli;
