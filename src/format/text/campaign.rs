@@ -15,11 +15,24 @@ use crate::units::{Human, TimeUnit};
 
 /// The step table: one row per step.
 pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
-    format!(
+    let mut out = format!(
         "{}(times in {})\n",
         step_grid(steps, reqs, unit).render(),
         unit.symbol()
-    )
+    );
+    // A sweep's verdict is the highest frequency each method held.
+    for s in steps {
+        if let Some(sw) = &s.run.sweep {
+            out.push_str(&format!(
+                "\n{} (run {}): highest frequency held within {:.0}% of nominal\n{}",
+                s.name,
+                s.run.id.unwrap_or(0),
+                sw.tolerance * 100.0,
+                super::periodic::sweep_table(sw)
+            ));
+        }
+    }
+    out
 }
 
 /// The table of [`step_table`], unrendered: step, run id, status, samples, p50,

@@ -152,12 +152,17 @@ fn pairs(
             overruns += r.overruns;
             let s = series_of(format!("{name}/{n}"), n, cfg, r);
             let rt = r.round_trip.summary();
+            let l = &s.summary;
             for (k, v) in [
-                ("min", rt.min_ns as f64),
-                ("mean", rt.mean_ns),
-                ("max", rt.max_ns as f64),
+                ("round_trip_min", rt.min_ns as f64),
+                ("round_trip_mean", rt.mean_ns),
+                ("round_trip_max", rt.max_ns as f64),
+                // The wake-up latency of each mechanism, side by side in compare.
+                ("latency_p50", l.p50_ns as f64),
+                ("latency_p99", l.p99_ns as f64),
+                ("latency_max", l.max_ns as f64),
             ] {
-                g.metrics.insert(format!("{}.round_trip_{k}_ns", s.name), v);
+                g.metrics.insert(format!("{}.{k}_ns", s.name), v);
             }
             match r.end {
                 PairEnd::Done => {}
