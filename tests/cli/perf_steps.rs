@@ -206,3 +206,57 @@ fn perf_is_a_flag_not_a_value() {
         );
     }
 }
+
+/// Field report 5's campaign, shortened: 4 latency threads idle and loaded,
+/// then the sweep by method and load, every step with its counters.
+#[test]
+#[ignore = "needs root: SCHED_FIFO"]
+fn the_lab_preset_counts_every_step_and_tables_the_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let out = expect(
+        rtlab().current_dir(dir.path()).arg("--db").arg(&db).args([
+            "run",
+            "--preset",
+            "lab",
+            "--duration",
+            "3s",
+            "-q",
+        ]),
+        &[0],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("square-wave sweep (run 3): highest frequency held within 10% of nominal"),
+        "{}",
+        shown(&out)
+    );
+    let head = text
+        .lines()
+        .find(|l| l.starts_with("method"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        head.split_whitespace().collect::<Vec<_>>(),
+        ["method", "idle", "cpu"]
+    );
+    for m in ["sleep", "busy", "timerfd", "hybrid"] {
+        assert!(text.lines().any(|l| l.starts_with(m)), "{m}: {text}");
+    }
+    for (id, kind, threads) in [
+        ("1", "latency", 4),
+        ("2", "latency", 4),
+        ("3", "periodic", 8),
+    ] {
+        let run = json(
+            rtlab()
+                .arg("--db")
+                .arg(&db)
+                .args(["results", "show", id, "--json"]),
+            &[0],
+        );
+        assert_eq!(run["kind"], kind);
+        assert_eq!(run["perf"]["scope"], "threads", "{}", run["perf"]);
+        assert_eq!(run["perf"]["threads"].as_array().unwrap().len(), threads);
+        assert!(checked(&run["perf"]["total"]) > 0);
+    }
+}
