@@ -34,25 +34,22 @@ fn checked(counters: &Value) -> u64 {
     get("task-clock")["value"].as_u64().unwrap()
 }
 
-#[test]
-fn a_periodic_run_counts_its_thread() {
+/// The JSON of `rtlab ARGS --perf` at SCHED_OTHER, its counters per thread.
+fn counted(args: &[&str]) -> Value {
     let doc = json(
-        rtlab().args([
-            "periodic",
-            "-f",
-            "1kHz",
-            "-D",
-            "200ms",
-            "--policy",
-            "other",
-            "--perf",
-            "--json",
-            "--no-save",
-        ]),
+        rtlab()
+            .args(args)
+            .args(["--policy", "other", "--perf", "--json", "--no-save"]),
         &[0],
     );
+    assert_eq!(doc["perf"]["scope"], "threads", "{}", doc["perf"]);
+    doc
+}
+
+#[test]
+fn a_periodic_run_counts_its_thread() {
+    let doc = counted(&["periodic", "-f", "1kHz", "-D", "200ms"]);
     let perf = &doc["perf"];
-    assert_eq!(perf["scope"], "threads", "{perf}");
     let threads = perf["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 1);
     assert_eq!(threads[0]["name"], "period");
@@ -72,25 +69,18 @@ fn a_periodic_run_counts_its_thread() {
 
 #[test]
 fn an_ipc_run_counts_the_sender_and_the_receiver() {
-    let doc = json(
-        rtlab().args([
-            "ipc",
-            "--mechanism",
-            "pipe",
-            "-t",
-            "2",
-            "-l",
-            "20",
-            "-i",
-            "200us",
-            "--perf",
-            "--json",
-            "--no-save",
-        ]),
-        &[0],
-    );
+    let doc = counted(&[
+        "ipc",
+        "--mechanism",
+        "pipe",
+        "-t",
+        "2",
+        "-l",
+        "20",
+        "-i",
+        "200us",
+    ]);
     let perf = &doc["perf"];
-    assert_eq!(perf["scope"], "threads", "{perf}");
     let names: Vec<&str> = perf["threads"]
         .as_array()
         .unwrap()

@@ -153,22 +153,27 @@ mod tests {
     use super::*;
     use crate::probe::periodic::NoOutput;
 
+    /// A 1 kHz run at SCHED_OTHER, unpinned, 10% tolerance, 200 µs of spin.
+    fn at_1khz(method: Method, duration_ns: u64, stop: bool, perf: bool) -> PeriodicOutcome {
+        run(
+            1_000_000,
+            100_000,
+            method,
+            200_000,
+            duration_ns,
+            None,
+            Sched::Fixed(Policy::Other, 0),
+            &mut NoOutput,
+            &AtomicBool::new(stop),
+            perf,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_short_run_at_sched_other_toggles_and_measures() {
         for method in [Method::Sleep, Method::Busy, Method::Timerfd, Method::Hybrid] {
-            let o = run(
-                1_000_000,
-                100_000,
-                method,
-                200_000,
-                20_000_000,
-                None,
-                Sched::Fixed(Policy::Other, 0),
-                &mut NoOutput,
-                &AtomicBool::new(false),
-                false,
-            )
-            .unwrap();
+            let o = at_1khz(method, 20_000_000, false, false);
             assert_eq!(o.end, LoopEnd::Done, "{method:?}");
             let s = &o.stats;
             assert!(s.toggles >= 2, "{method:?}: {}", s.toggles);
@@ -181,19 +186,7 @@ mod tests {
 
     #[test]
     fn asked_for_the_thread_counts_its_own_task_clock() {
-        let o = run(
-            1_000_000,
-            100_000,
-            Method::Busy,
-            0,
-            20_000_000,
-            None,
-            Sched::Fixed(Policy::Other, 0),
-            &mut NoOutput,
-            &AtomicBool::new(false),
-            true,
-        )
-        .unwrap();
+        let o = at_1khz(Method::Busy, 20_000_000, false, true);
         let (readings, _) = o.perf.expect("counters asked for");
         let clock = EVENTS.iter().position(|e| e.name == "task-clock").unwrap();
         match readings[clock] {
@@ -201,37 +194,13 @@ mod tests {
             Reading::Counted { value, .. } => assert!(value > 0),
             r => eprintln!("perf_event_open refused here: {r:?}"),
         }
-        let none = run(
-            1_000_000,
-            100_000,
-            Method::Sleep,
-            0,
-            5_000_000,
-            None,
-            Sched::Fixed(Policy::Other, 0),
-            &mut NoOutput,
-            &AtomicBool::new(false),
-            false,
-        )
-        .unwrap();
+        let none = at_1khz(Method::Sleep, 5_000_000, false, false);
         assert!(none.perf.is_none());
     }
 
     #[test]
     fn a_stop_raised_before_the_start_ends_the_run_at_once() {
-        let o = run(
-            1_000_000,
-            100_000,
-            Method::Sleep,
-            0,
-            10_000_000_000,
-            None,
-            Sched::Fixed(Policy::Other, 0),
-            &mut NoOutput,
-            &AtomicBool::new(true),
-            false,
-        )
-        .unwrap();
+        let o = at_1khz(Method::Sleep, 10_000_000_000, true, false);
         assert_eq!(o.end, LoopEnd::Stopped);
         assert_eq!(o.stats.toggles, 0);
     }
