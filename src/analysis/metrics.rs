@@ -53,9 +53,10 @@ pub fn metric_direction(name: &str) -> Better {
     let own = n.rsplit('.').next().unwrap_or(&n);
     if own.starts_with("noise_") || own.starts_with("loop_") {
         Better::Lower
-    } else if n.contains("per_s") || n.ends_with("_per_sec") {
+    } else if n.contains("per_s") || n.ends_with("_per_sec") || n.starts_with("best_hz.") {
+        // A sweep's highest frequency held, per method and load, is better higher.
         Better::Higher
-    } else if n.starts_with("latency_p") && n[9..].starts_with(|c: char| c.is_ascii_digit())
+    } else if own.starts_with("latency_p") && own[9..].starts_with(|c: char| c.is_ascii_digit())
         || n.contains("cpu_ns_per")
         || n.split(['_', '.']).any(lower_word)
     {
@@ -72,6 +73,12 @@ mod tests {
     #[test]
     fn metric_directions() {
         assert_eq!(metric_direction("read_mib_per_s"), Better::Higher);
+        assert_eq!(metric_direction("best_hz.busy.idle"), Better::Higher);
+        assert_eq!(metric_direction("pipe/0.latency_p99_ns"), Better::Lower);
+        assert_eq!(
+            metric_direction("pipe/0.round_trip_mean_ns"),
+            Better::Neither
+        );
         assert_eq!(metric_direction("cpu.bogo_ops_per_s"), Better::Higher);
         assert_eq!(metric_direction("messages_lost"), Better::Lower);
         assert_eq!(metric_direction("latency_p95_s"), Better::Lower);

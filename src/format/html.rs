@@ -393,6 +393,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         let title = format!("{}: gaps between clock reads", run_name(run));
         out.push_str(&figure(svg::histograms(
             &title,
+            "gap",
             &[("all".to_string(), &total.histogram)],
         )?));
     }
@@ -471,13 +472,16 @@ fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Re
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&comparison(runs, unit));
     let hists = primary_histograms(runs);
-    let what = if runs.iter().all(|r| r.kind == "noise") {
-        "Gap"
-    } else {
-        "Latency"
-    };
-    let plots = figure(svg::histograms(&format!("{what} histograms"), &hists)?)
-        + &figure(svg::percentiles(&format!("{what} by percentile"), &hists)?);
+    let axis = svg::quantity(runs);
+    let plots = figure(svg::histograms(
+        &svg::titled(axis, "histograms"),
+        axis,
+        &hists,
+    )?) + &figure(svg::percentiles(
+        &svg::titled(axis, "by percentile"),
+        axis,
+        &hists,
+    )?);
     if !plots.is_empty() {
         body.push_str("<h2>Distributions</h2>\n");
         body.push_str(&plots);

@@ -20,7 +20,8 @@ pub struct Overlay;
 
 impl Exporter for Overlay {
     fn serialize(&self, runs: &[Run], _: &Options) -> Result<String> {
-        match histograms("Latency histograms", &primary_histograms(runs))? {
+        let what = quantity(runs);
+        match histograms(&titled(what, "histograms"), what, &primary_histograms(runs))? {
             Some(svg) => Ok(svg),
             None => bail!(UsageError(
                 "--svg: none of these runs holds a latency histogram to plot".into()
@@ -35,10 +36,11 @@ impl Exporter for Overlay {
 pub fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let hists = primary_histograms(runs);
-    if let Some(s) = histograms("Latency histograms", &hists)? {
+    let what = quantity(runs);
+    if let Some(s) = histograms(&titled(what, "histograms"), what, &hists)? {
         out.push(("histograms.svg".to_string(), s));
     }
-    if let Some(s) = percentiles("Latency by percentile", &hists)? {
+    if let Some(s) = percentiles(&titled(what, "by percentile"), what, &hists)? {
         out.push(("percentiles.svg".to_string(), s));
     }
     for run in runs {
@@ -54,6 +56,29 @@ pub fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
         }
     }
     Ok(out)
+}
+
+/// What the histograms of `runs` count, for axis names and titles: the gap
+/// of noise runs, the wake-up latency of ipc runs, the period jitter of
+/// periodic runs; the latency of any other or of a mix.
+pub fn quantity(runs: &[Run]) -> &'static str {
+    let of = |r: &Run| match r.kind.as_str() {
+        "noise" => "gap",
+        "ipc" => "wake-up latency",
+        "periodic" => "period jitter",
+        _ => "latency",
+    };
+    match runs.split_first() {
+        Some((first, rest)) if rest.iter().all(|r| of(r) == of(first)) => of(first),
+        _ => "latency",
+    }
+}
+
+/// A plot's title: the quantity, capitalised, then `what` ("Gap histograms").
+pub fn titled(quantity: &str, what: &str) -> String {
+    let mut c = quantity.chars();
+    let first = c.next().map(|f| f.to_uppercase().to_string());
+    format!("{}{} {what}", first.unwrap_or_default(), c.as_str())
 }
 
 /// The histogram of each run's primary series, named after the run.
@@ -141,9 +166,11 @@ fn step_points(counts: &[u64], bin_us: u64) -> Vec<(f64, f64)> {
     pts
 }
 
-/// Histograms overlaid: x latency in µs, y count (log), one step line per series.
+/// Histograms overlaid: x the `axis` quantity in µs, y count (log), one step
+/// line per series.
 pub fn histograms<H: Borrow<HistogramData>>(
     title: &str,
+    axis: &str,
     series: &[(String, H)],
 ) -> Result<Option<String>> {
     let max_ns = series
@@ -180,7 +207,7 @@ pub fn histograms<H: Borrow<HistogramData>>(
             .configure_mesh()
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
-            .x_desc(format!("latency (µs), {bin_us} µs bins"))
+            .x_desc(format!("{axis} (µs), {bin_us} µs bins"))
             .x_label_formatter(&|x| axis_number(*x))
             .y_desc("count (log)")
             .y_label_formatter(&|c| format!("{c:.0}"))
@@ -286,9 +313,11 @@ pub fn percentile_label(x: f64) -> String {
 }
 
 /// Percentile curves: x is 1/(1 − quantile) on a log axis (labelled as the
-/// percentile), y the latency in µs at that quantile (log), up to the maximum.
+/// percentile), y the `axis` quantity in µs at that quantile (log), up to the
+/// maximum.
 pub fn percentiles<H: Borrow<HistogramData>>(
     title: &str,
+    axis: &str,
     series: &[(String, H)],
 ) -> Result<Option<String>> {
     let mut curves = Vec::new();
@@ -337,7 +366,7 @@ pub fn percentiles<H: Borrow<HistogramData>>(
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
             .x_desc("percentile (log of 1/(1-q))")
-            .y_desc("latency (µs, log)")
+            .y_desc(format!("{axis} (µs, log)"))
             .y_label_formatter(&|y| axis_number(*y))
             .x_label_formatter(&|x| percentile_label(*x))
             .draw()
@@ -370,18 +399,24 @@ pub fn run_threads(run: &Run) -> Result<Option<String>> {
         .collect();
     histograms(
         &format!("{}: per-thread histograms", run_name(run)),
+        quantity(std::slice::from_ref(run)),
         &threads,
     )
 }
 
-/// A run's latency over time, one colour per thread (`None` without a trace).
+/// A run's values over time, one colour per thread (`None` without a trace).
 pub fn run_over_time(run: &Run) -> Result<Option<String>> {
     let traces: Vec<(String, &[TracePoint])> = run
         .series
         .iter()
         .map(|s| (s.name.clone(), s.trace.as_slice()))
         .collect();
-    over_time(&format!("{}: latency over time", run_name(run)), &traces)
+    let what = quantity(std::slice::from_ref(run));
+    over_time(
+        &format!("{}: {what} over time", run_name(run)),
+        what,
+        &traces,
+    )
 }
 
 /// At most `max` points: groups of neighbours reduced to their largest value.
@@ -395,7 +430,11 @@ pub fn decimate(trace: &[TracePoint], max: usize) -> Vec<TracePoint> {
 
 /// Latency over time: one dot per trace point (the maximum of a block of
 /// samples), x in seconds from the start, y in µs.
-pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Option<String>> {
+pub fn over_time(
+    title: &str,
+    axis: &str,
+    series: &[(String, &[TracePoint])],
+) -> Result<Option<String>> {
     let all = || series.iter().flat_map(|(_, t)| t.iter());
     if all().next().is_none() {
         return Ok(None);
@@ -416,7 +455,7 @@ pub fn over_time(title: &str, series: &[(String, &[TracePoint])]) -> Result<Opti
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
             .x_desc("time (s)")
-            .y_desc("latency (µs), block maxima")
+            .y_desc(format!("{axis} (µs), block maxima"))
             .y_label_formatter(&|y| axis_number(*y))
             .draw()
             .map_err(plot_error)?;
@@ -544,6 +583,7 @@ mod tests {
         let names = ["vanilla <3.8>".to_string(), "rt & co".to_string()];
         let svg = histograms(
             "wake-up latency",
+            "wake-up latency",
             &[
                 (names[0].clone(), &a.histogram),
                 (names[1].clone(), &b.histogram),
@@ -563,13 +603,46 @@ mod tests {
             texts.contains(&"vanilla <3.8>") && texts.contains(&"rt & co"),
             "{texts:?}"
         );
-        assert!(histograms::<HistogramData>("empty", &[]).unwrap().is_none());
+        assert!(
+            texts.contains(&"wake-up latency (µs), 1 µs bins"),
+            "{texts:?}"
+        );
+        assert!(histograms::<HistogramData>("empty", "gap", &[])
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn axes_name_what_the_runs_measured() {
+        let of = |kinds: &[&str]| {
+            let runs: Vec<Run> = kinds
+                .iter()
+                .map(|k| {
+                    let mut r = run_from_samples("a", &[1000]);
+                    r.kind = k.to_string();
+                    r
+                })
+                .collect();
+            quantity(&runs)
+        };
+        assert_eq!(of(&["noise", "noise"]), "gap");
+        assert_eq!(of(&["ipc"]), "wake-up latency");
+        assert_eq!(of(&["periodic"]), "period jitter");
+        assert_eq!(of(&["latency"]), "latency");
+        assert_eq!(of(&["noise", "ipc"]), "latency");
+        assert_eq!(of(&[]), "latency");
+        assert_eq!(titled("gap", "histograms"), "Gap histograms");
+        let a = series_from_samples("a", &[10_000, 12_000]);
+        let svg = percentiles("p", "period jitter", &[("a".into(), &a.histogram)])
+            .unwrap()
+            .unwrap();
+        assert!(svg.contains("period jitter (µs, log)"), "{svg}");
     }
 
     #[test]
     fn percentile_chart_and_labels() {
         let a = series_from_samples("a", &(1..=1000).map(|v| v * 1000).collect::<Vec<_>>());
-        let svg = percentiles("p", &[("a".into(), &a.histogram)])
+        let svg = percentiles("p", "gap", &[("a".into(), &a.histogram)])
             .unwrap()
             .unwrap();
         assert_eq!(polylines_by_colour(&svg, 2), vec![2, 0]);
@@ -603,7 +676,7 @@ mod tests {
     #[test]
     fn scatter_has_a_dot_per_trace_point() {
         let a = series_from_samples("a", &[5_000, 7_000, 6_000]);
-        let svg = over_time("t", &[("cpu0".into(), &a.trace)])
+        let svg = over_time("t", "latency", &[("cpu0".into(), &a.trace)])
             .unwrap()
             .unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
@@ -612,6 +685,8 @@ mod tests {
             .filter(|e| e.has_tag_name("circle"))
             .count();
         assert_eq!(circles, 3 + 1, "three dots and the legend mark");
-        assert!(over_time("t", &[("cpu0".into(), &[])]).unwrap().is_none());
+        assert!(over_time("t", "latency", &[("cpu0".into(), &[])])
+            .unwrap()
+            .is_none());
     }
 }

@@ -274,20 +274,34 @@ fn end_with_parent(cmd: &mut Command) {
 
 /// One line about a finished step.
 fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
-    let total = run.total.as_ref();
-    let (p99, max) = total
-        .map(|t| (t.summary.p99_ns, t.summary.max_ns))
-        .unwrap_or((0, 0));
-    format!(
-        "step {}/{} {}: {} run {}, p99 {}, max {}",
+    let head = format!(
+        "step {}/{} {}: {} run {}",
         step.index + 1,
         steps,
         step.name,
         run.status.name(),
         run.id.unwrap_or(0),
-        crate::units::Human(p99),
-        crate::units::Human(max)
-    )
+    );
+    let best = run.sweep.as_ref().and_then(|s| {
+        s.curves
+            .iter()
+            .filter_map(|c| c.best_hz.map(|hz| (hz, c)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    });
+    match (&run.total, best) {
+        (Some(t), _) => format!(
+            "{head}, p99 {}, max {}",
+            crate::units::Human(t.summary.p99_ns),
+            crate::units::Human(t.summary.max_ns)
+        ),
+        (None, Some((hz, c))) => format!(
+            "{head}, highest held {} ({}, {})",
+            crate::format::text::periodic::hz(hz),
+            c.method,
+            c.load
+        ),
+        (None, None) => head,
+    }
 }
 
 /// The error for a step that saved no run, by its exit code.

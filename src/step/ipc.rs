@@ -101,6 +101,9 @@ pub struct Params {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
 }
 
 impl Default for Params {

@@ -1,6 +1,7 @@
 //! The HTML reports in a real browser. Headless Chromium opens a campaign's
 //! report and a run's report, made from the golden fixtures' imported runs, and
-//! the report of a run with a spike analysis, at 1280 and 800 px wide: the page must not scroll sideways (wide tables scroll
+//! the report of a run with a spike analysis, and noise, ipc and periodic runs of
+//! their own, at 1280 and 800 px wide: the page must not scroll sideways (wide tables scroll
 //! inside their own box) and must log nothing to the console. The screenshots
 //! go into the test's own directory, or into `$RTLAB_SCREENSHOTS` when set:
 //! `RTLAB_SCREENSHOTS=docs/screenshots` remakes the ones kept in the repository
@@ -263,4 +264,62 @@ fn a_report_with_a_spike_analysis_fits_and_shows_it() {
         causes.contains("<td>NET_RX softirq on CPU 1</td>"),
         "{causes}"
     );
+}
+
+#[test]
+#[ignore = "needs chromium: apt-get install chromium"]
+fn noise_ipc_and_periodic_reports_fit_and_name_their_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("chromium-profile");
+    let shots = screenshots(dir.path());
+    std::fs::create_dir_all(&shots).unwrap();
+    let db = dir.path().join("x.db");
+    // A sweep keeps the periods of the points that held only: its plot of
+    // achieved against requested frequency is there even when none held.
+    let runs: [(&str, &str, &[&str], &str); 4] = [
+        ("noise", "noise", &["-D", "200ms", "-a", "0"], "gap (µs)"),
+        (
+            "ipc",
+            "ipc",
+            &["--mechanism", "all", "-t", "2", "-l", "40", "-i", "200us"],
+            "wake-up latency (µs)",
+        ),
+        (
+            "periodic",
+            "periodic",
+            &["-f", "1kHz", "-D", "300ms"],
+            "period jitter (µs)",
+        ),
+        (
+            "sweep",
+            "periodic",
+            &["--sweep", "1kHz..20kHz", "-D", "2s", "--method", "all"],
+            "achieved (Hz, log)",
+        ),
+    ];
+    for (i, (name, probe, args, axis)) in runs.into_iter().enumerate() {
+        expect(
+            rtlab()
+                .arg("--db")
+                .arg(&db)
+                .args([probe, "--policy", "other", "--perf", "-q"])
+                .args(args),
+            &[0],
+        );
+        let page = dir.path().join(format!("{name}.html"));
+        let id = (i + 1).to_string();
+        expect(
+            rtlab()
+                .arg("--db")
+                .arg(&db)
+                .args(["report", &id, "--html"])
+                .arg(&page),
+            &[0],
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.contains(axis), "{name}: no '{axis}' axis");
+        assert!(!html.contains(">latency (µs"), "{name}: a latency axis");
+        assert!(html.contains("Performance counters"), "{name}");
+        check_page(&page, name, &profile, &shots);
+    }
 }

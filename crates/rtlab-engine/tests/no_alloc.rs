@@ -207,6 +207,7 @@ fn ipc_allocations(mechanism: Mechanism, loops: u64) -> u64 {
         pi: false,
         loops,
         duration_ns: 0,
+        perf: false,
         pairs: vec![PairSpec {
             sender: setup(),
             receiver: setup(),

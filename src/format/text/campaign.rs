@@ -15,11 +15,24 @@ use crate::units::{Human, TimeUnit};
 
 /// The step table: one row per step.
 pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
-    format!(
+    let mut out = format!(
         "{}(times in {})\n",
         step_grid(steps, reqs, unit).render(),
         unit.symbol()
-    )
+    );
+    // A sweep's verdict is the highest frequency each method held.
+    for s in steps {
+        if let Some(sw) = &s.run.sweep {
+            out.push_str(&format!(
+                "\n{} (run {}): highest frequency held within {:.0}% of nominal\n{}",
+                s.name,
+                s.run.id.unwrap_or(0),
+                sw.tolerance * 100.0,
+                super::periodic::sweep_table(sw)
+            ));
+        }
+    }
+    out
 }
 
 /// The table of [`step_table`], unrendered: step, run id, status, samples, p50,
@@ -252,6 +265,50 @@ mod tests {
         assert!(lines[0].contains("gyro 1ms"));
         assert!(lines[1].starts_with("idle") && lines[1].ends_with("PASS"));
         assert!(lines[2].starts_with("load") && lines[2].ends_with("FAIL"));
+    }
+
+    #[test]
+    fn a_sweep_step_shows_its_table_of_best_frequencies() {
+        use crate::record::sweep::{Curve, Point, Sweep};
+        let curve = |method: &str, load: &str, best_hz: Option<f64>| Curve {
+            method: method.into(),
+            load: load.into(),
+            best_hz,
+            truncated: false,
+            points: vec![Point {
+                requested_hz: 1000.0,
+                achieved_hz: 1000.0,
+                worst_deviation: 0.01,
+                missed: 0,
+                held: best_hz.is_some(),
+            }],
+        };
+        let mut sweep = step("sweep", &[5_000; 10], None);
+        sweep.run.sweep = Some(Sweep {
+            lo_hz: 1000.0,
+            hi_hz: 1e7,
+            tolerance: 0.1,
+            curves: vec![
+                curve("sleep", "idle", Some(50_000.0)),
+                curve("sleep", "cpu", None),
+            ],
+        });
+        let text = step_table(
+            &[step("idle", &[5_000; 10], None), sweep],
+            &[],
+            TimeUnit::Us,
+        );
+        assert!(
+            text.contains("sweep (run 0): highest frequency held within 10% of nominal\n"),
+            "{text}"
+        );
+        let row = text.lines().find(|l| l.starts_with("sleep")).unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["sleep", "50.000", "kHz", "<", "1.000", "kHz"],
+            "{text}"
+        );
     }
 
     fn part(part: &str, p999_ns: u64, max_ns: u64) -> PartImpact {

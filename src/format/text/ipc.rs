@@ -24,6 +24,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     } else {
         out.push_str(&pairs(run, &a, unit));
     }
+    out.push_str(&super::perf::of_run(run));
     let warnings = warnings_text(std::slice::from_ref(run));
     if !warnings.is_empty() {
         out.push('\n');

@@ -122,6 +122,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             unit.symbol()
         ));
     }
+    out.push_str(&super::perf::of_run(run));
     if !run.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &run.warnings {

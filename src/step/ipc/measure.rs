@@ -9,7 +9,9 @@ use crate::step::{Machine, Observer};
 use crate::system;
 use anyhow::Result;
 use rtlab_engine::probe::ipc::pi::{self, PiConfig, PiError, PiRound};
-use rtlab_engine::probe::ipc::{self as engine, IpcConfig, IpcError, PairEnd, PairResult};
+use rtlab_engine::probe::ipc::{
+    self as engine, IpcConfig, IpcError, PairEnd, PairResult, ThreadCounts,
+};
 use rtlab_engine::probe::net::client::TimeStats;
 use rtlab_engine::rt::{errno_text, mem, signals};
 use std::collections::BTreeMap;
@@ -27,6 +29,8 @@ struct Gathered {
     failed: bool,
     interrupted: bool,
     elapsed_ns: u64,
+    /// Each thread's counters (`--perf`), named after its series.
+    perf: Vec<(String, i32, ThreadCounts)>,
 }
 
 /// Measures with `a`: every mechanism asked in turn (or the check), and
@@ -42,10 +46,16 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     if a.mlock {
         warnings.extend(lock_memory());
     }
+    // The check's threads are the engine's own: counted as rtlab's process.
+    let process = match &plan.work {
+        Work::PiCheck(_) => a.perf.start_process()?,
+        Work::Pairs(_) => None,
+    };
     let gathered = match &plan.work {
         Work::Pairs(runs) => pairs(runs, stop, obs),
         Work::PiCheck(cfgs) => pi_check(cfgs, stop),
     };
+    let process = process.map(crate::step::perf::ProcessCounters::finish);
     if a.mlock {
         mem::unlock_all();
     }
@@ -87,6 +97,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.total = g.total;
     run.metrics = g.metrics;
     run.warnings = warnings;
+    run.perf = process.or_else(|| {
+        let threads = g.perf.iter().map(|(n, tid, c)| (n.clone(), *tid, Some(c)));
+        crate::step::perf::of_threads(run.duration_ns, threads)
+    });
     Ok(run)
 }
 
@@ -138,12 +152,17 @@ fn pairs(
             overruns += r.overruns;
             let s = series_of(format!("{name}/{n}"), n, cfg, r);
             let rt = r.round_trip.summary();
+            let l = &s.summary;
             for (k, v) in [
-                ("min", rt.min_ns as f64),
-                ("mean", rt.mean_ns),
-                ("max", rt.max_ns as f64),
+                ("round_trip_min", rt.min_ns as f64),
+                ("round_trip_mean", rt.mean_ns),
+                ("round_trip_max", rt.max_ns as f64),
+                // The wake-up latency of each mechanism, side by side in compare.
+                ("latency_p50", l.p50_ns as f64),
+                ("latency_p99", l.p99_ns as f64),
+                ("latency_max", l.max_ns as f64),
             ] {
-                g.metrics.insert(format!("{}.round_trip_{k}_ns", s.name), v);
+                g.metrics.insert(format!("{}.{k}_ns", s.name), v);
             }
             match r.end {
                 PairEnd::Done => {}
@@ -168,6 +187,14 @@ fn pairs(
                             s.name
                         ),
                     ));
+                }
+            }
+            for (side, tid, p) in [
+                ("sender", r.tids.0, &r.perf[0]),
+                ("receiver", r.tids.1, &r.perf[1]),
+            ] {
+                if let Some(p) = p {
+                    g.perf.push((format!("{}/{side}", s.name), tid, *p));
                 }
             }
             g.series.push(s);

@@ -71,6 +71,7 @@ impl Params {
                     .map_err(|e| bad_flag("--duration", e))
             })
             .transpose()?;
+        self.perf.check()?;
         let pool = cpu_list("--cpus", &self.cpus, m)?.unwrap_or_else(|| m.cpus.clone());
         if self.pi_check {
             self.only_check_flags()?;
@@ -168,6 +169,7 @@ impl Params {
                         loops: self.loops.unwrap_or(0),
                         duration_ns: duration_ns.unwrap_or(0),
                         pairs: pairs.clone(),
+                        perf: self.perf.perf,
                     },
                 ))
             })

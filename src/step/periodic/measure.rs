@@ -4,6 +4,7 @@ use super::output::{self, Edges, Target};
 use super::sweep::{self, Found};
 use super::{method_name, Params, Plan};
 use crate::error::{SystemError, UsageError};
+use crate::record::perf::{Counter as PerfCounter, PerfRecord, PerfThread};
 use crate::record::sweep::{Curve, Point, Sweep};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
@@ -58,7 +59,10 @@ fn once(
     let period_ns = ((1e9 / hz).round() as u64).max(1);
     let tol_ns = (period_ns as f64 * p.tolerance) as u64;
     let sched = p.sched(period_ns)?;
-    probe::run(period_ns, tol_ns, method, p.spin_ns, ns, p.cpu, sched, target, stop).map_err(|e| {
+    let r = probe::run(
+        period_ns, tol_ns, method, p.spin_ns, ns, p.cpu, sched, target, stop, p.perf,
+    );
+    r.map_err(|e| {
         match (e, sched) {
             (probe::SetupError::Policy(err), probe::Sched::Deadline(dl)) => {
                 crate::step::deadline::refusal(err, &dl, 1)
@@ -175,6 +179,10 @@ fn single(
         }
     };
     run.series = vec![series_of("period".into(), s, p.cpu, Some(o.tid))];
+    run.perf = crate::step::perf::of_threads(
+        run.duration_ns,
+        std::iter::once(("period".to_string(), o.tid, o.perf.as_ref())),
+    );
     if let Some(errors) = edge_errors {
         run.series
             .push(series_of("edges".into(), &edge_stats, None, None));
@@ -244,6 +252,7 @@ fn sweep_all(
         loadsets.push((a.load.load.join("+"), Some(&a.load)));
     }
     let mut first_error = None;
+    let mut perf = Vec::new();
     // Each curve gets an equal share of --duration, so that a short budget
     // cuts every curve rather than leaving the last ones unmeasured.
     let share = p.duration_ns / (loadsets.len() * p.methods.len()) as u64;
@@ -251,6 +260,7 @@ fn sweep_all(
         let running = load.map(|l| l.start(&[p.cpu])).transpose()?;
         for &method in &p.methods {
             let mut best: Option<PeriodStats> = None;
+            let mut counted: Vec<Vec<PerfCounter>> = Vec::new();
             let curve_start = std::time::Instant::now();
             let mut tried = 0;
             let found: Found = sweep::search(s, |hz| {
@@ -265,6 +275,9 @@ fn sweep_all(
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 match once(p, hz, p.point_ns, method, target, stop) {
                     Ok(o) => {
+                        if let Some((r, switches)) = &o.perf {
+                            counted.push(record::perf::counters(r, *switches));
+                        }
                         let pt = point_of(hz, &o.stats);
                         if pt.held {
                             best = Some(o.stats);
@@ -284,6 +297,15 @@ fn sweep_all(
                     p.cpu,
                     None,
                 ));
+            }
+            if !counted.is_empty() {
+                let all: Vec<&[PerfCounter]> = counted.iter().map(Vec::as_slice).collect();
+                // Each point has a thread of its own: the curve's are added.
+                perf.push(PerfThread {
+                    name: format!("{}/{name}", method_name(method)),
+                    tid: None,
+                    counters: record::perf::sum(&all),
+                });
             }
             let key = format!("best_hz.{}.{name}", method_name(method));
             run.metrics.insert(key, found.best_hz.unwrap_or(0.0));
@@ -305,6 +327,7 @@ fn sweep_all(
         }
     }
     run.duration_ns = clock.elapsed().as_nanos() as u64;
+    run.perf = (!perf.is_empty()).then(|| PerfRecord::of_threads(run.duration_ns, perf));
     if curves.iter().any(|c| c.truncated) {
         run.warnings.push(Warning::new(
             "sweep_truncated",

@@ -97,6 +97,9 @@ pub struct Params {
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: super::perf::PerfArgs,
 }
 
 impl Default for Params {
@@ -188,6 +191,8 @@ pub struct Plan {
     pub(crate) policy: Policy,
     pub(crate) priority: i32,
     pub(crate) dl: DeadlineArgs,
+    /// Count the thread's performance counters (`--perf`).
+    pub(crate) perf: bool,
 }
 
 impl Plan {
@@ -288,6 +293,7 @@ impl Params {
             ));
         }
         output::check(self)?;
+        self.perf.check()?;
         Ok(Plan {
             frequency_hz,
             sweep,
@@ -300,6 +306,7 @@ impl Params {
             policy,
             priority,
             dl: self.dl.clone(),
+            perf: self.perf.perf,
         })
     }
 

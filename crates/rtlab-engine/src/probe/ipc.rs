@@ -16,6 +16,7 @@ pub mod pi;
 
 use super::latency::{LiveSnapshot, LiveStats};
 use super::net::client::{SetupError, ThreadSetup, TimeStats};
+use crate::perf::{Counters, Reading, EVENTS};
 use crate::rt::clock::{Clock, ClockId, SleepError, SystemClock};
 use crate::rt::ipc::{Dir, Link, Mechanism, Side};
 use crate::rt::{gettid, mem};
@@ -47,7 +48,13 @@ pub struct IpcConfig {
     pub duration_ns: u64,
     /// The pairs.
     pub pairs: Vec<PairSpec>,
+    /// Each thread counts its own performance counters over its loop.
+    pub perf: bool,
 }
+
+/// One thread's performance counters and its voluntary and involuntary
+/// context switches.
+pub type ThreadCounts = ([Reading; EVENTS.len()], (u64, u64));
 
 /// How a pair's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +84,8 @@ pub struct PairResult {
     pub end: PairEnd,
     /// From the first period to the end (ns).
     pub elapsed_ns: u64,
+    /// The sender's and the receiver's counters, when asked for.
+    pub perf: [Option<ThreadCounts>; 2],
 }
 
 /// The set-up refused: the link could not be made (errno), or a thread could
@@ -138,14 +147,19 @@ pub fn run(
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
                         let ready = ready(n, Side::Receiver, &spec.receiver, sh);
+                        let mut counters = cfg.perf.then(Counters::this_thread);
                         b.wait();
                         let ok = ready.is_ok() && !sh.failed.load(Ordering::Acquire);
                         let r = ok.then(|| {
                             let tid = *ready.as_ref().unwrap_or(&0);
+                            if let Some(c) = counters.as_mut() {
+                                c.enable();
+                            }
                             receiver(&clock, cfg, spec.interval_ns, tid, sh, stop)
                         });
+                        let counts = counters.map(read);
                         sh.link.finish(Side::Receiver);
-                        ready.map(|tid| (tid, r))
+                        ready.map(|tid| (tid, r, counts))
                     })
                     .expect("spawning an ipc receiver");
                 let send = std::thread::Builder::new()
@@ -153,12 +167,17 @@ pub fn run(
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
                         let ready = ready(n, Side::Sender, &spec.sender, sh);
+                        let mut counters = cfg.perf.then(Counters::this_thread);
                         b.wait();
                         if ready.is_ok() && !sh.failed.load(Ordering::Acquire) {
+                            if let Some(c) = counters.as_mut() {
+                                c.enable();
+                            }
                             sender(&clock, sh);
                         }
+                        let counts = counters.map(read);
                         sh.link.finish(Side::Sender);
-                        ready
+                        ready.map(|tid| (tid, counts))
                     })
                     .expect("spawning an ipc sender");
                 (send, recv)
@@ -190,8 +209,9 @@ pub fn run(
             let s = send.join().expect("ipc sender panicked");
             let r = recv.join().expect("ipc receiver panicked");
             match (s, r) {
-                (Ok(stid), Ok((rtid, Some(mut res)))) => {
+                (Ok((stid, sp)), Ok((rtid, Some(mut res), rp))) => {
                     res.tids = (stid, rtid);
+                    res.perf = [sp, rp];
                     out.push(res);
                 }
                 (Err(e), _) | (_, Err(e)) => err = err.or(Some(e)),
@@ -203,6 +223,12 @@ pub fn run(
             None => Ok(out),
         }
     })
+}
+
+/// Stops a thread's counters and reads them.
+fn read(c: Counters) -> ThreadCounts {
+    c.disable();
+    (c.read(), c.switches())
 }
 
 /// Sets up the calling thread as `side` of pair `n`; on failure, marks the
@@ -302,6 +328,7 @@ fn receiver(
         overruns,
         tids: (0, 0),
         end,
+        perf: [None, None],
         elapsed_ns: clock.now().saturating_sub(first),
     }
 }
@@ -327,6 +354,7 @@ mod tests {
             pi,
             loops: 25,
             duration_ns: 0,
+            perf: false,
             pairs: (0..pairs)
                 .map(|_| PairSpec {
                     sender: other(),
@@ -363,6 +391,26 @@ mod tests {
                 assert!(r.tids.0 > 0 && r.tids.1 > 0 && r.tids.0 != r.tids.1);
             }
         }
+    }
+
+    #[test]
+    fn asked_for_both_threads_count_their_switches() {
+        let stop = AtomicBool::new(false);
+        let mut c = cfg(Mechanism::Pipe, false, 1);
+        c.perf = true;
+        let out = run(&c, &stop, TICK, &mut |_| {}).unwrap();
+        let clock = EVENTS.iter().position(|e| e.name == "task-clock").unwrap();
+        for (side, p) in out[0].perf.iter().enumerate() {
+            let (readings, (voluntary, _)) = p.expect("counters asked for");
+            // Both threads sleep between hand-overs.
+            assert!(voluntary > 0, "side {side}");
+            match readings[clock] {
+                Reading::Counted { value, .. } => assert!(value > 0),
+                r => eprintln!("perf_event_open refused here: {r:?}"),
+            }
+        }
+        let out = run(&cfg(Mechanism::Pipe, false, 1), &stop, TICK, &mut |_| {}).unwrap();
+        assert_eq!(out[0].perf, [None, None]);
     }
 
     #[test]

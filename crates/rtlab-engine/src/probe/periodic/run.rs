@@ -2,6 +2,7 @@
 //! loop for a bounded time.
 
 use super::{run_loop, LoopEnd, Method, Output, PeriodStats, Spin};
+use crate::perf::{Counters, Reading, EVENTS};
 use crate::rt::clock::{Clock, ClockId, SystemClock};
 use crate::rt::sched::deadline::{self, DlParams};
 use crate::rt::sched::{self, Policy, SchedError};
@@ -56,12 +57,16 @@ pub struct PeriodicOutcome {
     pub dl_overruns: u64,
     /// Involuntary context switches of the thread during the run (None: not shown).
     pub involuntary_switches: Option<u64>,
+    /// The thread's performance counters over the loop, when asked for, with
+    /// its voluntary and involuntary context switches.
+    pub perf: Option<([Reading; EVENTS.len()], (u64, u64))>,
 }
 
 /// Runs the loop on a new thread for `duration_ns`: `cpu` pins it, `sched`
 /// schedules it, `method` paces it (`spin_ns` for hybrid), toggling `out`
 /// every `period_ns`; a period further than `tolerance_ns` from nominal is out
-/// of tolerance. The first period starts one period after set-up.
+/// of tolerance. The first period starts one period after set-up. With `perf`,
+/// the thread counts its own performance counters over the loop.
 #[allow(clippy::too_many_arguments)]
 pub fn run<O: Output>(
     period_ns: u64,
@@ -73,6 +78,7 @@ pub fn run<O: Output>(
     sched: Sched,
     out: &mut O,
     stop: &AtomicBool,
+    perf: bool,
 ) -> Result<PeriodicOutcome, SetupError> {
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -97,6 +103,10 @@ pub fn run<O: Output>(
             mem::prefault_stack();
             let overruns = deadline::overruns();
             let switches = deadline::involuntary_switches(tid);
+            let mut counters = perf.then(Counters::this_thread);
+            if let Some(c) = counters.as_mut() {
+                c.enable();
+            }
             let start = clock.now() + period_ns;
             let end_at = start + duration_ns;
             let end = match (method, &timer) {
@@ -114,6 +124,10 @@ pub fn run<O: Output>(
                 }
                 _ => run_loop(&clock, out, start, end_at, &mut stats, stop),
             };
+            let perf = counters.map(|c| {
+                c.disable();
+                (c.read(), c.switches())
+            });
             let involuntary_switches = deadline::involuntary_switches(tid)
                 .zip(switches)
                 .map(|(b, a)| b.saturating_sub(a));
@@ -126,6 +140,7 @@ pub fn run<O: Output>(
                 tid,
                 dl_overruns: deadline::overruns() - overruns,
                 involuntary_switches,
+                perf,
             })
         })
         .join()
@@ -138,21 +153,27 @@ mod tests {
     use super::*;
     use crate::probe::periodic::NoOutput;
 
+    /// A 1 kHz run at SCHED_OTHER, unpinned, 10% tolerance, 200 µs of spin.
+    fn at_1khz(method: Method, duration_ns: u64, stop: bool, perf: bool) -> PeriodicOutcome {
+        run(
+            1_000_000,
+            100_000,
+            method,
+            200_000,
+            duration_ns,
+            None,
+            Sched::Fixed(Policy::Other, 0),
+            &mut NoOutput,
+            &AtomicBool::new(stop),
+            perf,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_short_run_at_sched_other_toggles_and_measures() {
         for method in [Method::Sleep, Method::Busy, Method::Timerfd, Method::Hybrid] {
-            let o = run(
-                1_000_000,
-                100_000,
-                method,
-                200_000,
-                20_000_000,
-                None,
-                Sched::Fixed(Policy::Other, 0),
-                &mut NoOutput,
-                &AtomicBool::new(false),
-            )
-            .unwrap();
+            let o = at_1khz(method, 20_000_000, false, false);
             assert_eq!(o.end, LoopEnd::Done, "{method:?}");
             let s = &o.stats;
             assert!(s.toggles >= 2, "{method:?}: {}", s.toggles);
@@ -164,19 +185,22 @@ mod tests {
     }
 
     #[test]
+    fn asked_for_the_thread_counts_its_own_task_clock() {
+        let o = at_1khz(Method::Busy, 20_000_000, false, true);
+        let (readings, _) = o.perf.expect("counters asked for");
+        let clock = EVENTS.iter().position(|e| e.name == "task-clock").unwrap();
+        match readings[clock] {
+            // A busy wait of 20 ms runs: its clock is never zero.
+            Reading::Counted { value, .. } => assert!(value > 0),
+            r => eprintln!("perf_event_open refused here: {r:?}"),
+        }
+        let none = at_1khz(Method::Sleep, 5_000_000, false, false);
+        assert!(none.perf.is_none());
+    }
+
+    #[test]
     fn a_stop_raised_before_the_start_ends_the_run_at_once() {
-        let o = run(
-            1_000_000,
-            100_000,
-            Method::Sleep,
-            0,
-            10_000_000_000,
-            None,
-            Sched::Fixed(Policy::Other, 0),
-            &mut NoOutput,
-            &AtomicBool::new(true),
-        )
-        .unwrap();
+        let o = at_1khz(Method::Sleep, 10_000_000_000, true, false);
         assert_eq!(o.end, LoopEnd::Stopped);
         assert_eq!(o.stats.toggles, 0);
     }
