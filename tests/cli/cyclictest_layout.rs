@@ -24,7 +24,9 @@ const KINDS: &[(&str, &str)] = &[
     ("histogram", r"^# Histogram$"),
     ("bucket", r"^\d{6} \d{6}(\t\d{6})*$"),
     ("total", r"^# Total:( \d{9})+$"),
-    ("min", r"^# Min Latencies:( \d{5})+$"),
+    // A thread that took no sample before the first one finished shows its
+    // initial minimum, 1000000.
+    ("min", r"^# Min Latencies:( \d{5,})+$"),
     ("avg", r"^# Avg Latencies:( \d{5})+$"),
     ("max", r"^# Max Latencies:( \d{5})+$"),
     ("overflows", r"^# Histogram Overflows:( \d{5})+$"),
@@ -127,6 +129,7 @@ fn the_layouts_take_cyclictests_own_lines() {
         "000009 000000\t000000\t000000",
         "# Total: 000000000 000000000 000000000",
         "# Max Latencies: 00022 00019 00022",
+        "# Min Latencies: 00013 1000000",
         "# Thread 0: 00000 00001 00002 # 00017 others",
         "# Thread 1:",
         "       0:       0:      71",
