@@ -47,8 +47,10 @@ use std::time::{Duration, Instant};
 
 /// How long workers may take to report ready.
 pub const START_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long workers get to exit after `SIGTERM` before `SIGKILL`.
-pub const STOP_GRACE: Duration = Duration::from_millis(400);
+/// How long workers get to exit after `SIGTERM` before `SIGKILL`: a worker
+/// exits within milliseconds of it, unless the machine is so busy that it is
+/// not scheduled; only one that ignores it waits this long.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
 /// The hidden subcommand a worker process runs.
 pub const WORKER_COMMAND: &str = "__load-worker";
 

@@ -89,7 +89,8 @@ fn cyclictest_verbose_samples_are_all_counted() {
         .map(|s| s["counters"]["samples"].as_u64().unwrap())
         .collect();
     assert_eq!(counts, [samples("0"), samples("1")], "{text}");
-    assert_eq!(counts[0], 100);
+    // cyclictest ends the run when the first thread has its 100 wake-ups.
+    assert_eq!(counts.iter().max(), Some(&100), "{text}");
     // With -q, the summary line says the unit: -N prints ns.
     let (text, run) = run_and_import(
         dir.path(),

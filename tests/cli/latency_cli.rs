@@ -310,8 +310,10 @@ fn side_by_side_with_cyclictest_same_layout_and_sane_results() {
             footer(text, "Avg Latencies"),
             footer(text, "Max Latencies"),
         );
-        for t in 0..2 {
-            assert!(mins[t] <= avgs[t] && avgs[t] <= maxs[t]);
+        // A cyclictest thread that took no sample before the run ended shows
+        // its initial minimum (1000000) over an average of 0.
+        for t in (0..2).filter(|&t| per_thread(text)[t] > 0) {
+            assert!(mins[t] <= avgs[t] && avgs[t] <= maxs[t], "{text}");
         }
     }
     check_series(&doc["total"]);
