@@ -17,7 +17,7 @@ pub fn section(why: &Why) -> Result<String> {
         out.push_str(&format!(
             "<p>No sample reached {threshold}: no spike to explain.</p>\n"
         ));
-        return Ok(out);
+        return Ok(out + &timerlat(why));
     }
     let lost = match why.events_lost {
         0 => "none lost".to_string(),
@@ -52,7 +52,15 @@ pub fn section(why: &Why) -> Result<String> {
     }
     out.push_str(&causes(why));
     out.push_str(&details(why));
-    Ok(out)
+    Ok(out + &timerlat(why))
+}
+
+/// The timerlat tracer's lines, when it ran.
+fn timerlat(why: &Why) -> String {
+    match super::text::why::timerlat(why) {
+        t if t.is_empty() => t,
+        t => format!("<pre class=\"meta\">{}</pre>\n", esc(&t)),
+    }
 }
 
 /// Causes in the table; the rest share one last row.

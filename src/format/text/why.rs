@@ -15,25 +15,43 @@ pub const CAUSES_SHOWN: usize = 10;
 /// The analysis as text, at most [`super::table::WIDTH`] columns wide.
 pub fn render(why: &Why) -> String {
     let mut out = header(why);
-    if why.spikes_total == 0 {
-        return out;
-    }
-    let width = amount_width(&why.spikes);
-    for (i, s) in why.spikes.iter().enumerate() {
+    if why.spikes_total > 0 {
+        let width = amount_width(&why.spikes);
+        for (i, s) in why.spikes.iter().enumerate() {
+            out.push('\n');
+            out.push_str(&spike(i + 1, s, width));
+        }
         out.push('\n');
-        out.push_str(&spike(i + 1, s, width));
+        out.push_str(&causes(why));
     }
-    out.push('\n');
-    out.push_str(&causes(why));
-    if let Some(t) = &why.timerlat {
-        out.push_str(&paragraph(
-            "",
-            &format!(
-                "timerlat: worst IRQ latency {}, worst thread latency {} ({} samples)",
-                Human(t.irq_max_ns),
-                Human(t.thread_max_ns),
-                t.samples
-            ),
+    out.push_str(&timerlat(why));
+    out
+}
+
+/// The timerlat tracer's IRQ versus thread latency, overall and per CPU, as
+/// rtla shows them ("" without the tracer).
+pub fn timerlat(why: &Why) -> String {
+    let Some(t) = &why.timerlat else {
+        return String::new();
+    };
+    let mut out = paragraph(
+        "",
+        &format!(
+            "timerlat: worst IRQ latency {}, worst thread latency {} ({} samples)",
+            Human(t.irq_max_ns),
+            Human(t.thread_max_ns),
+            t.samples
+        ),
+    );
+    for c in &t.per_cpu {
+        out.push_str(&format!(
+            "  cpu {}: IRQ avg {} max {}, thread avg {} max {} ({} samples)\n",
+            c.cpu,
+            Human(c.irq_avg_ns),
+            Human(c.irq_max_ns),
+            Human(c.thread_avg_ns),
+            Human(c.thread_max_ns),
+            c.samples
         ));
     }
     out
@@ -56,7 +74,8 @@ pub fn end_of_run(why: &Why, run: Option<i64>) -> String {
 pub fn summary(why: &Why, run: Option<i64>) -> String {
     let threshold = Human(why.threshold_ns);
     if why.spikes_total == 0 {
-        return format!("why: no sample reached {threshold}: no spike to explain\n");
+        return format!("why: no sample reached {threshold}: no spike to explain\n")
+            + &timerlat(why);
     }
     let mut out = format!("why: {} spike(s) at or above {threshold}", why.spikes_total);
     match run {
@@ -67,7 +86,7 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     if why.events_lost > 0 {
         out.push_str(&lost_warning(why.events_lost));
     }
-    out
+    out + &timerlat(why)
 }
 
 /// The traced steps of a campaign, one line each: how many spikes, the top

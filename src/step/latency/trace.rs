@@ -36,16 +36,27 @@ impl Params {
 }
 
 /// Starts tracing the kernel for spikes of `threshold_ns` and more, and has
-/// the probe mark them; when the system cannot, a warning says why and the
-/// run goes on without.
+/// the probe mark them; with `timerlat`, the timerlat tracer at the probe's
+/// interval on the measured CPUs (every online CPU when no thread is
+/// pinned). When the system cannot, a warning says why and the run goes on
+/// without.
 pub(super) fn start(
     threshold_ns: u64,
+    timerlat: bool,
     cfg: &mut LatencyConfig,
     warnings: &mut Vec<Warning>,
 ) -> Option<trace::Session> {
-    let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
-    match trace::Session::start(threshold_ns, &measured) {
+    let mut measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
+    measured.sort_unstable();
+    measured.dedup();
+    let period_us = timerlat.then_some(cfg.interval_ns / 1_000);
+    match trace::Session::start(threshold_ns, &measured, period_us) {
         Ok(s) => {
+            if let Some(why) = s.timerlat_missing().filter(|_| timerlat) {
+                let why = why.trim_start_matches("timerlat: ");
+                let msg = format!("--timerlat: {why}; traced without it");
+                warnings.push(Warning::new("timerlat", msg));
+            }
             cfg.spike_marks = Some(SpikeMarks {
                 path: s.marker_path(),
                 threshold_ns,
