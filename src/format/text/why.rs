@@ -461,4 +461,30 @@ mod tests {
         assert!(text.contains(" 10. IRQ q9 (irq 9) on CPU 1: 5%"), "{text}");
         assert!(text.contains("  and 2 smaller cause(s): 10% of spike time in all\n"));
     }
+
+    #[test]
+    fn timerlat_is_shown_with_or_without_spikes() {
+        use crate::record::why::{Timerlat, TimerlatCpu};
+        let mut w = why();
+        w.timerlat = Some(Timerlat {
+            irq_max_ns: 7_000,
+            thread_max_ns: 9_000,
+            samples: 3,
+            per_cpu: vec![TimerlatCpu {
+                cpu: 1,
+                samples: 3,
+                irq_avg_ns: 2_000,
+                irq_max_ns: 7_000,
+                thread_avg_ns: 6_500,
+                thread_max_ns: 9_000,
+            }],
+        });
+        let lines = "timerlat: worst IRQ latency 7us, worst thread latency 9us (3 samples)\n\
+                     \x20 cpu 1: IRQ avg 2us max 7us, thread avg 6.5us max 9us (3 samples)\n";
+        assert!(render(&w).ends_with(lines), "{}", render(&w));
+        assert!(end_of_run(&w, Some(3)).ends_with(lines));
+        w.spikes_total = 0;
+        assert!(render(&w).ends_with(lines));
+        assert!(summary(&w, None).ends_with(lines));
+    }
 }

@@ -20,6 +20,9 @@ impl Params {
             if self.trace_threshold.is_some() {
                 return Err(bad_flag("--trace-threshold", "needs --trace"));
             }
+            if self.timerlat {
+                return Err(bad_flag("--timerlat", "needs --trace"));
+            }
             return Ok(None);
         }
         if self.clock == ClockArg::Realtime {
@@ -93,6 +96,9 @@ mod tests {
                 .starts_with("--trace-threshold: needs --trace"),
             "{e}"
         );
+        let e = t("timerlat = true", None).unwrap_err();
+        assert!(e.to_string().starts_with("--timerlat: needs --trace"), "{e}");
+        assert_eq!(t("trace = true\ntimerlat = true", None).unwrap(), Some(200_000));
         let e = t("trace = true\nclock = \"realtime\"", None).unwrap_err();
         assert!(e.to_string().starts_with("--trace: "), "{e}");
     }
