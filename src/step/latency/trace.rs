@@ -97,8 +97,14 @@ mod tests {
             "{e}"
         );
         let e = t("timerlat = true", None).unwrap_err();
-        assert!(e.to_string().starts_with("--timerlat: needs --trace"), "{e}");
-        assert_eq!(t("trace = true\ntimerlat = true", None).unwrap(), Some(200_000));
+        assert!(
+            e.to_string().starts_with("--timerlat: needs --trace"),
+            "{e}"
+        );
+        assert_eq!(
+            t("trace = true\ntimerlat = true", None).unwrap(),
+            Some(200_000)
+        );
         let e = t("trace = true\nclock = \"realtime\"", None).unwrap_err();
         assert!(e.to_string().starts_with("--trace: "), "{e}");
     }
