@@ -57,7 +57,7 @@ pub fn section(why: &Why) -> Result<String> {
 
 /// The timerlat tracer's lines, when it ran.
 fn timerlat(why: &Why) -> String {
-    match super::text::why::timerlat(why) {
+    match super::text::timerlat::lines(why) {
         t if t.is_empty() => t,
         t => format!("<pre class=\"meta\">{}</pre>\n", esc(&t)),
     }

@@ -203,22 +203,16 @@ impl Session {
                 Err(e) => anyhow::bail!("the kernel has no {sys}:{name} event ({e})"),
             }
         }
-        let samples = match timerlat_us {
-            None => {
-                self.missing.extend(timerlat::not_asked(root));
+        let samples = match timerlat::offer(root, &dir, measured, timerlat_us) {
+            Ok((running, samples)) => {
+                self.timerlat = Some(running);
+                self.available.push("timerlat".into());
+                Some(samples)
+            }
+            Err(why) => {
+                self.missing.extend(why);
                 None
             }
-            Some(us) => match timerlat::start(root, &dir, &timerlat_cpus(measured), us) {
-                Ok((running, samples)) => {
-                    self.timerlat = Some(running);
-                    self.available.push("timerlat".into());
-                    Some(samples)
-                }
-                Err(why) => {
-                    self.missing.push(why);
-                    None
-                }
-            },
         };
         let mut pipes = Vec::new();
         for cpu in online_cpus() {
@@ -343,15 +337,6 @@ fn missing_reason(sys: &str, name: &str) -> String {
         _ => "IRQ handlers",
     };
     format!("{what}: no {sys}:{name} event")
-}
-
-/// The CPUs timerlat measures: the probe's, or every online one when its
-/// threads are not pinned.
-fn timerlat_cpus(measured: &[usize]) -> Vec<usize> {
-    match measured {
-        [] => online_cpus(),
-        m => m.to_vec(),
-    }
 }
 
 fn online_cpus() -> Vec<usize> {

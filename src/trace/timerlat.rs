@@ -33,7 +33,7 @@ fn offers(dir: &Path, tracer: &str) -> bool {
 
 /// What the kernel offers, for `why.missing` when `--timerlat` was not asked
 /// for (none of it is touched).
-pub fn not_asked(root: &Path) -> Vec<String> {
+fn not_asked(root: &Path) -> Vec<String> {
     [TRACER, OSNOISE]
         .into_iter()
         .map(|t| match (offers(root, t), t) {
@@ -98,9 +98,28 @@ fn in_use(root: &Path) -> Option<String> {
         })
 }
 
+/// With a period (`--timerlat`), starts the tracer in `instance` on the
+/// `measured` CPUs (every online CPU when the probe's threads are not
+/// pinned); else, or when it cannot, the lines for `why.missing`.
+pub fn offer(
+    root: &Path,
+    instance: &Path,
+    measured: &[usize],
+    period_us: Option<u64>,
+) -> Result<(Running, Samples), Vec<String>> {
+    let Some(us) = period_us else {
+        return Err(not_asked(root));
+    };
+    let cpus = match measured {
+        [] => super::online_cpus(),
+        m => m.to_vec(),
+    };
+    start(root, instance, &cpus, us).map_err(|e| vec![e])
+}
+
 /// Starts `timerlat` in `instance` on `cpus` with a period of `period_us`,
 /// or says why it cannot; nothing is changed when it cannot.
-pub fn start(
+fn start(
     root: &Path,
     instance: &Path,
     cpus: &[usize],

@@ -28,7 +28,7 @@ fn entry(id: u16, seq: u32, context: i32, ns: u64) -> Vec<u8> {
 fn page(records: &[Vec<u8>], layout: &PageLayout) -> Vec<u8> {
     let mut data = Vec::new();
     for r in records {
-        data.extend((r.len() as u32 / 4 | 1 << 5).to_le_bytes());
+        data.extend(((r.len() as u32 / 4) | (1 << 5)).to_le_bytes());
         data.extend(r);
     }
     let mut p = 1_000u64.to_le_bytes().to_vec();
@@ -178,6 +178,19 @@ fn the_options_are_set_for_the_run_and_put_back_after() {
             .map(|(p, v)| (p, v.trim().to_string()))
             .collect()
     };
+    assert_eq!(trim(snapshot(root)), trim(before.clone()));
+    // Threads not pinned: every online CPU.
+    let (running, _) = offer(root, &inst, &[], Some(200)).unwrap();
+    let online: Vec<String> = crate::trace::online_cpus()
+        .iter()
+        .map(usize::to_string)
+        .collect();
+    assert_eq!(read("osnoise/cpus"), online.join(","));
+    drop(running);
+    assert_eq!(read("osnoise/cpus"), "0-1");
+    // Not asked for: what the kernel offers, and nothing touched.
+    let e = offer(root, &inst, &[1], None).unwrap_err();
+    assert!(e[0].contains("--timerlat"), "{e:?}");
     assert_eq!(trim(snapshot(root)), trim(before));
 }
 

@@ -3,6 +3,7 @@
 //! the kernel let the analysis see, and whether events were lost.
 
 use super::table::paragraph;
+use super::timerlat;
 use crate::record::why::{Cause, CauseKind, Spike, Why};
 use crate::units::Human;
 
@@ -24,36 +25,7 @@ pub fn render(why: &Why) -> String {
         out.push('\n');
         out.push_str(&causes(why));
     }
-    out.push_str(&timerlat(why));
-    out
-}
-
-/// The timerlat tracer's IRQ versus thread latency, overall and per CPU, as
-/// rtla shows them ("" without the tracer).
-pub fn timerlat(why: &Why) -> String {
-    let Some(t) = &why.timerlat else {
-        return String::new();
-    };
-    let mut out = paragraph(
-        "",
-        &format!(
-            "timerlat: worst IRQ latency {}, worst thread latency {} ({} samples)",
-            Human(t.irq_max_ns),
-            Human(t.thread_max_ns),
-            t.samples
-        ),
-    );
-    for c in &t.per_cpu {
-        out.push_str(&format!(
-            "  cpu {}: IRQ avg {} max {}, thread avg {} max {} ({} samples)\n",
-            c.cpu,
-            Human(c.irq_avg_ns),
-            Human(c.irq_max_ns),
-            Human(c.thread_avg_ns),
-            Human(c.thread_max_ns),
-            c.samples
-        ));
-    }
+    out.push_str(&timerlat::lines(why));
     out
 }
 
@@ -75,7 +47,7 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     let threshold = Human(why.threshold_ns);
     if why.spikes_total == 0 {
         return format!("why: no sample reached {threshold}: no spike to explain\n")
-            + &timerlat(why);
+            + &timerlat::lines(why);
     }
     let mut out = format!("why: {} spike(s) at or above {threshold}", why.spikes_total);
     match run {
@@ -86,7 +58,7 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     if why.events_lost > 0 {
         out.push_str(&lost_warning(why.events_lost));
     }
-    out + &timerlat(why)
+    out + &timerlat::lines(why)
 }
 
 /// The traced steps of a campaign, one line each: how many spikes, the top
@@ -308,7 +280,7 @@ fn causes(why: &Why) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::format::text::table::WIDTH;
     use crate::record::why::{Idle, Irq, Softirq, Thread};
@@ -363,7 +335,7 @@ mod tests {
         }
     }
 
-    fn why() -> Why {
+    pub(in crate::format) fn why() -> Why {
         Why {
             threshold_ns: 50_000,
             available: vec!["sched".into(), "irq".into()],
@@ -460,31 +432,5 @@ mod tests {
         let text = render(&w);
         assert!(text.contains(" 10. IRQ q9 (irq 9) on CPU 1: 5%"), "{text}");
         assert!(text.contains("  and 2 smaller cause(s): 10% of spike time in all\n"));
-    }
-
-    #[test]
-    fn timerlat_is_shown_with_or_without_spikes() {
-        use crate::record::why::{Timerlat, TimerlatCpu};
-        let mut w = why();
-        w.timerlat = Some(Timerlat {
-            irq_max_ns: 7_000,
-            thread_max_ns: 9_000,
-            samples: 3,
-            per_cpu: vec![TimerlatCpu {
-                cpu: 1,
-                samples: 3,
-                irq_avg_ns: 2_000,
-                irq_max_ns: 7_000,
-                thread_avg_ns: 6_500,
-                thread_max_ns: 9_000,
-            }],
-        });
-        let lines = "timerlat: worst IRQ latency 7us, worst thread latency 9us (3 samples)\n\
-                     \x20 cpu 1: IRQ avg 2us max 7us, thread avg 6.5us max 9us (3 samples)\n";
-        assert!(render(&w).ends_with(lines), "{}", render(&w));
-        assert!(end_of_run(&w, Some(3)).ends_with(lines));
-        w.spikes_total = 0;
-        assert!(render(&w).ends_with(lines));
-        assert!(summary(&w, None).ends_with(lines));
     }
 }
