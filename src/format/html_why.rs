@@ -188,6 +188,23 @@ mod tests {
     }
 
     #[test]
+    fn timerlat_is_shown_when_it_ran() {
+        let mut why = fixture().why.unwrap();
+        assert!(!section(&why).unwrap().contains("worst IRQ latency"));
+        why.timerlat = Some(crate::record::why::Timerlat {
+            irq_max_ns: 7_000,
+            thread_max_ns: 9_000,
+            samples: 3,
+            per_cpu: vec![],
+        });
+        let line = "<pre class=\"meta\">timerlat: worst IRQ latency 7us, worst thread latency \
+                    9us (3 samples)\n</pre>\n";
+        assert!(section(&why).unwrap().ends_with(line));
+        why.spikes_total = 0;
+        assert!(section(&why).unwrap().ends_with(line));
+    }
+
+    #[test]
     fn lost_events_warn_and_no_spikes_say_so() {
         let mut why = fixture().why.unwrap();
         why.events_lost = 7;
