@@ -17,7 +17,7 @@ pub fn section(why: &Why) -> Result<String> {
         out.push_str(&format!(
             "<p>No sample reached {threshold}: no spike to explain.</p>\n"
         ));
-        return Ok(out);
+        return Ok(out + &timerlat(why));
     }
     let lost = match why.events_lost {
         0 => "none lost".to_string(),
@@ -52,7 +52,15 @@ pub fn section(why: &Why) -> Result<String> {
     }
     out.push_str(&causes(why));
     out.push_str(&details(why));
-    Ok(out)
+    Ok(out + &timerlat(why))
+}
+
+/// The timerlat tracer's lines, when it ran.
+fn timerlat(why: &Why) -> String {
+    match super::text::timerlat::lines(why) {
+        t if t.is_empty() => t,
+        t => format!("<pre class=\"meta\">{}</pre>\n", esc(&t)),
+    }
 }
 
 /// Causes in the table; the rest share one last row.
@@ -177,6 +185,23 @@ mod tests {
         }
         assert!(html.find("Why: the spikes") < html.find("<h3>System</h3>"));
         assert!(!html.contains("events_lost"));
+    }
+
+    #[test]
+    fn timerlat_is_shown_when_it_ran() {
+        let mut why = fixture().why.unwrap();
+        assert!(!section(&why).unwrap().contains("worst IRQ latency"));
+        why.timerlat = Some(crate::record::why::Timerlat {
+            irq_max_ns: 7_000,
+            thread_max_ns: 9_000,
+            samples: 3,
+            per_cpu: vec![],
+        });
+        let line = "<pre class=\"meta\">timerlat: worst IRQ latency 7us, worst thread latency \
+                    9us (3 samples)\n</pre>\n";
+        assert!(section(&why).unwrap().ends_with(line));
+        why.spikes_total = 0;
+        assert!(section(&why).unwrap().ends_with(line));
     }
 
     #[test]

@@ -196,8 +196,28 @@ pub struct Timerlat {
     pub irq_max_ns: u64,
     /// Worst thread latency (ns).
     pub thread_max_ns: u64,
-    /// Samples the tracer took.
+    /// Activations of the tracer's threads (one IRQ and one thread sample each).
     pub samples: u64,
+    /// The same per measured CPU, with the averages.
+    #[serde(default)]
+    pub per_cpu: Vec<TimerlatCpu>,
+}
+
+/// One CPU's timerlat latencies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerlatCpu {
+    /// The CPU.
+    pub cpu: usize,
+    /// Activations of its timerlat thread.
+    pub samples: u64,
+    /// Average timer IRQ latency (ns).
+    pub irq_avg_ns: u64,
+    /// Worst timer IRQ latency (ns).
+    pub irq_max_ns: u64,
+    /// Average thread latency (ns).
+    pub thread_avg_ns: u64,
+    /// Worst thread latency (ns).
+    pub thread_max_ns: u64,
 }
 
 #[cfg(test)]

@@ -160,6 +160,11 @@ pub struct Params {
     )]
     #[serde(deserialize_with = "de::opt_duration")]
     pub trace_threshold: Option<String>,
+    /// With --trace: also run the kernel's timerlat tracer on the measured
+    /// CPUs at the probe's interval and report its timer IRQ versus thread
+    /// latency (its own threads then share those CPUs with the probe).
+    #[arg(long, requires = "trace")]
+    pub timerlat: bool,
     #[command(flatten)]
     #[serde(flatten)]
     pub dl: DeadlineArgs,

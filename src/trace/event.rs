@@ -59,7 +59,7 @@ pub const PRINT: (&str, &str) = ("ftrace", "print");
 
 /// A field's place in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Field {
+pub(super) struct Field {
     offset: usize,
     size: usize,
 }
@@ -98,7 +98,7 @@ impl Format {
         Ok(Format { id, fields })
     }
 
-    fn field(&self, name: &str) -> Result<Field> {
+    pub(super) fn field(&self, name: &str) -> Result<Field> {
         self.fields
             .get(name)
             .copied()
@@ -128,7 +128,7 @@ pub struct Decoder {
     pid: Option<Field>,
 }
 
-fn int(r: &[u8], f: Field) -> i64 {
+pub(super) fn int(r: &[u8], f: Field) -> i64 {
     let b = r.get(f.offset..f.offset + f.size).unwrap_or(&[]);
     match *b {
         [a] => i64::from(a),

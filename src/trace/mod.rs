@@ -3,7 +3,9 @@
 //! softirq, timer and idle events enabled in it with the `mono` clock (the
 //! probe's CLOCK_MONOTONIC), its per-CPU `trace_pipe_raw` buffers read while
 //! the probe runs by a thread kept off the measured CPUs, and every spike
-//! marker the probe writes explained from them ([`analyse`]).
+//! marker the probe writes explained from them ([`analyse`]); with
+//! `--timerlat`, the kernel's timerlat tracer in the same instance
+//! ([`timerlat`]).
 
 mod analyse;
 mod event;
@@ -11,6 +13,7 @@ mod page;
 mod spike;
 #[cfg(test)]
 mod tests;
+mod timerlat;
 
 pub use spike::TIMER_IRQ;
 
@@ -48,6 +51,7 @@ pub struct Session {
     missing: Vec<String>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<Reader>>,
+    timerlat: Option<timerlat::Running>,
 }
 
 /// The mount point of tracefs, mounted at [`TRACEFS`] when it is not.
@@ -99,11 +103,13 @@ fn write(dir: &Path, file: &str, value: &str) -> Result<()> {
 }
 
 impl Session {
-    /// Creates the instance, enables the events, and starts reading. The
-    /// reader avoids the CPUs in `measured` when any other is online.
+    /// Creates the instance, enables the events (and the timerlat tracer with
+    /// a period of `timerlat_us`), and starts reading. The reader avoids the
+    /// CPUs in `measured` when any other is online.
     pub fn start(
         threshold_ns: u64,
         measured: &[usize],
+        timerlat_us: Option<u64>,
     ) -> std::result::Result<Session, Unavailable> {
         let root = tracefs()?;
         remove_stale(&root.join("instances"));
@@ -124,9 +130,10 @@ impl Session {
             missing: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
             reader: None,
+            timerlat: None,
         };
         let reader = s
-            .set_up(&root)
+            .set_up(&root, measured, timerlat_us)
             .map_err(|e| Unavailable(format!("setting up the tracefs instance: {e:#}")))?;
         let stop = Arc::clone(&s.stop);
         let free: Vec<usize> = online_cpus()
@@ -147,7 +154,12 @@ impl Session {
         Ok(s)
     }
 
-    fn set_up(&mut self, root: &Path) -> Result<Reader> {
+    fn set_up(
+        &mut self,
+        root: &Path,
+        measured: &[usize],
+        timerlat_us: Option<u64>,
+    ) -> Result<Reader> {
         let dir = self.dir.clone();
         let clocks = read_text(&dir.join("trace_clock"))?;
         if !clocks
@@ -191,14 +203,17 @@ impl Session {
                 Err(e) => anyhow::bail!("the kernel has no {sys}:{name} event ({e})"),
             }
         }
-        let tracers = read_text(&root.join("available_tracers")).unwrap_or_default();
-        for t in ["timerlat", "osnoise"] {
-            self.missing.push(if tracers.split_whitespace().any(|x| x == t) {
-                format!("{t}: the kernel has the tracer, rtlab does not use it yet")
-            } else {
-                format!("{t}: the kernel has no {t} tracer (IRQ versus thread latency is not split)")
-            });
-        }
+        let samples = match timerlat::offer(root, &dir, measured, timerlat_us) {
+            Ok((running, samples)) => {
+                self.timerlat = Some(running);
+                self.available.push("timerlat".into());
+                Some(samples)
+            }
+            Err(why) => {
+                self.missing.extend(why);
+                None
+            }
+        };
         let mut pipes = Vec::new();
         for cpu in online_cpus() {
             let path = dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
@@ -214,7 +229,14 @@ impl Session {
             layout,
             decoder,
             analyser: Analyser::default(),
+            timerlat: samples,
         })
+    }
+
+    /// Why the timerlat tracer does not run, when it does not.
+    pub fn timerlat_missing(&self) -> Option<&str> {
+        let why = self.missing.iter().find(|m| m.starts_with("timerlat:"));
+        why.filter(|_| self.timerlat.is_none()).map(String::as_str)
     }
 
     /// The instance's `trace_marker`, for the probe's spike markers.
@@ -227,6 +249,10 @@ impl Session {
         let _ = write(&self.dir, "tracing_on", "0");
         let reader = self.join();
         let lost = self.lost_events();
+        let timerlat = reader
+            .as_ref()
+            .and_then(|r| r.timerlat.as_ref())
+            .map(timerlat::Samples::summary);
         let (events, tally) = match reader {
             Some(r) => (r.analyser.events, r.analyser.tally),
             None => (0, Default::default()),
@@ -243,7 +269,7 @@ impl Session {
             spikes_total,
             spikes,
             causes,
-            timerlat: None,
+            timerlat,
         }
     }
 
@@ -277,6 +303,7 @@ fn lost_in(stats: &str) -> u64 {
 impl Drop for Session {
     fn drop(&mut self) {
         self.join();
+        self.timerlat.take();
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
@@ -327,6 +354,7 @@ struct Reader {
     layout: PageLayout,
     decoder: Decoder,
     analyser: Analyser,
+    timerlat: Option<timerlat::Samples>,
 }
 
 impl Reader {
@@ -356,9 +384,13 @@ impl Reader {
                 }
                 got = true;
                 let (decoder, analyser) = (&self.decoder, &mut self.analyser);
+                let timerlat = &mut self.timerlat;
                 // A page that does not parse is skipped; its events are lost
                 // to the analysis as events the kernel dropped would be.
                 let _ = page::for_each_record(&page[..n], &self.layout, |ts, rec| {
+                    if timerlat.as_mut().is_some_and(|t| t.take(*cpu, rec)) {
+                        return;
+                    }
                     if let Some(ev) = decoder.decode(rec) {
                         analyser.feed(*cpu, ts, ev);
                     }

@@ -56,4 +56,5 @@ mod sysbench_cli;
 mod sysbench_vs;
 mod why_cli;
 mod why_stored;
+mod why_timerlat;
 mod why_trace;

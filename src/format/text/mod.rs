@@ -18,5 +18,6 @@ pub mod results;
 pub mod run;
 pub mod series;
 pub mod table;
+pub mod timerlat;
 pub mod verdict;
 pub mod why;

@@ -3,6 +3,7 @@
 //! the kernel let the analysis see, and whether events were lost.
 
 use super::table::paragraph;
+use super::timerlat;
 use crate::record::why::{Cause, CauseKind, Spike, Why};
 use crate::units::Human;
 
@@ -15,27 +16,16 @@ pub const CAUSES_SHOWN: usize = 10;
 /// The analysis as text, at most [`super::table::WIDTH`] columns wide.
 pub fn render(why: &Why) -> String {
     let mut out = header(why);
-    if why.spikes_total == 0 {
-        return out;
-    }
-    let width = amount_width(&why.spikes);
-    for (i, s) in why.spikes.iter().enumerate() {
+    if why.spikes_total > 0 {
+        let width = amount_width(&why.spikes);
+        for (i, s) in why.spikes.iter().enumerate() {
+            out.push('\n');
+            out.push_str(&spike(i + 1, s, width));
+        }
         out.push('\n');
-        out.push_str(&spike(i + 1, s, width));
+        out.push_str(&causes(why));
     }
-    out.push('\n');
-    out.push_str(&causes(why));
-    if let Some(t) = &why.timerlat {
-        out.push_str(&paragraph(
-            "",
-            &format!(
-                "timerlat: worst IRQ latency {}, worst thread latency {} ({} samples)",
-                Human(t.irq_max_ns),
-                Human(t.thread_max_ns),
-                t.samples
-            ),
-        ));
-    }
+    out.push_str(&timerlat::lines(why));
     out
 }
 
@@ -56,7 +46,8 @@ pub fn end_of_run(why: &Why, run: Option<i64>) -> String {
 pub fn summary(why: &Why, run: Option<i64>) -> String {
     let threshold = Human(why.threshold_ns);
     if why.spikes_total == 0 {
-        return format!("why: no sample reached {threshold}: no spike to explain\n");
+        return format!("why: no sample reached {threshold}: no spike to explain\n")
+            + &timerlat::lines(why);
     }
     let mut out = format!("why: {} spike(s) at or above {threshold}", why.spikes_total);
     match run {
@@ -67,7 +58,7 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     if why.events_lost > 0 {
         out.push_str(&lost_warning(why.events_lost));
     }
-    out
+    out + &timerlat::lines(why)
 }
 
 /// The traced steps of a campaign, one line each: how many spikes, the top
@@ -289,7 +280,7 @@ fn causes(why: &Why) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::format::text::table::WIDTH;
     use crate::record::why::{Idle, Irq, Softirq, Thread};
@@ -344,7 +335,7 @@ mod tests {
         }
     }
 
-    fn why() -> Why {
+    pub(in crate::format) fn why() -> Why {
         Why {
             threshold_ns: 50_000,
             available: vec!["sched".into(), "irq".into()],

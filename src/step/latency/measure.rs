@@ -167,7 +167,8 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             None => format!("thread{i}"),
         })
         .collect();
-    let trace = trace_threshold_ns.and_then(|t| super::trace::start(t, &mut cfg, &mut warnings));
+    let trace = trace_threshold_ns
+        .and_then(|t| super::trace::start(t, a.timerlat, &mut cfg, &mut warnings));
     obs.start(&names);
     let overruns_before = sched::deadline::overruns();
     let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));

@@ -20,6 +20,9 @@ impl Params {
             if self.trace_threshold.is_some() {
                 return Err(bad_flag("--trace-threshold", "needs --trace"));
             }
+            if self.timerlat {
+                return Err(bad_flag("--timerlat", "needs --trace"));
+            }
             return Ok(None);
         }
         if self.clock == ClockArg::Realtime {
@@ -36,16 +39,27 @@ impl Params {
 }
 
 /// Starts tracing the kernel for spikes of `threshold_ns` and more, and has
-/// the probe mark them; when the system cannot, a warning says why and the
-/// run goes on without.
+/// the probe mark them; with `timerlat`, the timerlat tracer at the probe's
+/// interval on the measured CPUs (every online CPU when no thread is
+/// pinned). When the system cannot, a warning says why and the run goes on
+/// without.
 pub(super) fn start(
     threshold_ns: u64,
+    timerlat: bool,
     cfg: &mut LatencyConfig,
     warnings: &mut Vec<Warning>,
 ) -> Option<trace::Session> {
-    let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
-    match trace::Session::start(threshold_ns, &measured) {
+    let mut measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
+    measured.sort_unstable();
+    measured.dedup();
+    let period_us = timerlat.then_some(cfg.interval_ns / 1_000);
+    match trace::Session::start(threshold_ns, &measured, period_us) {
         Ok(s) => {
+            if let Some(why) = s.timerlat_missing().filter(|_| timerlat) {
+                let why = why.trim_start_matches("timerlat: ");
+                let msg = format!("--timerlat: {why}; traced without it");
+                warnings.push(Warning::new("timerlat", msg));
+            }
             cfg.spike_marks = Some(SpikeMarks {
                 path: s.marker_path(),
                 threshold_ns,
@@ -81,6 +95,15 @@ mod tests {
             e.to_string()
                 .starts_with("--trace-threshold: needs --trace"),
             "{e}"
+        );
+        let e = t("timerlat = true", None).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--timerlat: needs --trace"),
+            "{e}"
+        );
+        assert_eq!(
+            t("trace = true\ntimerlat = true", None).unwrap(),
+            Some(200_000)
         );
         let e = t("trace = true\nclock = \"realtime\"", None).unwrap_err();
         assert!(e.to_string().starts_with("--trace: "), "{e}");
