@@ -80,11 +80,14 @@ pub fn make_reports_dir(report: &Path) -> Result<()> {
 
 /// The database path: `--db`, else `$RTLAB_DB`, else
 /// `$XDG_DATA_HOME/rtlab/rtlab.db`, else `~/.local/share/rtlab/rtlab.db`.
+/// A URL (`scheme://…`) is refused rather than taken for a file path.
 pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = flag {
+        refuse_url(p, "--db")?;
         return Ok(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os(DB_ENV).filter(|p| !p.is_empty()) {
+        refuse_url(Path::new(&p), DB_ENV)?;
         return Ok(PathBuf::from(p));
     }
     let data = match std::env::var_os("XDG_DATA_HOME").filter(|p| !p.is_empty()) {
@@ -97,6 +100,35 @@ pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
         },
     };
     Ok(data.join("rtlab").join("rtlab.db"))
+}
+
+/// The scheme of `p` when it is a URL (`scheme://…`, RFC 3986 scheme letters).
+fn url_scheme(p: &Path) -> Option<&str> {
+    let (scheme, _) = p.to_str()?.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+/// Refuses a database given (by `source`, `--db` or `RTLAB_DB`) as a URL: the
+/// store is a SQLite file, named by its path. Only the scheme is repeated, never
+/// the rest of the URL (it may hold a password).
+fn refuse_url(p: &Path, source: &str) -> Result<()> {
+    let Some(scheme) = url_scheme(p) else {
+        return Ok(());
+    };
+    let what =
+        if scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql") {
+            "a PostgreSQL store, which this rtlab cannot use: it keeps runs in a SQLite file"
+        } else {
+            "a URL; the results store is a SQLite file"
+        };
+    bail!(UsageError(format!(
+        "{source} names {scheme}://…, {what}: give the file's path instead (e.g. {source}{} ~/rtlab.db); nothing was written",
+        if source == DB_ENV { "=" } else { " " }
+    )))
 }
 
 /// An open results store.
@@ -789,6 +821,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("x.db")).unwrap();
         (dir, store)
+    }
+
+    #[test]
+    fn only_scheme_colon_slash_slash_is_a_url() {
+        for (p, scheme) in [
+            ("postgres://u:p@h/db", Some("postgres")),
+            ("svn+ssh://h/x", Some("svn+ssh")),
+            ("./a://b", None),
+            ("1x://h", None),
+            ("/var/lib/rtlab.db", None),
+            ("c:/x.db", None),
+        ] {
+            assert_eq!(url_scheme(Path::new(p)), scheme, "{p}");
+        }
+        let e = refuse_url(Path::new("postgres://u:pw@h/db"), "--db").unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some());
+        assert!(!e.to_string().contains("pw"), "{e}");
     }
 
     #[test]
