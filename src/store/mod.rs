@@ -121,12 +121,12 @@ fn refuse_url(p: &Path, source: &str) -> Result<()> {
     };
     let what =
         if scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql") {
-            "a PostgreSQL store, which this rtlab cannot use: it keeps runs in a SQLite file"
+            "a PostgreSQL store; this rtlab keeps runs in a SQLite file only"
         } else {
             "a URL; the results store is a SQLite file"
         };
     bail!(UsageError(format!(
-        "{source} names {scheme}://…, {what}: give the file's path instead (e.g. {source}{} ~/rtlab.db); nothing was written",
+        "{source} names {scheme}://…, {what}: give the file's path instead (e.g. {source}{}~/rtlab.db); nothing was written",
         if source == DB_ENV { "=" } else { " " }
     )))
 }
