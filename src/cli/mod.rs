@@ -2,6 +2,7 @@
 
 mod audit;
 mod bench;
+mod bundle;
 pub mod common;
 mod compare;
 mod deferred;
@@ -22,6 +23,7 @@ mod prio;
 mod report;
 mod reportargs;
 mod results;
+mod results_import;
 mod run;
 mod step;
 mod why;

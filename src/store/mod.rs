@@ -35,8 +35,10 @@
 mod campaign;
 mod query;
 mod schema;
+mod transfer;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
+pub use transfer::{write_bundle, Bundle, Tally};
 
 use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};
@@ -279,51 +281,7 @@ impl Store {
         if let Some(c) = run.campaign {
             campaign::require(&tx, c, &path)?;
         }
-        let total = run.total.as_ref();
-        let mut header = run.clone();
-        header.id = None;
-        header.series = Vec::new();
-        header.total = None;
-        tx.execute(
-            "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
-                duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses,
-                record, metrics)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                run.kind,
-                run.label,
-                run.status.name(),
-                run.exit_code,
-                run.campaign,
-                run.started_at,
-                run.ended_at,
-                run.duration_ns as i64,
-                run.fingerprint.kernel_release,
-                run.fingerprint.preempt.name(),
-                run.fingerprint.hostname,
-                total.map(|t| t.counters.samples as i64),
-                total
-                    .filter(|_| run.reports("p99_ns"))
-                    .map(|t| t.summary.p99_ns as i64),
-                total.map(|t| t.summary.max_ns as i64),
-                total
-                    .filter(|_| run.reports("deadline_misses"))
-                    .map(|t| t.counters.deadline_misses as i64),
-                serde_json::to_string(&header)?,
-                serde_json::to_string(&run.metrics)?,
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        for tag in &run.tags {
-            tx.execute(
-                "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)",
-                params![id, tag],
-            )?;
-        }
-        let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
-        for (idx, s) in all.chain(total.map(|t| (-1, t))) {
-            insert_series(&tx, id, idx, s)?;
-        }
+        let id = insert_run(&tx, run, None)?;
         tx.commit()?;
         Ok(id)
     }
@@ -500,6 +458,63 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// Inserts `run` (header, tags, series) in `tx` with `uuid`, or a new one, and
+/// returns its id. Its campaign, if any, must exist.
+fn insert_run(tx: &rusqlite::Transaction<'_>, run: &Run, uuid: Option<&str>) -> Result<i64> {
+    let total = run.total.as_ref();
+    let mut header = run.clone();
+    header.id = None;
+    header.series = Vec::new();
+    header.total = None;
+    tx.execute(
+        concat!(
+            "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
+                    duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns,
+                    misses, record, metrics, uuid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, COALESCE(?18, ",
+            schema::new_uuid_sql!(),
+            "))"
+        ),
+        params![
+            run.kind,
+            run.label,
+            run.status.name(),
+            run.exit_code,
+            run.campaign,
+            run.started_at,
+            run.ended_at,
+            run.duration_ns as i64,
+            run.fingerprint.kernel_release,
+            run.fingerprint.preempt.name(),
+            run.fingerprint.hostname,
+            total.map(|t| t.counters.samples as i64),
+            total
+                .filter(|_| run.reports("p99_ns"))
+                .map(|t| t.summary.p99_ns as i64),
+            total.map(|t| t.summary.max_ns as i64),
+            total
+                .filter(|_| run.reports("deadline_misses"))
+                .map(|t| t.counters.deadline_misses as i64),
+            serde_json::to_string(&header)?,
+            serde_json::to_string(&run.metrics)?,
+            uuid,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for tag in &run.tags {
+        tx.execute(
+            "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)",
+            params![id, tag],
+        )?;
+    }
+    let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
+    for (idx, s) in all.chain(total.map(|t| (-1, t))) {
+        insert_series(tx, id, idx, s)?;
+    }
+    Ok(id)
 }
 
 /// Judges what `conn` is open on and, if it is (or may become) an rtlab store,
@@ -966,6 +981,21 @@ mod tests {
             .unwrap();
         store.add_campaign_run(c, 0, "step", 1).unwrap();
         assert_eq!(store.load(1).unwrap().campaign, Some(c));
+        // The run stored before UUIDs got one; a new run gets another.
+        let old = store.run_uuid(1).unwrap();
+        let new = store.save(&sample_run(1)).unwrap();
+        let new = store.run_uuid(new).unwrap();
+        for u in [&old, &new] {
+            let groups: Vec<usize> = u.split('-').map(str::len).collect();
+            assert_eq!(groups, [8, 4, 4, 4, 12], "{u}");
+            assert!(
+                u.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f' | '-')),
+                "{u}"
+            );
+            assert_eq!(&u[14..15], "4", "version 4: {u}");
+            assert!("89ab".contains(&u[19..20]), "RFC variant: {u}");
+        }
+        assert_ne!(old, new);
         drop(store);
         // Migrated stores are marked as rtlab's.
         assert_eq!(
