@@ -2,7 +2,6 @@
 
 mod audit;
 mod bench;
-mod bundle;
 pub mod common;
 mod compare;
 mod deferred;
@@ -26,6 +25,7 @@ mod results;
 mod results_import;
 mod run;
 mod step;
+mod transfer;
 mod why;
 
 use crate::compat::{self, Personality};

@@ -3,15 +3,16 @@
 
 use super::common::{self, write_output, Context};
 use super::results_import::{self, ImportArgs};
-use crate::error::{bad_flag, UsageError};
+use super::transfer::{self, PullArgs, PushArgs, RunFilter};
+use crate::error::UsageError;
 use crate::format::{self, json, text, Format};
-use crate::store::{ListFilter, Store};
-use crate::units::{parse_since, TimeUnit};
+use crate::store::Store;
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-/// Stored runs: list, show, change, export, import.
+/// Stored runs: list, show, change, export, import, copy to and from other stores.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab results list --last 10
@@ -67,6 +68,11 @@ enum ResultsCommand {
     /// Import what cyclictest (summary, live view, -v, -h/-H, --json), sysbench (0.4, 1.0) or
     /// stress-ng (--metrics-brief, --yaml) printed, rtlab JSON, or the runs of a bundle.
     Import(ImportArgs),
+    /// Copy runs into another store (runs it already has are not copied again).
+    Push(PushArgs),
+    /// Copy runs from another store into this one (runs it already has are not
+    /// copied again).
+    Pull(PullArgs),
     /// Campaigns (runs of one invocation): list them, or show one's steps.
     #[command(after_long_help = "Examples:
   rtlab results campaigns
@@ -83,23 +89,8 @@ enum ResultsCommand {
   rtlab results list --kind latency --since 2d
   rtlab results list --label 'rt%' --json")]
 struct ListArgs {
-    /// Only this label (SQL LIKE pattern when it contains %) [default: any].
-    #[arg(long, value_name = "LABEL")]
-    label: Option<String>,
-    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks)
-    /// [default: any].
-    #[arg(long, value_name = "KIND")]
-    kind: Option<String>,
-    /// Only runs started within this long (30m, 12h, 2d, 1w) or since a date
-    /// (2026-05-01, RFC 3339) [default: any time].
-    #[arg(long, value_name = "AGE|DATE")]
-    since: Option<String>,
-    /// Only runs with this tag [default: any].
-    #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
-    tag: Option<String>,
-    /// Only runs of this campaign [default: any].
-    #[arg(long, value_name = "ID")]
-    campaign: Option<i64>,
+    #[command(flatten)]
+    filter: RunFilter,
     /// Only the newest N of the matching runs [default: all].
     #[arg(short = 'n', long, value_name = "N")]
     last: Option<usize>,
@@ -182,10 +173,10 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             ids,
             bundle: Some(b),
             ..
-        }) => super::bundle::export(&store, &ids, &b),
+        }) => transfer::export(&store, &ids, &b),
         ResultsCommand::Import(ImportArgs {
             bundle: Some(b), ..
-        }) => super::bundle::import(&mut store, &b),
+        }) => transfer::import(&mut store, &b),
         ResultsCommand::Export(e) => {
             let runs = e
                 .ids
@@ -197,24 +188,14 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             Ok(0)
         }
         ResultsCommand::Import(i) => results_import::run(&mut store, &i),
+        ResultsCommand::Push(p) => transfer::push(&store, &p),
+        ResultsCommand::Pull(p) => transfer::pull(&mut store, &p),
         ResultsCommand::Campaigns { id } => campaigns(&store, id),
     }
 }
 
 fn list(store: &Store, a: &ListArgs) -> Result<i32> {
-    let since = a
-        .since
-        .as_deref()
-        .map(|s| parse_since(s, chrono::Utc::now()).map_err(|e| bad_flag("--since", e)))
-        .transpose()?;
-    let filter = ListFilter {
-        label: a.label.clone(),
-        kind: a.kind.clone(),
-        since,
-        tag: a.tag.clone(),
-        campaign: a.campaign,
-    };
-    let mut rows = store.list_where(&filter)?;
+    let mut rows = store.list_where(&a.filter.to_filter()?)?;
     if let Some(n) = a.last {
         rows.truncate(n);
     }

@@ -104,6 +104,12 @@ pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
     Ok(data.join("rtlab").join("rtlab.db"))
 }
 
+/// A store named by `flag` (`--to`, `--from`): its path; a URL is refused.
+pub fn other_store(flag: &str, p: &Path) -> Result<PathBuf> {
+    refuse_url(p, flag)?;
+    Ok(p.to_path_buf())
+}
+
 /// The scheme of `p` when it is a URL (`scheme://…`, RFC 3986 scheme letters).
 fn url_scheme(p: &Path) -> Option<&str> {
     let (scheme, _) = p.to_str()?.split_once("://")?;

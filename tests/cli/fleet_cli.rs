@@ -202,3 +202,54 @@ fn a_database_url_is_refused_and_nothing_is_created() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing is created: {left:?}");
 }
+
+#[test]
+fn push_and_pull_copy_a_selection_once_and_continue_where_they_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, fleet, b) = (
+        dir.path().join("a.db"),
+        dir.path().join("fleet.db"),
+        dir.path().join("b.db"),
+    );
+    source(&a);
+    let to = fleet.to_str().unwrap();
+    // One run of the campaign first (as if the connection was lost after it).
+    let (out, _) = results(&a, &["push", "--to", to, "1"], 0);
+    assert!(
+        out.ends_with(": 1 new, 0 already there, 0 refused\n"),
+        "{out}"
+    );
+    let (out, _) = results(&a, &["push", "--to", to], 0);
+    assert!(
+        out.ends_with(": 2 new, 1 already there, 0 refused\n"),
+        "{out}"
+    );
+    // The campaign was found again by its UUID: one campaign, both steps.
+    let (campaigns, _) = results(&fleet, &["campaigns"], 0);
+    assert_eq!(campaigns.lines().count(), 2, "{campaigns}");
+    assert_eq!(export_json(&fleet, 2)["campaign"], 1);
+    let (out, _) = results(&b, &["pull", "--from", to, "--label", "stock"], 0);
+    assert!(
+        out.ends_with(": 2 new, 0 already there, 0 refused\n"),
+        "{out}"
+    );
+    let (out, _) = results(&b, &["pull", "--from", to, "--tag", "lab", "1", "3"], 0);
+    assert!(
+        out.ends_with(": 1 new, 0 already there, 0 refused\n"),
+        "{out}"
+    );
+    assert_eq!(list_ids(&b), vec![3, 2, 1]);
+    assert_eq!(portable(&a, 3), portable(&b, 3));
+    for (args, says) in [
+        (
+            vec!["pull", "--from", "postgres://u:pw@h/db"],
+            "--from names postgres://…",
+        ),
+        (vec!["push", "--to", "https://h/x"], "--to names https://…"),
+        (vec!["pull", "--from", "missing.db"], "no such store"),
+        (vec!["push", "--to", to, "9"], "no run with id 9"),
+    ] {
+        let (_, err) = results(&b, &args, 2);
+        assert!(err.contains(says) && !err.contains("pw"), "{err}");
+    }
+}
