@@ -22,6 +22,10 @@
 //! - [`Store::delete`], [`Store::add_tags`], [`Store::remove_tags`],
 //!   [`Store::set_label`] change stored runs, all or nothing.
 //!
+//! Copying (in `transfer.rs`): [`Store::run_uuid`], [`Store::copy_runs`] (runs of
+//! another store not here yet, by UUID, one transaction each), [`Bundle`] (a store
+//! file opened read-only to import from) and [`write_bundle`].
+//!
 //! Campaigns (one invocation of a scenario: its steps and the runs they made),
 //! in `campaign.rs`:
 //! - [`Store::create_campaign`]`(name, scenario_text, &fingerprint) -> id`, status
