@@ -125,11 +125,12 @@ struct ShowArgs {
   rtlab results export --bundle board7.rtlab")]
 struct ExportArgs {
     /// Run ids (several only with --format csv or --bundle: one table, one
-    /// bundle) [with --bundle, default: every run].
+    /// bundle) [default: with --bundle, every run; else required].
     #[arg(required_unless_present = "bundle", value_name = "ID")]
     ids: Vec<i64>,
     /// Write the runs, whole (campaigns, histograms, fingerprints), into a new
-    /// bundle file for 'rtlab results import --bundle' on another store.
+    /// bundle file for 'rtlab results import --bundle' on another store
+    /// [default: no bundle, the run in --format].
     #[arg(long, value_name = "FILE", conflicts_with_all = ["format", "output"])]
     bundle: Option<PathBuf>,
     /// Output format (hist = cyclictest -h layout, one column per thread).

@@ -24,11 +24,13 @@ use std::sync::atomic::Ordering;
   rtlab results import --bundle board7.rtlab")]
 pub struct ImportArgs {
     /// Files to import (cyclictest, sysbench, stress-ng or rtlab output; the
-    /// format is read from the file); several files make one campaign.
+    /// format is read from the file); several files make one campaign
+    /// [default: none; required without --bundle].
     #[arg(required_unless_present = "bundle", value_name = "FILE")]
     pub(super) files: Vec<PathBuf>,
     /// Copy the runs of this bundle (from 'rtlab results export --bundle') that
-    /// the store does not have yet; running it again copies nothing twice.
+    /// the store does not have yet; running it again copies nothing twice
+    /// [default: no bundle, the FILEs are read].
     #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "label", "tags", "sysbench_test"])]
     pub(super) bundle: Option<PathBuf>,
     /// Label of the imported runs [default: the kernel named in the file, else
