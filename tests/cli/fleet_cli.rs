@@ -253,3 +253,45 @@ fn push_and_pull_copy_a_selection_once_and_continue_where_they_stopped() {
         assert!(err.contains(says) && !err.contains("pw"), "{err}");
     }
 }
+
+#[test]
+fn a_push_stopped_by_ctrl_c_keeps_whole_runs_and_the_next_push_copies_the_rest() {
+    const RUNS: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, fleet) = (dir.path().join("a.db"), dir.path().join("fleet.db"));
+    let file = format!("{FIXTURES}/cyclictest-summary.txt");
+    let files = vec![file.as_str(); RUNS];
+    assert_eq!(import(&a, &files).len(), RUNS);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .env_remove("RTLAB_DB")
+        .arg("--db")
+        .arg(&a)
+        .args(["results", "push", "--to"])
+        .arg(&fleet)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::common::wait_until_catching_sigint(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill(2) on the child just spawned, which has not been waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = list_ids(&fleet).len();
+    match out.status.code() {
+        Some(130) => {
+            assert!(err.contains("run the same command again"), "{err}");
+            assert!(first < RUNS, "{first}");
+        }
+        // The machine was quick: it had copied them all.
+        Some(0) => assert_eq!(first, RUNS),
+        other => panic!("exit {other:?}: {err}"),
+    }
+    let (out, _) = results(&a, &["push", "--to", fleet.to_str().unwrap()], 0);
+    let expected = format!(": {} new, {first} already there, 0 refused\n", RUNS - first);
+    assert!(out.ends_with(&expected), "{out}");
+    assert_eq!(list_ids(&fleet).len(), RUNS);
+    let (campaigns, _) = results(&fleet, &["campaigns"], 0);
+    assert!(campaigns.contains(&format!("{RUNS}\n")), "{campaigns}");
+}
