@@ -22,8 +22,10 @@ mod prio;
 mod report;
 mod reportargs;
 mod results;
+mod results_import;
 mod run;
 mod step;
+mod transfer;
 mod why;
 
 use crate::compat::{self, Personality};

@@ -2,20 +2,17 @@
 //! and list the campaigns they belong to.
 
 use super::common::{self, write_output, Context};
-use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::format::text::progress::{self, Progress};
+use super::results_import::{self, ImportArgs};
+use super::transfer::{self, PullArgs, PushArgs, RunFilter};
+use crate::error::UsageError;
 use crate::format::{self, json, text, Format};
-use crate::import;
-use crate::store::{CampaignStatus, ListFilter, Store};
-use crate::units::{parse_since, TimeUnit};
+use crate::store::Store;
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use rtlab_engine::rt::signals;
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
-/// Stored runs: list, show, change, export, import.
+/// Stored runs: list, show, change, export, import, copy to and from other stores.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab results list --last 10
@@ -65,11 +62,17 @@ enum ResultsCommand {
         /// The new label.
         label: String,
     },
-    /// Write a run as rtlab JSON, CSV (also several runs), or a cyclictest -h histogram.
+    /// Write a run as rtlab JSON, CSV (also several runs), a cyclictest -h histogram, or
+    /// runs into a bundle for another store.
     Export(ExportArgs),
     /// Import what cyclictest (summary, live view, -v, -h/-H, --json), sysbench (0.4, 1.0) or
-    /// stress-ng (--metrics-brief, --yaml) printed, or rtlab JSON.
+    /// stress-ng (--metrics-brief, --yaml) printed, rtlab JSON, or the runs of a bundle.
     Import(ImportArgs),
+    /// Copy runs into another store (runs it already has are not copied again).
+    Push(PushArgs),
+    /// Copy runs from another store into this one (runs it already has are not
+    /// copied again).
+    Pull(PullArgs),
     /// Campaigns (runs of one invocation): list them, or show one's steps.
     #[command(after_long_help = "Examples:
   rtlab results campaigns
@@ -86,23 +89,8 @@ enum ResultsCommand {
   rtlab results list --kind latency --since 2d
   rtlab results list --label 'rt%' --json")]
 struct ListArgs {
-    /// Only this label (SQL LIKE pattern when it contains %) [default: any].
-    #[arg(long, value_name = "LABEL")]
-    label: Option<String>,
-    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks)
-    /// [default: any].
-    #[arg(long, value_name = "KIND")]
-    kind: Option<String>,
-    /// Only runs started within this long (30m, 12h, 2d, 1w) or since a date
-    /// (2026-05-01, RFC 3339) [default: any time].
-    #[arg(long, value_name = "AGE|DATE")]
-    since: Option<String>,
-    /// Only runs with this tag [default: any].
-    #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
-    tag: Option<String>,
-    /// Only runs of this campaign [default: any].
-    #[arg(long, value_name = "ID")]
-    campaign: Option<i64>,
+    #[command(flatten)]
+    filter: RunFilter,
     /// Only the newest N of the matching runs [default: all].
     #[arg(short = 'n', long, value_name = "N")]
     last: Option<usize>,
@@ -133,42 +121,24 @@ struct ShowArgs {
 #[command(after_long_help = "Examples:
   rtlab results export 12 -o run12.json
   rtlab results export 12 13 --format csv -o runs.csv
-  rtlab results export 12 --format hist > hist.txt")]
+  rtlab results export 12 --format hist > hist.txt
+  rtlab results export --bundle board7.rtlab")]
 struct ExportArgs {
-    /// Run ids (several only with --format csv: one table).
-    #[arg(required = true, value_name = "ID")]
+    /// Run ids (several only with --format csv or --bundle: one table, one
+    /// bundle) [default: with --bundle, every run; else required].
+    #[arg(required_unless_present = "bundle", value_name = "ID")]
     ids: Vec<i64>,
+    /// Write the runs, whole (campaigns, histograms, fingerprints), into a new
+    /// bundle file for 'rtlab results import --bundle' on another store
+    /// [default: no bundle, the run in --format].
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["format", "output"])]
+    bundle: Option<PathBuf>,
     /// Output format (hist = cyclictest -h layout, one column per thread).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
     /// Write to this file instead of stdout ("-": stdout) [default: stdout].
     #[arg(short, long, value_name = "PATH", value_parser = common::output_file)]
     output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-#[command(after_long_help = "Examples:
-  rtlab results import ct.txt
-  rtlab results import ct.txt --label stock --tag lab
-  rtlab results import cpu.txt memory.txt fileio.txt --label 'rt 6.6'")]
-struct ImportArgs {
-    /// Files to import (cyclictest, sysbench, stress-ng or rtlab output; the
-    /// format is read from the file); several files make one campaign.
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<PathBuf>,
-    /// Label of the imported runs [default: the kernel named in the file, else
-    /// the file's name].
-    #[arg(long, value_name = "TEXT", value_parser = common::label_value)]
-    label: Option<String>,
-    /// Tag the imported runs (repeatable) [default: no tags].
-    #[arg(long = "tag", value_name = "TAG", value_parser = common::tag_value)]
-    tags: Vec<String>,
-    /// The sysbench test the files come from, checked against what the report
-    /// says; sysbench 1.0's threads and mutex reports look alike, and are told
-    /// apart by their events per thread (mutex runs one) unless this names one
-    /// [default: read from the file].
-    #[arg(long, value_name = "TEST", value_parser = clap::builder::PossibleValuesParser::new(import::SYSBENCH_TESTS))]
-    sysbench_test: Option<String>,
 }
 
 /// Runs `rtlab results`.
@@ -200,6 +170,14 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             common::print(&format!("run {id}: label '{label}'\n"));
             Ok(0)
         }
+        ResultsCommand::Export(ExportArgs {
+            ids,
+            bundle: Some(b),
+            ..
+        }) => transfer::export(&store, &ids, &b),
+        ResultsCommand::Import(ImportArgs {
+            bundle: Some(b), ..
+        }) => transfer::import(&mut store, &b),
         ResultsCommand::Export(e) => {
             let runs = e
                 .ids
@@ -210,25 +188,15 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             write_output("--output", e.output.as_deref(), &text)?;
             Ok(0)
         }
-        ResultsCommand::Import(i) => import_files(&mut store, &i),
+        ResultsCommand::Import(i) => results_import::run(&mut store, &i),
+        ResultsCommand::Push(p) => transfer::push(&store, &p),
+        ResultsCommand::Pull(p) => transfer::pull(&mut store, &p),
         ResultsCommand::Campaigns { id } => campaigns(&store, id),
     }
 }
 
 fn list(store: &Store, a: &ListArgs) -> Result<i32> {
-    let since = a
-        .since
-        .as_deref()
-        .map(|s| parse_since(s, chrono::Utc::now()).map_err(|e| bad_flag("--since", e)))
-        .transpose()?;
-    let filter = ListFilter {
-        label: a.label.clone(),
-        kind: a.kind.clone(),
-        since,
-        tag: a.tag.clone(),
-        campaign: a.campaign,
-    };
-    let mut rows = store.list_where(&filter)?;
+    let mut rows = store.list_where(&a.filter.to_filter()?)?;
     if let Some(n) = a.last {
         rows.truncate(n);
     }
@@ -250,78 +218,6 @@ fn show(store: &Store, a: &ShowArgs) -> Result<i32> {
     };
     write_output("--output", None, &text)?;
     Ok(0)
-}
-
-fn import_files(store: &mut Store, a: &ImportArgs) -> Result<i32> {
-    let opts = import::Options {
-        label: a.label.clone(),
-        sysbench_test: a.sysbench_test.clone(),
-    };
-    // Ctrl-C/SIGTERM stops between files: before writing, nothing is written;
-    // while writing, the runs saved so far stay and the campaign says so.
-    let stop = signals::install();
-    let stopped = || stop.load(Ordering::Relaxed);
-    // Every file is read and checked before anything is written.
-    let mut runs = Vec::with_capacity(a.files.len());
-    let progress = Progress::steps(
-        progress::wanted(false),
-        "file",
-        "reading",
-        a.files.len() as u64,
-    );
-    for f in &a.files {
-        if stopped() {
-            progress
-                .suspend(|| eprintln!("interrupted while reading the files: nothing was imported"));
-            return Ok(EXIT_INTERRUPTED);
-        }
-        let mut run = import::import_file(f, &opts)?;
-        for t in &a.tags {
-            if !run.tags.contains(t) {
-                run.tags.push(t.clone());
-            }
-        }
-        runs.push(run);
-        progress.inc();
-    }
-    drop(progress);
-    let campaign = if runs.len() > 1 {
-        let scenario = std::env::args().collect::<Vec<_>>().join(" ");
-        Some(store.create_campaign("import", &scenario, &runs[0].fingerprint)?)
-    } else {
-        None
-    };
-    let mut out = std::io::stdout().lock();
-    let mut saved = 0;
-    for (i, (run, file)) in runs.iter().zip(&a.files).enumerate() {
-        if stopped() {
-            break;
-        }
-        let id = store.save(run)?;
-        saved += 1;
-        if let Some(c) = campaign {
-            store.add_campaign_run(c, i as i64, &file.display().to_string(), id)?;
-        }
-        let _ = write!(out, "{}", text::results::imported(id, run, file));
-    }
-    let interrupted = saved < runs.len();
-    if let Some(c) = campaign {
-        let status = if interrupted {
-            CampaignStatus::Interrupted
-        } else {
-            CampaignStatus::Complete
-        };
-        store.set_campaign_status(c, status)?;
-        let _ = writeln!(out, "campaign {c}: {saved} runs");
-    }
-    if interrupted {
-        eprintln!(
-            "interrupted: {saved} of {} files imported, the others not",
-            runs.len()
-        );
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(EXIT_OK)
 }
 
 fn campaigns(store: &Store, id: Option<i64>) -> Result<i32> {

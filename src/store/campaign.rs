@@ -177,9 +177,13 @@ impl Store {
         let me = Owner::current();
         let tx = self.write_tx()?;
         tx.execute(
-            "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at,
-                owner_pid, owner_start, owner_boot)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            concat!(
+                "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at,
+                    owner_pid, owner_start, owner_boot, uuid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ",
+                super::schema::new_uuid_sql!(),
+                ")"
+            ),
             params![
                 name,
                 scenario,

@@ -22,6 +22,10 @@
 //! - [`Store::delete`], [`Store::add_tags`], [`Store::remove_tags`],
 //!   [`Store::set_label`] change stored runs, all or nothing.
 //!
+//! Copying (in `transfer.rs`): [`Store::run_uuid`], [`Store::copy_runs`] (runs of
+//! another store not here yet, by UUID, one transaction each), [`Bundle`] (a store
+//! file opened read-only to import from) and [`write_bundle`].
+//!
 //! Campaigns (one invocation of a scenario: its steps and the runs they made),
 //! in `campaign.rs`:
 //! - [`Store::create_campaign`]`(name, scenario_text, &fingerprint) -> id`, status
@@ -35,8 +39,10 @@
 mod campaign;
 mod query;
 mod schema;
+mod transfer;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
+pub use transfer::{write_bundle, Bundle, Tally};
 
 use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};
@@ -80,11 +86,14 @@ pub fn make_reports_dir(report: &Path) -> Result<()> {
 
 /// The database path: `--db`, else `$RTLAB_DB`, else
 /// `$XDG_DATA_HOME/rtlab/rtlab.db`, else `~/.local/share/rtlab/rtlab.db`.
+/// A URL (`scheme://…`) is refused rather than taken for a file path.
 pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = flag {
+        refuse_url(p, "--db")?;
         return Ok(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os(DB_ENV).filter(|p| !p.is_empty()) {
+        refuse_url(Path::new(&p), DB_ENV)?;
         return Ok(PathBuf::from(p));
     }
     let data = match std::env::var_os("XDG_DATA_HOME").filter(|p| !p.is_empty()) {
@@ -97,6 +106,41 @@ pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
         },
     };
     Ok(data.join("rtlab").join("rtlab.db"))
+}
+
+/// A store named by `flag` (`--to`, `--from`): its path; a URL is refused.
+pub fn other_store(flag: &str, p: &Path) -> Result<PathBuf> {
+    refuse_url(p, flag)?;
+    Ok(p.to_path_buf())
+}
+
+/// The scheme of `p` when it is a URL (`scheme://…`, RFC 3986 scheme letters).
+fn url_scheme(p: &Path) -> Option<&str> {
+    let (scheme, _) = p.to_str()?.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+/// Refuses a database given (by `source`, `--db` or `RTLAB_DB`) as a URL: the
+/// store is a SQLite file, named by its path. Only the scheme is repeated, never
+/// the rest of the URL (it may hold a password).
+fn refuse_url(p: &Path, source: &str) -> Result<()> {
+    let Some(scheme) = url_scheme(p) else {
+        return Ok(());
+    };
+    let what =
+        if scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql") {
+            "a PostgreSQL store; this rtlab keeps runs in a SQLite file only"
+        } else {
+            "a URL; the results store is a SQLite file"
+        };
+    bail!(UsageError(format!(
+        "{source} names {scheme}://…, {what}: give the file's path instead (e.g. {source}{}~/rtlab.db); nothing was written",
+        if source == DB_ENV { "=" } else { " " }
+    )))
 }
 
 /// An open results store.
@@ -247,51 +291,7 @@ impl Store {
         if let Some(c) = run.campaign {
             campaign::require(&tx, c, &path)?;
         }
-        let total = run.total.as_ref();
-        let mut header = run.clone();
-        header.id = None;
-        header.series = Vec::new();
-        header.total = None;
-        tx.execute(
-            "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
-                duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns, misses,
-                record, metrics)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                run.kind,
-                run.label,
-                run.status.name(),
-                run.exit_code,
-                run.campaign,
-                run.started_at,
-                run.ended_at,
-                run.duration_ns as i64,
-                run.fingerprint.kernel_release,
-                run.fingerprint.preempt.name(),
-                run.fingerprint.hostname,
-                total.map(|t| t.counters.samples as i64),
-                total
-                    .filter(|_| run.reports("p99_ns"))
-                    .map(|t| t.summary.p99_ns as i64),
-                total.map(|t| t.summary.max_ns as i64),
-                total
-                    .filter(|_| run.reports("deadline_misses"))
-                    .map(|t| t.counters.deadline_misses as i64),
-                serde_json::to_string(&header)?,
-                serde_json::to_string(&run.metrics)?,
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        for tag in &run.tags {
-            tx.execute(
-                "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)",
-                params![id, tag],
-            )?;
-        }
-        let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
-        for (idx, s) in all.chain(total.map(|t| (-1, t))) {
-            insert_series(&tx, id, idx, s)?;
-        }
+        let id = insert_run(&tx, run, None)?;
         tx.commit()?;
         Ok(id)
     }
@@ -468,6 +468,63 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// Inserts `run` (header, tags, series) in `tx` with `uuid`, or a new one, and
+/// returns its id. Its campaign, if any, must exist.
+fn insert_run(tx: &rusqlite::Transaction<'_>, run: &Run, uuid: Option<&str>) -> Result<i64> {
+    let total = run.total.as_ref();
+    let mut header = run.clone();
+    header.id = None;
+    header.series = Vec::new();
+    header.total = None;
+    tx.execute(
+        concat!(
+            "INSERT INTO runs (kind, label, status, exit_code, campaign, started_at, ended_at,
+                    duration_ns, kernel_release, preempt, hostname, samples, p99_ns, max_ns,
+                    misses, record, metrics, uuid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, COALESCE(?18, ",
+            schema::new_uuid_sql!(),
+            "))"
+        ),
+        params![
+            run.kind,
+            run.label,
+            run.status.name(),
+            run.exit_code,
+            run.campaign,
+            run.started_at,
+            run.ended_at,
+            run.duration_ns as i64,
+            run.fingerprint.kernel_release,
+            run.fingerprint.preempt.name(),
+            run.fingerprint.hostname,
+            total.map(|t| t.counters.samples as i64),
+            total
+                .filter(|_| run.reports("p99_ns"))
+                .map(|t| t.summary.p99_ns as i64),
+            total.map(|t| t.summary.max_ns as i64),
+            total
+                .filter(|_| run.reports("deadline_misses"))
+                .map(|t| t.counters.deadline_misses as i64),
+            serde_json::to_string(&header)?,
+            serde_json::to_string(&run.metrics)?,
+            uuid,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for tag in &run.tags {
+        tx.execute(
+            "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)",
+            params![id, tag],
+        )?;
+    }
+    let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
+    for (idx, s) in all.chain(total.map(|t| (-1, t))) {
+        insert_series(tx, id, idx, s)?;
+    }
+    Ok(id)
 }
 
 /// Judges what `conn` is open on and, if it is (or may become) an rtlab store,
@@ -792,6 +849,23 @@ mod tests {
     }
 
     #[test]
+    fn only_scheme_colon_slash_slash_is_a_url() {
+        for (p, scheme) in [
+            ("postgres://u:p@h/db", Some("postgres")),
+            ("svn+ssh://h/x", Some("svn+ssh")),
+            ("./a://b", None),
+            ("1x://h", None),
+            ("/var/lib/rtlab.db", None),
+            ("c:/x.db", None),
+        ] {
+            assert_eq!(url_scheme(Path::new(p)), scheme, "{p}");
+        }
+        let e = refuse_url(Path::new("postgres://u:pw@h/db"), "--db").unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some());
+        assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    #[test]
     fn every_field_survives_save_and_load() {
         let (_d, mut store) = temp_store();
         let run = sample_run(3);
@@ -917,6 +991,21 @@ mod tests {
             .unwrap();
         store.add_campaign_run(c, 0, "step", 1).unwrap();
         assert_eq!(store.load(1).unwrap().campaign, Some(c));
+        // The run stored before UUIDs got one; a new run gets another.
+        let old = store.run_uuid(1).unwrap();
+        let new = store.save(&sample_run(1)).unwrap();
+        let new = store.run_uuid(new).unwrap();
+        for u in [&old, &new] {
+            let groups: Vec<usize> = u.split('-').map(str::len).collect();
+            assert_eq!(groups, [8, 4, 4, 4, 12], "{u}");
+            assert!(
+                u.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f' | '-')),
+                "{u}"
+            );
+            assert_eq!(&u[14..15], "4", "version 4: {u}");
+            assert!("89ab".contains(&u[19..20]), "RFC variant: {u}");
+        }
+        assert_ne!(old, new);
         drop(store);
         // Migrated stores are marked as rtlab's.
         assert_eq!(

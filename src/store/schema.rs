@@ -89,8 +89,36 @@ const V3: &str = "ALTER TABLE campaigns ADD COLUMN owner_pid INTEGER;
     ALTER TABLE campaigns ADD COLUMN owner_start INTEGER;
     ALTER TABLE campaigns ADD COLUMN owner_boot TEXT;";
 
+/// An SQL expression giving a new random UUID (version 4, RFC 9562), in lower-case
+/// hex with dashes.
+macro_rules! new_uuid_sql {
+    () => {
+        "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'
+            || substr(lower(hex(randomblob(2))), 2) || '-'
+            || substr('89ab', 1 + abs(random() % 4), 1) || substr(lower(hex(randomblob(2))), 2)
+            || '-' || lower(hex(randomblob(6))))"
+    };
+}
+pub(super) use new_uuid_sql;
+
+/// Version 4: a UUID for every run and campaign (given now to those already
+/// stored), which names them in any store: a run copied to another store keeps
+/// it, so copying it again finds it there.
+const V4: &str = concat!(
+    "ALTER TABLE runs ADD COLUMN uuid TEXT;
+    UPDATE runs SET uuid = ",
+    new_uuid_sql!(),
+    ";
+    CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+    ALTER TABLE campaigns ADD COLUMN uuid TEXT;
+    UPDATE campaigns SET uuid = ",
+    new_uuid_sql!(),
+    ";
+    CREATE UNIQUE INDEX campaigns_uuid ON campaigns(uuid);"
+);
+
 /// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

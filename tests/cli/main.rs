@@ -27,6 +27,7 @@ mod compat_stress;
 mod cyclictest_cli;
 mod cyclictest_system;
 mod cyclictest_vs;
+mod fleet_cli;
 mod golden;
 mod import_cyclictest;
 mod import_formats;

@@ -1,0 +1,217 @@
+//! Runs copied between stores: `rtlab results push --to STORE` and `pull --from
+//! STORE`, and through a file (a bundle, an rtlab store file) for boards that
+//! never see the network: `results export --bundle FILE`, `import --bundle FILE`.
+//! Runs already in the destination (the same UUID) are not copied again.
+
+use super::common;
+use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
+use crate::store::{self, Bundle, ListFilter, Store, Tally};
+use crate::units::parse_since;
+use anyhow::Result;
+use clap::Args;
+use rtlab_engine::rt::signals;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// Which runs: every option given must match.
+#[derive(Debug, Args)]
+pub struct RunFilter {
+    /// Only this label (SQL LIKE pattern when it contains %) [default: any].
+    #[arg(long, value_name = "LABEL")]
+    label: Option<String>,
+    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks)
+    /// [default: any].
+    #[arg(long, value_name = "KIND")]
+    kind: Option<String>,
+    /// Only runs started within this long (30m, 12h, 2d, 1w) or since a date
+    /// (2026-05-01, RFC 3339) [default: any time].
+    #[arg(long, value_name = "AGE|DATE")]
+    since: Option<String>,
+    /// Only runs with this tag [default: any].
+    #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
+    tag: Option<String>,
+    /// Only runs of this campaign [default: any].
+    #[arg(long, value_name = "ID")]
+    campaign: Option<i64>,
+}
+
+impl RunFilter {
+    /// The store's filter (`--since` read against now).
+    pub fn to_filter(&self) -> Result<ListFilter> {
+        let since = self
+            .since
+            .as_deref()
+            .map(|s| parse_since(s, chrono::Utc::now()).map_err(|e| bad_flag("--since", e)))
+            .transpose()?;
+        Ok(ListFilter {
+            label: self.label.clone(),
+            kind: self.kind.clone(),
+            since,
+            tag: self.tag.clone(),
+            campaign: self.campaign,
+        })
+    }
+}
+
+/// The runs to copy: ids and filters.
+#[derive(Debug, Args)]
+pub struct Selection {
+    /// Only these runs [default: every run the filters match].
+    #[arg(value_name = "ID")]
+    ids: Vec<i64>,
+    #[command(flatten)]
+    filter: RunFilter,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results push --to /mnt/lab/fleet.db
+  rtlab results push --to /mnt/lab/fleet.db --since 1d --tag nightly")]
+pub struct PushArgs {
+    /// The store to copy into (a SQLite file; created if missing).
+    #[arg(long, value_name = "STORE")]
+    to: PathBuf,
+    #[command(flatten)]
+    selection: Selection,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = "Examples:
+  rtlab results pull --from /mnt/lab/fleet.db --label 'rt 6.6%'
+  rtlab results pull --from /mnt/board7/rtlab.db 12 13")]
+pub struct PullArgs {
+    /// The store to copy from (a SQLite file).
+    #[arg(long, value_name = "STORE")]
+    from: PathBuf,
+    #[command(flatten)]
+    selection: Selection,
+}
+
+/// Copies the selected runs of `store` into `--to`.
+pub fn push(store: &Store, a: &PushArgs) -> Result<i32> {
+    let mut to = Store::open(&store::other_store("--to", &a.to)?)?;
+    let ids = a.selection.ids(store)?;
+    copy(store, &mut to, &ids, &a.to)
+}
+
+/// Copies the selected runs of `--from` into `store`.
+pub fn pull(store: &mut Store, a: &PullArgs) -> Result<i32> {
+    let path = store::other_store("--from", &a.from)?;
+    if !path.is_file() {
+        return Err(UsageError(format!(
+            "--from {}: no such store; give the path of an rtlab results database",
+            path.display()
+        ))
+        .into());
+    }
+    let from = Store::open(&path)?;
+    let ids = a.selection.ids(&from)?;
+    copy(&from, store, &ids, &a.from)
+}
+
+impl Selection {
+    /// The ids given (checked to exist) that match the filters, or every run
+    /// that does; oldest first.
+    fn ids(&self, store: &Store) -> Result<Vec<i64>> {
+        for &id in &self.ids {
+            store.run_uuid(id)?;
+        }
+        let rows = store.list_where(&self.filter.to_filter()?)?;
+        let mut ids: Vec<i64> = rows
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| self.ids.is_empty() || self.ids.contains(id))
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+}
+
+/// Writes the runs `ids` (every run when empty) into a new bundle `path`.
+pub fn export(store: &Store, ids: &[i64], path: &Path) -> Result<i32> {
+    let ids = selection(store, ids)?;
+    let stop = signals::install();
+    let stopped = || stop.load(Ordering::Relaxed);
+    let Some(tally) = store::write_bundle(store, &ids, path, stopped)? else {
+        eprintln!("interrupted: no bundle was written");
+        return Ok(EXIT_INTERRUPTED);
+    };
+    common::print(&format!(
+        "{}: {} run(s) written{}\n",
+        path.display(),
+        tally.new,
+        refused_note(&tally)
+    ));
+    Ok(exit_code(&tally))
+}
+
+/// Copies the runs of bundle `path` that `store` does not have.
+pub fn import(store: &mut Store, path: &Path) -> Result<i32> {
+    let bundle = Bundle::open(path)?;
+    let ids = selection(bundle.store(), &[])?;
+    copy(bundle.store(), store, &ids, path)
+}
+
+/// Copies the runs `ids` of `from` into `to` (named `shown`), says how many
+/// were new, already there or refused, and stops at Ctrl-C between two runs.
+fn copy(from: &Store, to: &mut Store, ids: &[i64], shown: &Path) -> Result<i32> {
+    let stop = signals::install();
+    let stopped = || stop.load(Ordering::Relaxed);
+    let tally = to.copy_runs(from, ids, stopped)?;
+    let looked = tally.new + tally.present + tally.refused.len();
+    common::print(&format!(
+        "{}: {} new, {} already there, {} refused\n",
+        shown.display(),
+        tally.new,
+        tally.present,
+        tally.refused.len()
+    ));
+    report_refused(&tally);
+    if looked < ids.len() {
+        eprintln!(
+            "interrupted: {looked} of {} runs copied or looked at; run the same command again to copy the rest",
+            ids.len()
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(exit_code(&tally))
+}
+
+/// `ids` checked to exist, or every run; oldest first.
+fn selection(store: &Store, ids: &[i64]) -> Result<Vec<i64>> {
+    let mut ids = if ids.is_empty() {
+        let rows = store.list_where(&ListFilter::default())?;
+        rows.iter().map(|r| r.id).collect()
+    } else {
+        for &id in ids {
+            store.run_uuid(id)?;
+        }
+        ids.to_vec()
+    };
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
+fn refused_note(tally: &Tally) -> String {
+    report_refused(tally);
+    match tally.refused.len() {
+        0 => String::new(),
+        n => format!(", {n} refused"),
+    }
+}
+
+fn report_refused(tally: &Tally) {
+    for (id, why) in &tally.refused {
+        eprintln!("run {id} refused: {why}");
+    }
+}
+
+/// 0, or 2 when the source held runs that could not be copied.
+fn exit_code(tally: &Tally) -> i32 {
+    if tally.refused.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_USAGE
+    }
+}

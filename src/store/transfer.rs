@@ -1,0 +1,298 @@
+//! Copying runs between stores, and bundles: an rtlab store file made to carry
+//! runs to another store (`rtlab results export --bundle` / `import --bundle`).
+//!
+//! A run is named in every store by its UUID: a run already there (the same
+//! UUID) is not copied again, so copying twice stores once, and a copy cut short
+//! continues where it stopped when run again. Each run is copied in one
+//! transaction, with its tags, series (histograms, time series), fingerprint,
+//! analyses and, when it belongs to one, its campaign (found by the campaign's
+//! UUID, or created) and its step in it.
+
+use super::schema::{self, Identity, Refusal};
+use super::Store;
+use crate::error::UsageError;
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// What copying one run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copied {
+    /// Stored under this id in the destination.
+    New(i64),
+    /// The destination already had it, under this id.
+    Present(i64),
+}
+
+/// What copying a selection did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Runs stored.
+    pub new: usize,
+    /// Runs the destination already had.
+    pub present: usize,
+    /// Runs not copied, with why (a damaged record, numbers no measurement gives).
+    pub refused: Vec<(i64, String)>,
+}
+
+/// The campaign of a run as the source stores it.
+struct CampaignOf {
+    uuid: String,
+    name: String,
+    scenario: String,
+    fingerprint: String,
+    status: String,
+    created_at: String,
+    ended_at: Option<String>,
+    step_index: i64,
+    step_name: String,
+}
+
+impl Store {
+    /// The UUID of run `id`.
+    pub fn run_uuid(&self, id: i64) -> Result<String> {
+        self.conn
+            .query_row("SELECT uuid FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| self.no_run(id))
+    }
+
+    /// Copies run `id` of `from` into this store, unless it is already here.
+    /// Its numbers are checked as [`Store::save`] does; what `from` cannot give
+    /// whole is an error and nothing is written.
+    fn copy_run(&mut self, from: &Store, id: i64) -> Result<Copied> {
+        let uuid = from.run_uuid(id)?;
+        if let Some(here) = find_run(&self.conn, &uuid)? {
+            return Ok(Copied::Present(here));
+        }
+        let mut run = from.load(id)?;
+        run.check_numbers()?;
+        let campaign = match run.campaign {
+            Some(_) => from.campaign_of(id)?,
+            None => None,
+        };
+        let tx = self.write_tx()?;
+        // Another process may have copied it since the check above.
+        if let Some(here) = find_run(&tx, &uuid)? {
+            return Ok(Copied::Present(here));
+        }
+        run.campaign = match &campaign {
+            Some(c) => Some(ensure_campaign(&tx, c)?),
+            None => None,
+        };
+        let new = super::insert_run(&tx, &run, Some(&uuid))?;
+        if let (Some(c), Some(cid)) = (&campaign, run.campaign) {
+            tx.execute(
+                "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![cid, c.step_index, c.step_name, new],
+            )?;
+        }
+        tx.commit()?;
+        Ok(Copied::New(new))
+    }
+
+    /// Copies the runs `ids` of `from` (oldest first, so that ids keep their
+    /// order) until `stop` says so. A run that cannot be read or checked is
+    /// refused and the others go on; an error of the destination stops.
+    pub fn copy_runs(
+        &mut self,
+        from: &Store,
+        ids: &[i64],
+        stop: impl Fn() -> bool,
+    ) -> Result<Tally> {
+        let mut tally = Tally::default();
+        for &id in ids {
+            if stop() {
+                break;
+            }
+            match self.copy_run(from, id) {
+                Ok(Copied::New(_)) => tally.new += 1,
+                Ok(Copied::Present(_)) => tally.present += 1,
+                Err(e) if is_refusal(&e) => tally.refused.push((id, format!("{e:#}"))),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(tally)
+    }
+
+    /// The campaign run `id` belongs to, with its step.
+    fn campaign_of(&self, id: i64) -> Result<Option<CampaignOf>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT c.uuid, c.name, c.scenario, c.fingerprint, c.status, c.created_at,
+                    c.ended_at, m.step_index, m.step_name
+                 FROM campaign_runs m JOIN campaigns c ON c.id = m.campaign_id
+                 WHERE m.run_id = ?1",
+                [id],
+                |r| {
+                    Ok(CampaignOf {
+                        uuid: r.get(0)?,
+                        name: r.get(1)?,
+                        scenario: r.get(2)?,
+                        fingerprint: r.get(3)?,
+                        status: r.get(4)?,
+                        created_at: r.get(5)?,
+                        ended_at: r.get(6)?,
+                        step_index: r.get(7)?,
+                        step_name: r.get(8)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+/// Whether copying a run failed because of the run itself (it is refused and
+/// the others are copied) rather than of a store.
+fn is_refusal(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<crate::record::NumbersError>()
+            || c.is::<serde_json::Error>()
+            || c.is::<std::io::Error>()
+    })
+}
+
+/// The id of the run with `uuid` in `conn`.
+fn find_run(conn: &Connection, uuid: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
+        .optional()?)
+}
+
+/// The id of campaign `c` in the destination, created if it is not there; its
+/// status and end follow the source's. A copied campaign has no owner: it runs
+/// in no process here.
+fn ensure_campaign(conn: &Connection, c: &CampaignOf) -> Result<i64> {
+    let found: Option<i64> = conn
+        .query_row("SELECT id FROM campaigns WHERE uuid = ?1", [&c.uuid], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(id) = found {
+        conn.execute(
+            "UPDATE campaigns SET status = ?2, ended_at = ?3 WHERE id = ?1",
+            params![id, c.status, c.ended_at],
+        )?;
+        return Ok(id);
+    }
+    conn.execute(
+        "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at, ended_at, uuid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            c.name,
+            c.scenario,
+            c.fingerprint,
+            c.status,
+            c.created_at,
+            c.ended_at,
+            c.uuid
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// A bundle opened to import from: a private copy of the file (migrated when an
+/// older rtlab wrote it), removed when dropped. The bundle itself is only read.
+pub struct Bundle {
+    store: Option<Store>,
+    copy: PathBuf,
+}
+
+impl Bundle {
+    /// Opens `path` as a bundle. A file that is not an rtlab bundle or store,
+    /// or that a newer rtlab wrote, is refused (exit 2).
+    pub fn open(path: &Path) -> Result<Bundle> {
+        let shown = path.display();
+        if !path.is_file() {
+            bail!(UsageError(format!(
+                "--bundle {shown}: no such file; give a file written by 'rtlab results export --bundle'"
+            )));
+        }
+        let unreadable = |e: &dyn std::fmt::Display| {
+            UsageError(format!(
+                "--bundle {shown} cannot be read as an rtlab bundle ({e}); nothing was imported"
+            ))
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| unreadable(&e))?;
+        match Identity::read(&conn).map_err(|e| unreadable(&e))?.judge() {
+            Ok(schema::Found::Store { .. }) => {}
+            Ok(schema::Found::Empty) => bail!(unreadable(&"it holds no runs")),
+            Err(Refusal::Newer(v)) => bail!(UsageError(format!(
+                "--bundle {shown} was written by a newer rtlab (schema version {v}; this one reads up to {}): import it with that rtlab or a newer one; nothing was imported",
+                schema::SCHEMA_VERSION
+            ))),
+            Err(r) => bail!(unreadable(&format!("it {r}"))),
+        }
+        let copy = std::env::temp_dir().join(format!(
+            "rtlab-bundle-{}-{}.db",
+            std::process::id(),
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let _ = std::fs::remove_file(&copy);
+        let mut bundle = Bundle { store: None, copy };
+        conn.execute("VACUUM INTO ?1", [bundle.copy.to_string_lossy()])
+            .map_err(|e| unreadable(&e))?;
+        bundle.store = Some(Store::open(&bundle.copy)?);
+        Ok(bundle)
+    }
+
+    /// The runs it holds.
+    pub fn store(&self) -> &Store {
+        self.store.as_ref().expect("opened")
+    }
+}
+
+impl Drop for Bundle {
+    fn drop(&mut self) {
+        drop(self.store.take());
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = self.copy.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Writes the runs `ids` of `from` into a new bundle file `path`: written
+/// under `path.part`, renamed when whole, so that `path` is a whole bundle or
+/// absent. An existing `path` is refused. `None` when `stop` said so before the
+/// end: then no bundle is written.
+pub fn write_bundle(
+    from: &Store,
+    ids: &[i64],
+    path: &Path,
+    stop: impl Fn() -> bool,
+) -> Result<Option<Tally>> {
+    if path.exists() {
+        bail!(UsageError(format!(
+            "--bundle {} already exists; give a new file name (a bundle is never written over a file)",
+            path.display()
+        )));
+    }
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = PathBuf::from(part);
+    let _ = std::fs::remove_file(&part);
+    let written = (|| {
+        let mut to = Store::open(&part)?;
+        let tally = to.copy_runs(from, ids, &stop)?;
+        // One file: the write-ahead log folded back in, the journal of a plain file.
+        to.conn.pragma_update(None, "journal_mode", "DELETE")?;
+        Ok::<_, anyhow::Error>(tally)
+    })();
+    let done = written.and_then(|tally| {
+        if stop() {
+            return Ok(None);
+        }
+        std::fs::rename(&part, path)
+            .with_context(|| format!("cannot write the bundle {}", path.display()))?;
+        Ok(Some(tally))
+    });
+    if !matches!(done, Ok(Some(_))) {
+        let _ = std::fs::remove_file(&part);
+    }
+    done
+}
