@@ -90,7 +90,7 @@ const V3: &str = "ALTER TABLE campaigns ADD COLUMN owner_pid INTEGER;
     ALTER TABLE campaigns ADD COLUMN owner_boot TEXT;";
 
 /// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, super::windows::V4];
 
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
