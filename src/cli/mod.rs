@@ -12,6 +12,7 @@ mod kconfig;
 mod latency;
 mod links;
 pub mod load;
+mod monitor;
 mod net;
 mod noise;
 pub mod observer;
@@ -64,6 +65,9 @@ pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
     Latency(Deferred<latency::LatencyArgs>),
+    /// Timer latency around the clock, stored per window (OSADL-style long-term plots).
+    #[command(disable_help_flag = true)]
+    Monitor(Deferred<monitor::MonitorArgs>),
     /// OS noise seen by a spinning thread per CPU: gaps, noise ppm (what oslat and osnoise measure).
     Noise(Deferred<noise::NoiseArgs>),
     /// Run a command under performance counters, as perf stat: `rtlab perf [--json] -- CMD ARGS`.
@@ -157,6 +161,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Run(args) => args.run(|a| run::run(&ctx, a)),
         Command::Presets(args) => args.run(presets::run),
         Command::Latency(args) => args.run(|a| latency::run(&ctx, a)),
+        Command::Monitor(args) => args.run(|a| monitor::run(&ctx, a)),
         Command::Noise(args) => args.run(|a| noise::run(&ctx, a)),
         Command::Perf(args) => args.run(|a| perf::run(&ctx, a)),
         Command::Results(args) => args.run(|a| results::run(&ctx, a)),

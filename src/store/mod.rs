@@ -38,7 +38,7 @@ mod schema;
 mod windows;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
-pub use windows::{Level, Pruned, Retention, Window, WindowFilter, PASS_ROWS};
+pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 
 use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};

@@ -72,7 +72,14 @@ fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
     ])
     .unwrap();
     let p = s.downsample(now, &KEEP, PASS_ROWS).unwrap();
-    assert_eq!(p, Pruned { to_hourly: 5, to_daily: 0, deleted: 0 });
+    assert_eq!(
+        p,
+        Pruned {
+            to_hourly: 5,
+            to_daily: 0,
+            deleted: 0
+        }
+    );
     assert_eq!(level(&s, Level::Window).len(), 1);
     let hours = level(&s, Level::Hour);
     assert_eq!(hours.len(), 3);
@@ -110,7 +117,9 @@ fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
     assert_eq!(LatencyHistogram::from_data(&d.hist).len(), 8);
 
     // A year later the days are deleted.
-    let p = s.downsample(later + 400 * DAY_NS, &KEEP, PASS_ROWS).unwrap();
+    let p = s
+        .downsample(later + 400 * DAY_NS, &KEEP, PASS_ROWS)
+        .unwrap();
     assert_eq!(p.deleted, 3);
     assert!(level(&s, Level::Day).is_empty());
 }
@@ -118,7 +127,9 @@ fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
 #[test]
 fn a_pass_takes_at_most_its_budget() {
     let (_d, mut s) = store();
-    let ws: Vec<Window> = (0..10).map(|i| window(0, i * MIN_NS, &[i as u64 + 1])).collect();
+    let ws: Vec<Window> = (0..10)
+        .map(|i| window(0, i * MIN_NS, &[i as u64 + 1]))
+        .collect();
     s.save_windows(&ws).unwrap();
     let p = s.downsample(2 * DAY_NS, &KEEP, 4).unwrap();
     assert_eq!(p.to_hourly, 4);
@@ -134,8 +145,12 @@ fn a_pass_takes_at_most_its_budget() {
 #[test]
 fn the_filter_selects_by_cpu_time_and_host() {
     let (_d, mut s) = store();
-    s.save_windows(&[window(0, 0, &[1]), window(1, 0, &[2]), window(1, HOUR_NS, &[3])])
-        .unwrap();
+    s.save_windows(&[
+        window(0, 0, &[1]),
+        window(1, 0, &[2]),
+        window(1, HOUR_NS, &[3]),
+    ])
+    .unwrap();
     let f = |cpu, since_ns| WindowFilter {
         cpu,
         since_ns,

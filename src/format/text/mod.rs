@@ -20,3 +20,4 @@ pub mod series;
 pub mod table;
 pub mod verdict;
 pub mod why;
+pub mod windows;
