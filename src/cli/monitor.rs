@@ -32,7 +32,12 @@ pub struct MonitorArgs {
     #[command(flatten)]
     params: Params,
     /// Length of a window (a bare number is seconds; at least 1s).
-    #[arg(long, default_value = "5m", value_name = "DUR")]
+    #[arg(
+        long,
+        default_value = "5m",
+        value_name = "DUR",
+        allow_hyphen_values = true
+    )]
     window: String,
     /// Keep every window this long, then merge it into its hour (e.g. 1d, 12h).
     #[arg(long, default_value = "1d", value_name = "AGE")]
@@ -45,7 +50,7 @@ pub struct MonitorArgs {
     keep_daily: String,
     /// Alert when a window's maximum exceeds this (a bare number is µs)
     /// [default: no alerts].
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     alert_max: Option<String>,
     /// Run this shell command on an alert, the window in RTLAB_* variables
     /// (RTLAB_MAX_NS, RTLAB_CPU, ...) [default: a warning to the system log

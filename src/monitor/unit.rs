@@ -33,7 +33,7 @@ pub fn text(s: &UnitSpec<'_>) -> String {
     let mut exec = vec![quote(s.exe), "--db".into(), quote(s.db), "monitor".into()];
     exec.extend(s.args.iter().map(|a| quote(a)));
     let affinity = if s.housekeeping.is_empty() {
-        "# every CPU is measured: no CPUAffinity= left for housekeeping\n".to_string()
+        "# every CPU is measured: none is left for housekeeping\n".to_string()
     } else {
         let cpus: Vec<String> = s.housekeeping.iter().map(usize::to_string).collect();
         format!("CPUAffinity={}\n", cpus.join(" "))
@@ -98,15 +98,13 @@ mod tests {
             assert!(t.contains(line), "{line}");
         }
         let all = text(&UnitSpec {
+            exe: "/x",
+            args: &[],
+            db: "/d",
             housekeeping: &[],
-            ..UnitSpec {
-                exe: "/x",
-                args: &[],
-                db: "/d",
-                housekeeping: &[],
-            }
         });
         assert!(!all.contains("CPUAffinity="));
+        assert!(all.contains("none is left for housekeeping"));
     }
 
     #[test]
