@@ -28,6 +28,16 @@ use std::path::PathBuf;
   rtlab monitor -a 1 --window 1m --alert-max 50us --alert-cmd 'notify-send rt \"$RTLAB_MAX_NS\"'
   rtlab monitor -a 1 --install-unit --unit-dir /tmp/units
   rtlab monitor --show --since 1d --cpu 1 --plot week.svg")]
+#[command(
+    mut_arg("loops", |a| a.hide(true)),
+    mut_arg("breaktrace", |a| a.hide(true)),
+    mut_arg("tracemark", |a| a.hide(true)),
+    mut_arg("max_latency", |a| a.hide(true)),
+    mut_arg("trace", |a| a.hide(true)),
+    mut_arg("trace_threshold", |a| a.hide(true)),
+    mut_arg("trace_points", |a| a.hide(true)),
+    mut_arg("perf", |a| a.hide(true))
+)]
 pub struct MonitorArgs {
     #[command(flatten)]
     params: Params,
