@@ -26,6 +26,7 @@ mod results;
 mod run;
 mod step;
 mod why;
+mod windows;
 
 use crate::compat::{self, Personality};
 use anyhow::Result;

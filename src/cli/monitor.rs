@@ -1,14 +1,14 @@
 //! `rtlab monitor`: the latency probe around the clock, in windows.
 
 use super::common::{self, Context, OutputArgs};
+use super::windows;
 use crate::error::{bad_flag, UsageError};
-use crate::format::text::windows;
 use crate::monitor::alert::Alerts;
 use crate::monitor::{self, unit, Monitor, Setup};
 use crate::step::latency::{self, Params};
 use crate::step::Machine;
-use crate::store::{self, Level, Retention, WindowFilter};
-use crate::units::{parse_positive_duration, parse_since, DefaultUnit};
+use crate::store::{self, Retention};
+use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -80,23 +80,8 @@ pub struct MonitorArgs {
     /// Print the stored series instead of measuring.
     #[arg(long)]
     show: bool,
-    /// With --show: rows since this age or date (30m, 12h, 2d, 2026-05-01)
-    /// [default: all].
-    #[arg(long, value_name = "AGE|DATE", requires = "show")]
-    since: Option<String>,
-    /// With --show: only this CPU's rows [default: every CPU].
-    #[arg(long, value_name = "N", requires = "show")]
-    cpu: Option<i64>,
-    /// With --show: only windows, hourly or daily rows [default: all].
-    #[arg(long, value_enum, requires = "show")]
-    level: Option<Level>,
-    /// With --show: only this host's rows [default: every host].
-    #[arg(long, value_name = "NAME", requires = "show")]
-    host: Option<String>,
-    /// With --show: also draw the maximum per row over time into this SVG file
-    /// [default: none].
-    #[arg(long, value_name = "FILE", requires = "show", value_parser = common::output_file)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    select: windows::WindowsArgs,
     #[command(flatten)]
     out: OutputArgs,
     /// Print help (-h is the histogram range, as in latency).
@@ -162,7 +147,11 @@ fn refuse_run_options(p: &Params) -> Result<()> {
 /// Runs `rtlab monitor`.
 pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
     if a.show {
-        return show(ctx, &a);
+        let store = ctx.open_existing()?;
+        return windows::show(&store, &a.select, a.out.json, a.out.unit);
+    }
+    if let Some(flag) = a.select.given() {
+        return Err(bad_flag(flag, "selects rows to show: give it with --show"));
     }
     refuse_run_options(&a.params)?;
     let window_ns = duration_ns("--window", &a.window, DefaultUnit::Seconds)?;
@@ -300,35 +289,5 @@ fn install_unit(ctx: &Context, a: &MonitorArgs, housekeeping: &[usize]) -> Resul
         path.display(),
         db.display()
     );
-    Ok(0)
-}
-
-fn show(ctx: &Context, a: &MonitorArgs) -> Result<i32> {
-    let since_ns = match &a.since {
-        Some(t) => {
-            let at = parse_since(t, chrono::Utc::now()).map_err(|e| bad_flag("--since", e))?;
-            let at = chrono::DateTime::parse_from_rfc3339(&at)?;
-            Some(at.timestamp_nanos_opt().unwrap_or(0))
-        }
-        None => None,
-    };
-    let store = ctx.open_existing()?;
-    let rows = store.windows(&WindowFilter {
-        since_ns,
-        cpu: a.cpu,
-        host: a.host.clone(),
-        level: a.level,
-    })?;
-    if let Some(path) = &a.plot {
-        let Some(svg) = windows::plot(&rows)? else {
-            return Err(UsageError("--plot: no windows match, nothing to draw".into()).into());
-        };
-        common::write_output("--plot", Some(path), &svg)?;
-    }
-    if a.out.json {
-        common::print(&format!("{}\n", windows::json(&rows)));
-    } else {
-        common::print(&windows::table(&rows, a.out.unit));
-    }
     Ok(0)
 }

@@ -288,6 +288,7 @@ fn bad_input_exits_2_naming_the_flag() {
         (vec!["--keep-daily", "soon"], "--keep-daily"),
         (vec!["--alert-max", "-5us"], "--alert-max"),
         (vec!["--loops", "10"], "--loops"),
+        (vec!["--cpu", "1"], "--cpu"),
         (vec!["--alert-cmd", "true"], "--alert-max"),
         (
             vec!["--install-unit", "--unit-dir", missing.to_str().unwrap()],
