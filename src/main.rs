@@ -8,6 +8,7 @@ mod format;
 mod import;
 mod limits;
 mod loads;
+mod monitor;
 mod record;
 mod scenario;
 mod step;

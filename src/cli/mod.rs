@@ -12,6 +12,7 @@ mod kconfig;
 mod latency;
 mod links;
 pub mod load;
+mod monitor;
 mod net;
 mod noise;
 pub mod observer;
@@ -27,6 +28,7 @@ mod run;
 mod step;
 mod transfer;
 mod why;
+mod windows;
 
 use crate::compat::{self, Personality};
 use anyhow::Result;
@@ -66,6 +68,9 @@ pub enum Command {
     /// Timer wake-up latency of periodic RT threads (what cyclictest measures).
     #[command(disable_help_flag = true)]
     Latency(Deferred<latency::LatencyArgs>),
+    /// Timer latency around the clock, stored per window (OSADL-style long-term plots).
+    #[command(disable_help_flag = true)]
+    Monitor(Deferred<monitor::MonitorArgs>),
     /// OS noise a spinning thread sees on each CPU (what oslat and osnoise measure).
     Noise(Deferred<noise::NoiseArgs>),
     /// A periodic output task: period jitter, the highest frequency it holds (--sweep).
@@ -159,6 +164,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Run(args) => args.run(|a| run::run(&ctx, a)),
         Command::Presets(args) => args.run(presets::run),
         Command::Latency(args) => args.run(|a| latency::run(&ctx, a)),
+        Command::Monitor(args) => args.run(|a| monitor::run(&ctx, a)),
         Command::Noise(args) => args.run(|a| noise::run(&ctx, a)),
         Command::Perf(args) => args.run(|a| perf::run(&ctx, a)),
         Command::Results(args) => args.run(|a| results::run(&ctx, a)),

@@ -29,6 +29,8 @@ enum ResultsCommand {
     List(ListArgs),
     /// Everything about one run: parameters, fingerprint, series, metrics, warnings.
     Show(ShowArgs),
+    /// The series of rtlab monitor: per window, hour or day, max and p99.
+    Windows(super::windows::ResultsWindows),
     /// Delete runs (with their series and tags); all or none.
     #[command(after_long_help = "Examples:
   rtlab results delete 12
@@ -147,6 +149,7 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
     match a.command {
         ResultsCommand::List(l) => list(&store, &l),
         ResultsCommand::Show(s) => show(&store, &s),
+        ResultsCommand::Windows(w) => w.run(&store),
         ResultsCommand::Delete { ids } => {
             let n = store.delete(&ids)?;
             common::print(&format!("deleted {n} run(s)\n"));

@@ -40,9 +40,11 @@ mod campaign;
 mod query;
 mod schema;
 mod transfer;
+mod windows;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
 pub use transfer::{write_bundle, Bundle, Tally};
+pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 
 use crate::error::{SystemError, UsageError};
 use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};

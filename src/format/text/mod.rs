@@ -21,3 +21,4 @@ pub mod table;
 pub mod timerlat;
 pub mod verdict;
 pub mod why;
+pub mod windows;

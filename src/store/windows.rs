@@ -1,0 +1,339 @@
+//! Monitor windows: one row per closed window of `rtlab monitor` (per CPU), and
+//! the hourly and daily rows that retention merges old windows into. Times are
+//! Unix ns (UTC); a row's histogram is the probe's HdrHistogram in portable form.
+
+use super::Store;
+use anyhow::Result;
+use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
+use rusqlite::{params, OptionalExtension, Row};
+use std::collections::BTreeMap;
+
+/// Version 5: monitor windows.
+pub(super) const V5: &str = "CREATE TABLE windows (
+        id INTEGER PRIMARY KEY,
+        level TEXT NOT NULL,
+        session TEXT NOT NULL,
+        host TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        cpu INTEGER NOT NULL,
+        start_ns INTEGER NOT NULL,
+        end_ns INTEGER NOT NULL,
+        partial INTEGER NOT NULL,
+        windows INTEGER NOT NULL,
+        samples INTEGER NOT NULL,
+        overruns INTEGER NOT NULL,
+        misses INTEGER NOT NULL,
+        min_ns INTEGER NOT NULL,
+        p50_ns INTEGER NOT NULL,
+        p99_ns INTEGER NOT NULL,
+        p999_ns INTEGER NOT NULL,
+        max_ns INTEGER NOT NULL,
+        max_at_ns INTEGER NOT NULL,
+        hist TEXT NOT NULL
+    );
+    CREATE INDEX windows_series ON windows(level, host, cpu, start_ns);
+    CREATE INDEX windows_end ON windows(level, end_ns);";
+
+const HOUR_NS: i64 = 3_600_000_000_000;
+const DAY_NS: i64 = 24 * HOUR_NS;
+
+/// What a row stands for: one window, or the windows of an hour or a day merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Level {
+    Window,
+    Hour,
+    Day,
+}
+
+impl Level {
+    /// The name stored and shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Window => "window",
+            Level::Hour => "hour",
+            Level::Day => "day",
+        }
+    }
+
+    fn parse(name: &str) -> Level {
+        match name {
+            "hour" => Level::Hour,
+            "day" => Level::Day,
+            _ => Level::Window,
+        }
+    }
+}
+
+/// One row of the series of one host and CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub level: Level,
+    /// The monitor process that measured it (the last one, for merged rows).
+    pub session: String,
+    pub host: String,
+    pub kernel: String,
+    /// The measured CPU (-1: a thread not pinned).
+    pub cpu: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Cut short by the end of the monitor (SIGTERM, Ctrl-C, --duration).
+    pub partial: bool,
+    /// Windows merged into this row (1 for a window).
+    pub windows: i64,
+    pub samples: i64,
+    pub overruns: i64,
+    pub misses: i64,
+    pub min_ns: i64,
+    pub p50_ns: i64,
+    pub p99_ns: i64,
+    pub p999_ns: i64,
+    /// The largest latency, exact (the histogram keeps 3 digits).
+    pub max_ns: i64,
+    /// When it happened (Unix ns).
+    pub max_at_ns: i64,
+    pub hist: HistogramData,
+}
+
+impl Window {
+    /// Sets the percentiles from `hist` (and stores it).
+    pub fn set_hist(&mut self, hist: &LatencyHistogram) {
+        let q = |q: f64| i64::try_from(hist.value_at_quantile(q)).unwrap_or(i64::MAX);
+        self.p50_ns = q(0.5);
+        self.p99_ns = q(0.99);
+        self.p999_ns = q(0.999);
+        self.hist = hist.to_data();
+    }
+
+    /// Adds `o` into this row: counts summed, the larger maximum, merged histograms.
+    fn absorb(&mut self, o: &Window) {
+        self.windows += o.windows;
+        self.samples += o.samples;
+        self.overruns += o.overruns;
+        self.misses += o.misses;
+        if o.samples > 0 {
+            self.min_ns = if self.samples == o.samples {
+                o.min_ns
+            } else {
+                self.min_ns.min(o.min_ns)
+            };
+        }
+        if o.max_ns > self.max_ns {
+            self.max_ns = o.max_ns;
+            self.max_at_ns = o.max_at_ns;
+        }
+        self.session.clone_from(&o.session);
+        let mut h = LatencyHistogram::from_data(&self.hist);
+        h.merge(&LatencyHistogram::from_data(&o.hist));
+        self.set_hist(&h);
+    }
+}
+
+/// How long each level is kept (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub windows_ns: i64,
+    pub hourly_ns: i64,
+    pub daily_ns: i64,
+}
+
+/// What one retention pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Windows merged into hourly rows.
+    pub to_hourly: usize,
+    /// Hourly rows merged into daily rows.
+    pub to_daily: usize,
+    /// Daily rows deleted.
+    pub deleted: usize,
+}
+
+/// Which rows [`Store::windows`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct WindowFilter {
+    pub since_ns: Option<i64>,
+    pub cpu: Option<i64>,
+    pub host: Option<String>,
+    pub level: Option<Level>,
+}
+
+const COLUMNS: &str = "level, session, host, kernel, cpu, start_ns, end_ns, partial, windows,
+    samples, overruns, misses, min_ns, p50_ns, p99_ns, p999_ns, max_ns, max_at_ns, hist";
+
+fn window_row(r: &Row<'_>) -> rusqlite::Result<(i64, Window)> {
+    let level: String = r.get(1)?;
+    let hist: String = r.get(19)?;
+    Ok((
+        r.get(0)?,
+        Window {
+            level: Level::parse(&level),
+            session: r.get(2)?,
+            host: r.get(3)?,
+            kernel: r.get(4)?,
+            cpu: r.get(5)?,
+            start_ns: r.get(6)?,
+            end_ns: r.get(7)?,
+            partial: r.get(8)?,
+            windows: r.get(9)?,
+            samples: r.get(10)?,
+            overruns: r.get(11)?,
+            misses: r.get(12)?,
+            min_ns: r.get(13)?,
+            p50_ns: r.get(14)?,
+            p99_ns: r.get(15)?,
+            p999_ns: r.get(16)?,
+            max_ns: r.get(17)?,
+            max_at_ns: r.get(18)?,
+            // Written by `insert` from a HistogramData; a hand-edited value reads
+            // as an empty histogram rather than failing the series.
+            hist: serde_json::from_str(&hist).unwrap_or_default(),
+        },
+    ))
+}
+
+fn insert(tx: &rusqlite::Transaction<'_>, w: &Window) -> Result<()> {
+    tx.execute(
+        &format!(
+            "INSERT INTO windows ({COLUMNS}) VALUES
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+        ),
+        params![
+            w.level.name(),
+            w.session,
+            w.host,
+            w.kernel,
+            w.cpu,
+            w.start_ns,
+            w.end_ns,
+            w.partial,
+            w.windows,
+            w.samples,
+            w.overruns,
+            w.misses,
+            w.min_ns,
+            w.p50_ns,
+            w.p99_ns,
+            w.p999_ns,
+            w.max_ns,
+            w.max_at_ns,
+            serde_json::to_string(&w.hist)?,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Rows of one level merged per retention pass at most, so that a pass after a
+/// long pause stays short; the next passes take the rest.
+pub const PASS_ROWS: usize = 2000;
+
+impl Store {
+    /// Saves the windows closed at one moment (one per CPU) in one transaction.
+    pub fn save_windows(&mut self, windows: &[Window]) -> Result<()> {
+        let tx = self.write_tx()?;
+        for w in windows {
+            insert(&tx, w)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The rows `f` selects, oldest first (then by CPU).
+    pub fn windows(&self, f: &WindowFilter) -> Result<Vec<Window>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, {COLUMNS} FROM windows
+             WHERE (?1 IS NULL OR end_ns >= ?1) AND (?2 IS NULL OR cpu = ?2)
+               AND (?3 IS NULL OR host = ?3) AND (?4 IS NULL OR level = ?4)
+             ORDER BY start_ns, cpu, level"
+        ))?;
+        let rows = stmt.query_map(
+            params![f.since_ns, f.cpu, f.host, f.level.map(Level::name)],
+            window_row,
+        )?;
+        Ok(rows.map(|r| r.map(|(_, w)| w)).collect::<Result<_, _>>()?)
+    }
+
+    /// Retention at `now_ns`: windows older than `r.windows_ns` merged into hourly
+    /// rows, hourly rows older than `r.hourly_ns` into daily rows, daily rows older
+    /// than `r.daily_ns` deleted; at most `budget` rows of each level per call, in
+    /// one transaction.
+    pub fn downsample(&mut self, now_ns: i64, r: &Retention, budget: usize) -> Result<Pruned> {
+        let tx = self.write_tx()?;
+        let to_hourly = merge_level(&tx, Level::Window, now_ns - r.windows_ns, budget)?;
+        let to_daily = merge_level(&tx, Level::Hour, now_ns - r.hourly_ns, budget)?;
+        let deleted = tx.execute(
+            "DELETE FROM windows WHERE id IN
+             (SELECT id FROM windows WHERE level = 'day' AND end_ns < ?1 LIMIT ?2)",
+            params![now_ns - r.daily_ns, budget],
+        )?;
+        tx.commit()?;
+        Ok(Pruned {
+            to_hourly,
+            to_daily,
+            deleted,
+        })
+    }
+}
+
+/// Merges the rows of `from` that ended before `cutoff_ns` into the rows of the
+/// next level (an hour or a UTC day per host, kernel and CPU), and deletes them.
+fn merge_level(
+    tx: &rusqlite::Transaction<'_>,
+    from: Level,
+    cutoff_ns: i64,
+    budget: usize,
+) -> Result<usize> {
+    let (to, span) = match from {
+        Level::Window => (Level::Hour, HOUR_NS),
+        _ => (Level::Day, DAY_NS),
+    };
+    let old: Vec<(i64, Window)> = tx
+        .prepare(&format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND end_ns < ?2
+             ORDER BY start_ns LIMIT ?3"
+        ))?
+        .query_map(params![from.name(), cutoff_ns, budget], window_row)?
+        .collect::<Result<_, _>>()?;
+    let mut merged: BTreeMap<(String, String, i64, i64), Window> = BTreeMap::new();
+    for (id, w) in &old {
+        let bucket = w.start_ns - w.start_ns.rem_euclid(span);
+        let key = (w.host.clone(), w.kernel.clone(), w.cpu, bucket);
+        match merged.get_mut(&key) {
+            Some(m) => m.absorb(w),
+            None => {
+                let existing = tx
+                    .query_row(
+                        &format!(
+                            "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND host = ?2
+                             AND kernel = ?3 AND cpu = ?4 AND start_ns = ?5"
+                        ),
+                        params![to.name(), key.0, key.1, key.2, bucket],
+                        window_row,
+                    )
+                    .optional()?;
+                let m = match existing {
+                    Some((eid, mut e)) => {
+                        tx.execute("DELETE FROM windows WHERE id = ?1", [eid])?;
+                        e.absorb(w);
+                        e
+                    }
+                    None => Window {
+                        level: to,
+                        start_ns: bucket,
+                        end_ns: bucket + span,
+                        partial: false,
+                        ..w.clone()
+                    },
+                };
+                merged.insert(key, m);
+            }
+        }
+        tx.execute("DELETE FROM windows WHERE id = ?1", [id])?;
+    }
+    for m in merged.values() {
+        insert(tx, m)?;
+    }
+    Ok(old.len())
+}
+
+#[cfg(test)]
+#[path = "windows_tests.rs"]
+mod tests;
