@@ -34,6 +34,44 @@ pub struct Why {
     /// kernel has that tracer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timerlat: Option<Timerlat>,
+    /// What was decomposed: latency spikes, or the gaps of a noise run
+    /// (`rtlab noise --trace`; each "spike" is then a gap: its cycle the gap's
+    /// number on its thread, its latency the gap's length).
+    #[serde(default, skip_serializing_if = "Subject::is_spikes")]
+    pub subject: Subject,
+}
+
+/// What a [`Why`] decomposed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Subject {
+    /// Latency spikes, from the programmed wake-up to the measured one.
+    #[default]
+    Spikes,
+    /// Noise gaps, from the last clock read before the gap to the first after.
+    Gaps,
+}
+
+impl Subject {
+    fn is_spikes(&self) -> bool {
+        *self == Subject::Spikes
+    }
+
+    /// What one is called: `spike`, `gap`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Subject::Spikes => "spike",
+            Subject::Gaps => "gap",
+        }
+    }
+
+    /// Their time summed: `spike time`, `noise time`.
+    pub fn time(self) -> &'static str {
+        match self {
+            Subject::Spikes => "spike time",
+            Subject::Gaps => "noise time",
+        }
+    }
 }
 
 /// One latency spike and what took its time.
@@ -63,6 +101,9 @@ pub struct Spike {
     /// The exit from an idle state, when the CPU was idle at the expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<Idle>,
+    /// Time in NMI handlers within the window (ns).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nmi_ns: u64,
     /// What the parts above do not account for (ns).
     pub unexplained_ns: u64,
 }
@@ -127,6 +168,8 @@ pub enum CauseKind {
     Thread,
     /// An idle-state exit.
     Idle,
+    /// NMI handlers.
+    Nmi,
     /// Time no event explains.
     Unexplained,
 }
@@ -159,4 +202,8 @@ pub struct Timerlat {
     pub thread_max_ns: u64,
     /// Samples the tracer took.
     pub samples: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

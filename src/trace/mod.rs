@@ -244,6 +244,7 @@ impl Session {
             spikes,
             causes,
             timerlat: None,
+            subject: Default::default(),
         }
     }
 
@@ -307,6 +308,7 @@ fn missing_reason(sys: &str, name: &str) -> String {
             "timer interrupts (counted as what they interrupted)"
         }
         "softirq_entry" | "softirq_exit" => "softirqs",
+        "nmi_handler" => "NMIs (counted as what they interrupted)",
         _ => "IRQ handlers",
     };
     format!("{what}: no {sys}:{name} event")

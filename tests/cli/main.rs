@@ -42,6 +42,7 @@ mod net_malformed;
 mod net_netns;
 mod net_stall;
 mod noise_cli;
+mod noise_trace;
 mod perf_cli;
 mod periodic_cli;
 mod prio_cli;

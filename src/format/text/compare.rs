@@ -154,7 +154,7 @@ pub fn top_causes(c: &Comparison) -> Option<TopCauses> {
 /// The legend of [`top_causes`] as text lines.
 fn causes_legend(t: &TopCauses) -> String {
     let mut out = format!(
-        "{TOP_CAUSE}: the cause of the largest share of spike time ('rtlab why RUN' explains)\n"
+        "{TOP_CAUSE}: the cause of the largest share of spike (or noise) time ('rtlab why RUN' explains)\n"
     );
     for (k, name) in &t.legend {
         out.push_str(&paragraph(&format!("  {k:<3} "), name));
