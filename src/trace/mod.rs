@@ -1,4 +1,5 @@
-//! Kernel tracing for `rtlab latency --trace`: a tracefs instance of rtlab's
+//! Kernel tracing for `rtlab latency --trace` and `rtlab noise --trace`: a
+//! tracefs instance of rtlab's
 //! own (`instances/rtlab-PID`, never the global buffer), the scheduler, IRQ,
 //! softirq, timer and idle events enabled in it with the `mono` clock (the
 //! probe's CLOCK_MONOTONIC), its per-CPU `trace_pipe_raw` buffers read while
@@ -15,6 +16,7 @@ mod tests;
 pub use spike::TIMER_IRQ;
 
 use crate::record::why::Why;
+use crate::record::Warning;
 use analyse::Analyser;
 use anyhow::{Context, Result};
 use event::{Decoder, EVENTS, PRINT};
@@ -215,6 +217,23 @@ impl Session {
             decoder,
             analyser: Analyser::default(),
         })
+    }
+
+    /// [`Session::start`], or, when the system cannot trace, `None` and a
+    /// warning that says why (the run goes on without the analysis).
+    pub fn start_or_warn(
+        threshold_ns: u64,
+        measured: &[usize],
+        warnings: &mut Vec<Warning>,
+    ) -> Option<Session> {
+        match Session::start(threshold_ns, measured) {
+            Ok(s) => Some(s),
+            Err(Unavailable(why)) => {
+                let msg = format!("--trace: {why}; measured without the analysis");
+                warnings.push(Warning::new("trace", msg));
+                None
+            }
+        }
     }
 
     /// The instance's `trace_marker`, for the probe's spike markers.

@@ -44,20 +44,12 @@ pub(super) fn start(
     warnings: &mut Vec<Warning>,
 ) -> Option<trace::Session> {
     let measured: Vec<usize> = cfg.threads.iter().flatten().copied().collect();
-    match trace::Session::start(threshold_ns, &measured) {
-        Ok(s) => {
-            cfg.spike_marks = Some(SpikeMarks {
-                path: s.marker_path(),
-                threshold_ns,
-            });
-            Some(s)
-        }
-        Err(trace::Unavailable(why)) => {
-            let msg = format!("--trace: {why}; measured without the analysis");
-            warnings.push(Warning::new("trace", msg));
-            None
-        }
-    }
+    let s = trace::Session::start_or_warn(threshold_ns, &measured, warnings)?;
+    cfg.spike_marks = Some(SpikeMarks {
+        path: s.marker_path(),
+        threshold_ns,
+    });
+    Some(s)
 }
 
 #[cfg(test)]

@@ -50,20 +50,12 @@ pub(super) fn start(
     cfg: &mut NoiseConfig,
     warnings: &mut Vec<Warning>,
 ) -> Option<trace::Session> {
-    match trace::Session::start(threshold_ns, &cfg.cpus) {
-        Ok(s) => {
-            cfg.gap_marks = Some(GapMarks {
-                path: s.marker_path(),
-                threshold_ns,
-            });
-            Some(s)
-        }
-        Err(trace::Unavailable(why)) => {
-            let msg = format!("--trace: {why}; measured without the analysis");
-            warnings.push(Warning::new("trace", msg));
-            None
-        }
-    }
+    let s = trace::Session::start_or_warn(threshold_ns, &cfg.cpus, warnings)?;
+    cfg.gap_marks = Some(GapMarks {
+        path: s.marker_path(),
+        threshold_ns,
+    });
+    Some(s)
 }
 
 #[cfg(test)]

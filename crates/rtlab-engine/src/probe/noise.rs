@@ -243,6 +243,14 @@ mod tests {
         i: Cell<usize>,
     }
 
+    fn script(steps: &[u64]) -> Script<'_> {
+        Script {
+            at: Cell::new(0),
+            steps,
+            i: Cell::new(0),
+        }
+    }
+
     impl Ticks for Script<'_> {
         fn ticks(&self) -> u64 {
             let i = self.i.get();
@@ -260,11 +268,7 @@ mod tests {
         let mut steps = vec![20u64; 1000];
         steps[100] = 5_000;
         steps[500] = 30_000;
-        let s = Script {
-            at: Cell::new(0),
-            steps: &steps,
-            i: Cell::new(0),
-        };
+        let s = script(&steps);
         let mut st = GapStats::new();
         let stop = AtomicBool::new(false);
         spin(&s, Scale::NS, 1_000, 50_000, &stop, &mut st, None);
@@ -299,11 +303,7 @@ mod tests {
         steps[100] = 5_000;
         steps[500] = 30_000;
         steps[501] = 40_000;
-        let s = Script {
-            at: Cell::new(0),
-            steps: &steps,
-            i: Cell::new(0),
-        };
+        let s = script(&steps);
         let mut st = GapStats::new();
         let stop = AtomicBool::new(false);
         spin(&s, Scale::NS, 1_000, 90_000, &stop, &mut st, Some(&marker));
