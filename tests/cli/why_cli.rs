@@ -228,7 +228,7 @@ fn run_trace_needs_a_latency_step() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--trace: "), "{}", shown(&out));
     assert!(
-        err.contains("has no latency step to trace"),
+        err.contains("has no latency or noise step to trace"),
         "{}",
         shown(&out)
     );
