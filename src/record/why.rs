@@ -53,7 +53,8 @@ pub enum Subject {
 }
 
 impl Subject {
-    fn is_spikes(&self) -> bool {
+    /// Whether it is [`Subject::Spikes`] (the default).
+    pub fn is_spikes(&self) -> bool {
         *self == Subject::Spikes
     }
 

@@ -130,7 +130,13 @@ pub fn top_causes(c: &Comparison) -> Option<TopCauses> {
     for col in &c.columns {
         let (cell, named) = match col.why.as_ref().map(|w| &w.top_cause) {
             None => (UNKNOWN.to_string(), UNKNOWN.to_string()),
-            Some(None) => ("no spike".to_string(), "no spike".to_string()),
+            Some(None) => {
+                let none = format!(
+                    "no {}",
+                    col.why.as_ref().map_or("spike", |w| w.subject.noun())
+                );
+                (none.clone(), none)
+            }
             Some(Some(cause)) => {
                 let name = why::cause_name(cause);
                 let share = why::percent(cause.share);
