@@ -15,12 +15,9 @@ pub fn section(why: &Why) -> Result<String> {
     let noun = why.subject.noun();
     let mut out = format!("<h3>Why: the {noun}s</h3>\n");
     if why.spikes_total == 0 {
-        let what = match why.subject {
-            Subject::Spikes => "sample",
-            Subject::Gaps => "gap",
-        };
         out.push_str(&format!(
-            "<p>No {what} reached {threshold}: no {noun} to explain.</p>\n"
+            "<p>No {} reached {threshold}: no {noun} to explain.</p>\n",
+            why.subject.measured()
         ));
         return Ok(out);
     }

@@ -66,6 +66,14 @@ impl Subject {
         }
     }
 
+    /// What reaches the threshold or not: `sample`, `gap`.
+    pub fn measured(self) -> &'static str {
+        match self {
+            Subject::Spikes => "sample",
+            Subject::Gaps => "gap",
+        }
+    }
+
     /// Their time summed: `spike time`, `noise time`.
     pub fn time(self) -> &'static str {
         match self {

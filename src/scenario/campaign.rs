@@ -342,8 +342,15 @@ mod tests {
         let e = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--trace: s.toml has no latency step to trace; tracing explains the spikes of latency steps"
+            "--trace: s.toml has no latency or noise step to trace; tracing explains the spikes \
+             of latency steps and the gaps of noise steps"
         );
+        let scn = parse("n.toml", "name = \"n\"\n[[step]]\nprobe = \"noise\"\n").unwrap();
+        let plan = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap();
+        let crate::step::Params::Noise(p) = &plan[0].params else {
+            panic!("not noise")
+        };
+        assert!(p.trace, "a noise step is traced");
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
     if why.spikes_total == 0 {
         return format!(
             "why: no {} reached {threshold}: no {noun} to explain\n",
-            reached(why)
+            why.subject.measured()
         );
     }
     let mut out = format!(
@@ -60,14 +60,6 @@ pub fn summary(why: &Why, run: Option<i64>) -> String {
         out.push_str(&lost_warning(why));
     }
     out
-}
-
-/// What may reach the threshold: `sample`, `gap`.
-fn reached(why: &Why) -> &'static str {
-    match why.subject {
-        Subject::Spikes => "sample",
-        Subject::Gaps => "gap",
-    }
 }
 
 /// The warning about events the kernel dropped.
@@ -90,7 +82,7 @@ fn header(why: &Why) -> String {
     let mut out = match (why.spikes_total, why.spikes.len()) {
         (0, _) => format!(
             "why: no {} reached {threshold}: no {noun} to explain\n",
-            reached(why)
+            why.subject.measured()
         ),
         (n, 0) => format!("why: {n} {noun}(s) at or above {threshold}\n"),
         (n, shown) if shown as u64 >= n => format!(
