@@ -8,7 +8,7 @@
 
 use super::metrics::metric_direction;
 use super::series;
-use crate::record::why::Cause;
+use crate::record::why::{Cause, Subject};
 use crate::record::{Run, Series};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -89,6 +89,9 @@ pub struct WhyTop {
     pub spikes_total: u64,
     /// The first of its ranked causes (none without spikes).
     pub top_cause: Option<Cause>,
+    /// Spikes of a latency run, or gaps of a noise run.
+    #[serde(skip_serializing_if = "Subject::is_spikes")]
+    pub subject: Subject,
 }
 
 /// The whole comparison.
@@ -245,6 +248,7 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
             why: r.why.as_ref().map(|w| WhyTop {
                 spikes_total: w.spikes_total,
                 top_cause: w.causes.first().cloned(),
+                subject: w.subject,
             }),
         })
         .collect();

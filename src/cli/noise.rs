@@ -1,7 +1,7 @@
 //! `rtlab noise`: OS noise seen by a spinning thread per CPU.
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::noise as text;
+use crate::format::text::{noise as text, why};
 use crate::step::noise::{self, Params};
 use anyhow::Result;
 use clap::Args;
@@ -20,7 +20,8 @@ use clap::Args;
 #[command(after_long_help = "Examples:
   rtlab noise -D 10s
   rtlab noise -a 1 -D 60s --max-noise 100ppm --max-gap 50us
-  rtlab noise --policy other -a 0 -D 5s --perf")]
+  rtlab noise --policy other -a 0 -D 5s --perf
+  rtlab noise -a 1 -D 1s --trace --trace-threshold 20us")]
 pub struct NoiseArgs {
     #[command(flatten)]
     params: Params,
@@ -44,6 +45,9 @@ pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> 
         save,
         ("noise", p),
         |live| noise::measure(p, live),
-        |r| text::render(r, unit),
+        |r| {
+            let why = r.why.as_ref().map(|w| why::end_of_run(w, r.id));
+            text::render(r, unit) + &why.map(|w| format!("\n{w}")).unwrap_or_default()
+        },
     )
 }

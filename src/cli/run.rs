@@ -52,8 +52,9 @@ pub struct RunArgs {
     /// seconds) [default: each step's own].
     #[arg(long, value_name = "DUR")]
     duration: Option<String>,
-    /// Explain the spikes of every latency step from kernel tracepoints (as
-    /// `rtlab latency --trace`; a scenario may set `trace = true` instead).
+    /// Explain the spikes of every latency step and the gaps of every noise
+    /// step from kernel tracepoints (as `rtlab latency --trace` and `rtlab
+    /// noise --trace`; a scenario may set `trace = true` instead).
     #[arg(long, conflicts_with = "resume")]
     trace: bool,
     /// Requirement name=budget (a bare number is µs) or preset (repeatable;

@@ -6,10 +6,11 @@ use crate::format::{json, run_name, text};
 use anyhow::Result;
 use clap::Args;
 
-/// Why a stored run's latency spikes happened: each spike's decomposition (the
-/// timer interrupt, other IRQs, softirqs, threads, idle exit, what is
-/// unexplained), worst first, and the causes ranked over the run. Runs measured
-/// with `rtlab latency --trace` (or `rtlab run --trace`) carry it.
+/// Why a stored run's latency spikes (or noise gaps) happened: each one's
+/// decomposition (the timer interrupt, other IRQs, softirqs, NMIs, threads,
+/// idle exit, what is unexplained), worst first, and the causes ranked over the
+/// run. Runs measured with `rtlab latency --trace` (or `rtlab run --trace`) or
+/// `rtlab noise --trace` carry it.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab why 12
@@ -23,7 +24,8 @@ pub struct WhyArgs {
     /// Print the analysis as one JSON document (times in ns).
     #[arg(long)]
     json: bool,
-    /// Decompose at most this many spikes, worst first [default: all stored].
+    /// Decompose at most this many spikes (or gaps), worst first [default: all
+    /// stored].
     #[arg(long, value_name = "N")]
     spikes: Option<usize>,
 }
@@ -34,11 +36,13 @@ pub fn run(ctx: &Context, a: WhyArgs) -> Result<i32> {
     let run = store.load(store.resolve(&a.run)?)?;
     let name = run_name(&run);
     let Some(mut why) = run.why else {
-        let how = if run.kind == "latency" {
-            "measure again with 'rtlab latency --trace' (as root, with tracefs), or \
-             'rtlab run --trace' for a campaign"
-        } else {
-            "only latency runs are analysed: 'rtlab latency --trace'"
+        let how = match run.kind.as_str() {
+            "latency" => {
+                "measure again with 'rtlab latency --trace' (as root, with tracefs), or \
+                 'rtlab run --trace' for a campaign"
+            }
+            "noise" => "measure again with 'rtlab noise --trace' (as root, with tracefs)",
+            _ => "latency and noise runs are analysed: 'rtlab latency --trace', 'rtlab noise --trace'",
         };
         return Err(UsageError(format!(
             "run {name} ({}) has no spike analysis: {how}",

@@ -5,17 +5,19 @@
 use super::html::{esc, table, Cells};
 use super::svg_why::{timeline, TIMELINE_SPIKES};
 use super::text::why::{cause_name, parts, percent};
-use crate::record::why::Why;
+use crate::record::why::{Subject, Why};
 use crate::units::Human;
 use anyhow::Result;
 
 /// The section of a run's report on why its spikes happened.
 pub fn section(why: &Why) -> Result<String> {
     let threshold = Human(why.threshold_ns);
-    let mut out = String::from("<h3>Why: the spikes</h3>\n");
+    let noun = why.subject.noun();
+    let mut out = format!("<h3>Why: the {noun}s</h3>\n");
     if why.spikes_total == 0 {
         out.push_str(&format!(
-            "<p>No sample reached {threshold}: no spike to explain.</p>\n"
+            "<p>No {} reached {threshold}: no {noun} to explain.</p>\n",
+            why.subject.measured()
         ));
         return Ok(out + &timerlat(why));
     }
@@ -24,7 +26,7 @@ pub fn section(why: &Why) -> Result<String> {
         n => format!("{n} lost"),
     };
     out.push_str(&format!(
-        "<p class=\"meta\">{} spike(s) at or above {threshold}. Traced: {}; {} events, {lost}; \
+        "<p class=\"meta\">{} {noun}(s) at or above {threshold}. Traced: {}; {} events, {lost}; \
          resolution {}.</p>\n",
         why.spikes_total,
         esc(&why.available.join(", ")),
@@ -37,16 +39,19 @@ pub fn section(why: &Why) -> Result<String> {
     if why.events_lost > 0 {
         out.push_str(&format!(
             "<div class=\"warn\"><b>events_lost</b>: the kernel dropped {} events (a trace \
-             buffer was full): some spikes may be explained only in part.</div>\n",
+             buffer was full): some {noun}s may be explained only in part.</div>\n",
             why.events_lost
         ));
     }
     if let Some(svg) = timeline(why)? {
         out.push_str(&format!("<figure class=\"timeline\">{svg}</figure>\n"));
         let shown = why.spikes.len().min(TIMELINE_SPIKES);
+        let bar = match why.subject {
+            Subject::Spikes => "from the timer's expiry to the probe's wake-up",
+            Subject::Gaps => "from the last clock read before the gap to the first after",
+        };
         out.push_str(&format!(
-            "<p class=\"meta\">The {shown} worst of {} spikes, each bar from the timer's \
-             expiry to the probe's wake-up.</p>\n",
+            "<p class=\"meta\">The {shown} worst of {} {noun}s, each bar {bar}.</p>\n",
             why.spikes_total
         ));
     }
@@ -68,10 +73,13 @@ const CAUSES_SHOWN: usize = 20;
 
 /// The causes ranked by the share of spike time they explain.
 fn causes(why: &Why) -> String {
-    let header: Vec<String> = ["#", "cause", "share of spike time", "time", "spikes"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
+    let header = vec![
+        "#".to_string(),
+        "cause".into(),
+        format!("share of {}", why.subject.time()),
+        "time".into(),
+        format!("{}s", why.subject.noun()),
+    ];
     let mut rows: Vec<Vec<String>> = why
         .causes
         .iter()
@@ -107,10 +115,13 @@ fn causes(why: &Why) -> String {
 
 /// Every decomposed spike, one row per part, folded under a summary.
 fn details(why: &Why) -> String {
-    let header: Vec<String> = ["spike", "CPU", "cycle", "latency", "part", "time"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
+    let header: Vec<String> = match why.subject {
+        Subject::Spikes => ["spike", "CPU", "cycle", "latency", "part", "time"],
+        Subject::Gaps => ["gap", "CPU", "number", "length", "part", "time"],
+    }
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
     let mut rows = Vec::new();
     for (i, s) in why.spikes.iter().enumerate() {
         for (j, (ns, what, note)) in parts(s).into_iter().enumerate() {
@@ -118,7 +129,11 @@ fn details(why: &Why) -> String {
                 vec![
                     format!("#{}", i + 1),
                     s.cpu.to_string(),
-                    s.cycle.to_string(),
+                    match why.subject {
+                        Subject::Spikes => s.cycle,
+                        Subject::Gaps => s.cycle + 1,
+                    }
+                    .to_string(),
                     Human(s.latency_ns).to_string(),
                 ]
             } else {
@@ -133,7 +148,8 @@ fn details(why: &Why) -> String {
         }
     }
     format!(
-        "<details><summary>Each spike in detail ({})</summary>\n<div class=\"spikes\">{}</div></details>\n",
+        "<details><summary>Each {} in detail ({})</summary>\n<div class=\"spikes\">{}</div></details>\n",
+        why.subject.noun(),
         why.spikes.len(),
         table(Cells::Numbers, &header, &rows)
     )

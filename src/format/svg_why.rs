@@ -4,7 +4,7 @@
 //! threads, idle exit, unexplained), drawn as the other plots are.
 
 use super::svg::{axis_number, colour, legend, new_chart, plot_error, SIZE};
-use crate::record::why::{Irq, Spike, Why};
+use crate::record::why::{Irq, Spike, Subject, Why};
 use anyhow::Result;
 use plotters::prelude::*;
 
@@ -15,7 +15,7 @@ pub const TIMELINE_SPIKES: usize = 20;
 pub type Part = (&'static str, fn(&Spike) -> u64);
 
 /// The parts of a bar, in drawing order.
-pub const PARTS: [Part; 6] = [
+pub const PARTS: [Part; 7] = [
     ("timer interrupt", |s| {
         s.irqs.iter().filter(|q| is_timer(q)).map(|q| q.ns).sum()
     }),
@@ -23,6 +23,7 @@ pub const PARTS: [Part; 6] = [
         s.irqs.iter().filter(|q| !is_timer(q)).map(|q| q.ns).sum()
     }),
     ("softirqs", |s| s.softirqs.iter().map(|q| q.ns).sum()),
+    ("NMIs", |s| s.nmi_ns),
     ("threads", |s| s.threads.iter().map(|t| t.ns).sum()),
     ("idle exit", |s| s.idle.as_ref().map_or(0, |i| i.exit_ns)),
     ("unexplained", |s| s.unexplained_ns),
@@ -60,7 +61,10 @@ pub fn timeline(why: &Why) -> Result<Option<String>> {
         // Room on the right for the legend, beside the longest bar.
         let mut chart = new_chart(
             &root,
-            "Spikes, worst first: what held the CPU",
+            match why.subject {
+                Subject::Spikes => "Spikes, worst first: what held the CPU",
+                Subject::Gaps => "Noise gaps, worst first: what held the CPU",
+            },
             0f64..x_end.max(1.0) * 1.3,
             // A segmented range holds both its ends: one segment per row.
             (0..rows - 1).into_segmented(),
@@ -70,7 +74,10 @@ pub fn timeline(why: &Why) -> Result<Option<String>> {
             .disable_y_mesh()
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
-            .x_desc("time from the timer's expiry (µs)")
+            .x_desc(match why.subject {
+                Subject::Spikes => "time from the timer's expiry (µs)",
+                Subject::Gaps => "time from the gap's start (µs)",
+            })
             .x_label_formatter(&|x| axis_number(*x))
             .y_labels(rows as usize)
             .y_label_formatter(&|v| match v {

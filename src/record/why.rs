@@ -34,6 +34,53 @@ pub struct Why {
     /// kernel has that tracer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timerlat: Option<Timerlat>,
+    /// What was decomposed: latency spikes, or the gaps of a noise run
+    /// (`rtlab noise --trace`; each "spike" is then a gap: its cycle the gap's
+    /// number on its thread, its latency the gap's length).
+    #[serde(default, skip_serializing_if = "Subject::is_spikes")]
+    pub subject: Subject,
+}
+
+/// What a [`Why`] decomposed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Subject {
+    /// Latency spikes, from the programmed wake-up to the measured one.
+    #[default]
+    Spikes,
+    /// Noise gaps, from the last clock read before the gap to the first after.
+    Gaps,
+}
+
+impl Subject {
+    /// Whether it is [`Subject::Spikes`] (the default).
+    pub fn is_spikes(&self) -> bool {
+        *self == Subject::Spikes
+    }
+
+    /// What one is called: `spike`, `gap`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Subject::Spikes => "spike",
+            Subject::Gaps => "gap",
+        }
+    }
+
+    /// What reaches the threshold or not: `sample`, `gap`.
+    pub fn measured(self) -> &'static str {
+        match self {
+            Subject::Spikes => "sample",
+            Subject::Gaps => "gap",
+        }
+    }
+
+    /// Their time summed: `spike time`, `noise time`.
+    pub fn time(self) -> &'static str {
+        match self {
+            Subject::Spikes => "spike time",
+            Subject::Gaps => "noise time",
+        }
+    }
 }
 
 /// One latency spike and what took its time.
@@ -63,6 +110,9 @@ pub struct Spike {
     /// The exit from an idle state, when the CPU was idle at the expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<Idle>,
+    /// Time in NMI handlers within the window (ns).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nmi_ns: u64,
     /// What the parts above do not account for (ns).
     pub unexplained_ns: u64,
 }
@@ -166,6 +216,8 @@ pub enum CauseKind {
     Thread,
     /// An idle-state exit.
     Idle,
+    /// NMI handlers.
+    Nmi,
     /// Time no event explains.
     Unexplained,
 }
@@ -220,6 +272,10 @@ pub struct TimerlatCpu {
     pub thread_max_ns: u64,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,10 +317,12 @@ mod tests {
                 softirqs: vec![],
                 threads: vec![thread(2813, "exe"), thread(28, "exe")],
                 idle: None,
+                nmi_ns: 0,
                 unexplained_ns: 50_000,
             }],
             causes: vec![cause("exe (pid 2813, other)"), cause("exe (pid 28, other)")],
             timerlat: None,
+            subject: Subject::Spikes,
         };
         let load = LoadRecord {
             kind: "net".into(),

@@ -33,7 +33,8 @@ pub struct Stored {
     /// The --max-steps it was started with (resuming plans the same steps).
     #[serde(default)]
     pub max_steps: Option<u64>,
-    /// `--trace`: every latency step explains its spikes from kernel tracepoints.
+    /// `--trace`: every latency step explains its spikes, every noise step its
+    /// gaps, from kernel tracepoints.
     #[serde(default)]
     pub trace: bool,
 }
@@ -194,8 +195,8 @@ impl Setup<'_> {
 }
 
 /// The plan, counted before it is expanded and refused above `max_steps`;
-/// with `trace`, every latency step traces (`--trace`), and a scenario without
-/// one is refused.
+/// with `trace`, every latency and noise step traces (`--trace`), and a
+/// scenario without one is refused.
 fn planned(
     scn: &Scenario,
     duration: Option<&str>,
@@ -207,18 +208,22 @@ fn planned(
     if trace {
         let mut traced = 0;
         for step in &mut plan {
-            if let crate::step::Params::Latency(p) = &mut step.params {
-                p.trace = true;
-                step.values.retain(|(k, _)| k != "trace");
-                step.values.push(("trace".into(), Val::Bool(true)));
-                traced += 1;
-            }
+            let flag = match &mut step.params {
+                crate::step::Params::Latency(p) => &mut p.trace,
+                crate::step::Params::Noise(p) => &mut p.trace,
+                _ => continue,
+            };
+            *flag = true;
+            step.values.retain(|(k, _)| k != "trace");
+            step.values.push(("trace".into(), Val::Bool(true)));
+            traced += 1;
         }
         if traced == 0 {
             bail!(bad_flag(
                 "--trace",
                 format!(
-                    "{} has no latency step to trace; tracing explains the spikes of latency steps",
+                    "{} has no latency or noise step to trace; tracing explains the spikes of \
+                     latency steps and the gaps of noise steps",
                     scn.file
                 )
             ));
@@ -337,8 +342,15 @@ mod tests {
         let e = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--trace: s.toml has no latency step to trace; tracing explains the spikes of latency steps"
+            "--trace: s.toml has no latency or noise step to trace; tracing explains the spikes \
+             of latency steps and the gaps of noise steps"
         );
+        let scn = parse("n.toml", "name = \"n\"\n[[step]]\nprobe = \"noise\"\n").unwrap();
+        let plan = planned(&scn, None, true, DEFAULT_MAX_STEPS).unwrap();
+        let crate::step::Params::Noise(p) = &plan[0].params else {
+            panic!("not noise")
+        };
+        assert!(p.trace, "a noise step is traced");
     }
 
     #[test]

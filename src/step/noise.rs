@@ -4,6 +4,7 @@
 
 mod gates;
 mod measure;
+mod trace;
 
 pub use gates::{gates, metric};
 pub use measure::measure;
@@ -79,6 +80,22 @@ pub struct Params {
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     #[serde(deserialize_with = "de::opt_duration")]
     pub max_gap: Option<String>,
+    /// Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a
+    /// tracefs instance of rtlab's own and explain every gap at or above
+    /// --trace-threshold: which IRQs, softirqs, NMIs and threads took it (needs
+    /// root).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: the gaps this long or longer are explained (a bare number
+    /// is µs) [default: 10 × --threshold].
+    #[arg(
+        long,
+        value_name = "DUR",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
+    #[serde(deserialize_with = "de::opt_duration")]
+    pub trace_threshold: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
@@ -123,6 +140,8 @@ pub struct Plan {
     pub max_noise_ppm: Option<f64>,
     /// `--max-gap` (ns).
     pub max_gap_ns: Option<u64>,
+    /// With `--trace`: the gaps explained, this long or longer (ns).
+    pub trace_threshold_ns: Option<u64>,
 }
 
 /// Reads `--max-noise`: `N` or `Nppm`, `N%`, or a duration per second
@@ -215,6 +234,7 @@ impl Params {
             .map(|t| parse_positive_duration(t, DefaultUnit::Micros))
             .transpose()
             .map_err(|e| bad_flag("--max-gap", e))?;
+        let trace_threshold_ns = self.trace_threshold_ns(threshold_ns)?;
         Ok(Plan {
             cfg: NoiseConfig {
                 cpus,
@@ -224,9 +244,11 @@ impl Params {
                 threshold_ns,
                 clock,
                 perf: self.perf.perf,
+                gap_marks: None,
             },
             max_noise_ppm,
             max_gap_ns,
+            trace_threshold_ns,
         })
     }
 }

@@ -815,6 +815,7 @@ mod tests {
                     }],
                     threads: Vec::new(),
                     idle: None,
+                    nmi_ns: 0,
                     unexplained_ns: 7_000,
                 }],
                 causes: vec![crate::record::why::Cause {
@@ -826,6 +827,7 @@ mod tests {
                     spikes: 1,
                 }],
                 timerlat: None,
+                subject: Default::default(),
             }),
             page_faults: Some(crate::record::PageFaults { minor: 2, major: 1 }),
             sweep: None,

@@ -2,12 +2,14 @@
 //! of time, each owned by the innermost context that ran (an IRQ handler
 //! inside a softirq inside a thread counts once, as the IRQ handler), and
 //! every spike marker decomposed over the segments of its window on its CPU,
-//! from the programmed wake-up to the measured one.
+//! from the programmed wake-up to the measured one (for a noise gap marker,
+//! from the gap's start to its end).
 
 use super::event::Event;
 use super::spike::{Names, Part, Parts, Tally};
 use crate::record::why::Spike;
 use rtlab_engine::probe::latency::MARKER_PREFIX;
+use rtlab_engine::probe::noise::GAP_PREFIX;
 use rtlab_engine::rt::sched;
 use std::collections::{HashMap, VecDeque};
 
@@ -30,6 +32,8 @@ pub(super) enum Ctx {
     Softirq(u32),
     /// A timer interrupt or hrtimer callback in hard IRQ context.
     Timer,
+    /// An NMI handler.
+    Nmi,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -98,6 +102,20 @@ impl Cpu {
         }
     }
 
+    /// Gives `[start, end)` (closed by the last event) to `ctx`, out of the
+    /// segments that held it: an NMI is told of at its end, with its length.
+    fn carve(&mut self, start: u64, end: u64, ctx: Ctx) {
+        let mut head = None;
+        while let Some(s) = self.segments.back().copied().filter(|s| s.end > start) {
+            self.segments.pop_back();
+            if s.start < start {
+                head = Some(Segment { end: start, ..s });
+            }
+        }
+        self.segments.extend(head);
+        self.segments.push_back(Segment { start, end, ctx });
+    }
+
     /// Leaves the innermost context of a kind, and whatever a lost exit
     /// left above it.
     fn pop(&mut self, what: fn(&Ctx) -> bool) {
@@ -107,29 +125,49 @@ impl Cpu {
     }
 }
 
-/// A spike marker's numbers.
+/// A spike marker's numbers (or a noise gap's: its number as the cycle, its
+/// length as the latency, its start as the expected time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Marker {
     pub thread: usize,
     pub cycle: u64,
     pub latency_ns: u64,
     pub expected_ns: u64,
+    /// The CPU a gap marker names (a spike's is the CPU it was written on).
+    pub cpu: Option<usize>,
 }
 
 impl Marker {
-    /// Reads `rtlab-spike thread=T cycle=C latency=L expected=E`.
+    /// Reads `rtlab-spike thread=T cycle=C latency=L expected=E` or
+    /// `rtlab-gap cpu=C thread=T gap=N start=S end=E`.
     pub fn parse(text: &str) -> Option<Marker> {
-        let rest = text.trim_end().strip_prefix(MARKER_PREFIX)?;
+        let text = text.trim_end();
+        let (rest, gap) = match text.strip_prefix(MARKER_PREFIX) {
+            Some(rest) => (rest, false),
+            None => (text.strip_prefix(GAP_PREFIX)?, true),
+        };
         let mut values = HashMap::new();
         for kv in rest.split(' ') {
             let (k, v) = kv.split_once('=')?;
             values.insert(k, v.parse::<u64>().ok()?);
         }
+        let thread = usize::try_from(*values.get("thread")?).ok()?;
+        if gap {
+            let (start, end) = (*values.get("start")?, *values.get("end")?);
+            return Some(Marker {
+                thread,
+                cycle: *values.get("gap")?,
+                latency_ns: end.checked_sub(start)?,
+                expected_ns: start,
+                cpu: Some(usize::try_from(*values.get("cpu")?).ok()?),
+            });
+        }
         Some(Marker {
-            thread: usize::try_from(*values.get("thread")?).ok()?,
+            thread,
             cycle: *values.get("cycle")?,
             latency_ns: *values.get("latency")?,
             expected_ns: *values.get("expected")?,
+            cpu: None,
         })
     }
 }
@@ -187,10 +225,14 @@ impl Analyser {
             }
             Event::TimerExit => c.pop(|x| *x == Ctx::Timer),
             Event::Idle { state } => c.idle = (state != u32::MAX).then_some(state),
+            Event::Nmi { delta_ns } => c.carve(ts.saturating_sub(delta_ns), ts, Ctx::Nmi),
             Event::Print { pid, text } => {
                 if let Some(m) = Marker::parse(&text) {
-                    let spike = self.decompose(cpu, pid, &m);
-                    self.tally.add(spike);
+                    let cpu = m.cpu.unwrap_or(cpu);
+                    if self.cpus.contains_key(&cpu) {
+                        let spike = self.decompose(cpu, pid, &m);
+                        self.tally.add(spike);
+                    }
                 }
             }
         }
@@ -217,12 +259,15 @@ impl Analyser {
                 Ctx::Irq(irq) => Some(Part::Irq(irq)),
                 Ctx::Softirq(vec) => Some(Part::Softirq(vec)),
                 Ctx::Timer => Some(Part::Timer),
+                Ctx::Nmi => Some(Part::Nmi),
             };
             if let Some(p) = part.filter(|_| ns > 0) {
                 *parts.ns.entry(p).or_default() += ns;
             }
         }
+        // A gap has no timer to be late.
         let waking = c.marks.iter().find_map(|mk| match *mk {
+            _ if m.cpu.is_some() => None,
             Mark::Waking(t, pid) if pid == tid && t >= start && t <= end => Some(t),
             _ => None,
         });

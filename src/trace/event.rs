@@ -33,13 +33,15 @@ pub enum Event {
     TimerExit,
     /// `power:cpu_idle`: the state entered, `u32::MAX` on leaving.
     Idle { state: u32 },
+    /// `nmi:nmi_handler`, at the end of an NMI handler that ran `delta_ns`.
+    Nmi { delta_ns: u64 },
     /// `ftrace:print`: a `trace_marker` line, written by `pid`.
     Print { pid: i32, text: String },
 }
 
 /// The events rtlab enables: (subsystem, name), and whether the analysis
 /// can do without it.
-pub const EVENTS: [(&str, &str, bool); 12] = [
+pub const EVENTS: [(&str, &str, bool); 13] = [
     ("sched", "sched_switch", false),
     ("sched", "sched_waking", true),
     ("sched", "sched_wakeup", true),
@@ -52,6 +54,7 @@ pub const EVENTS: [(&str, &str, bool); 12] = [
     ("irq_vectors", "local_timer_entry", true),
     ("irq_vectors", "local_timer_exit", true),
     ("power", "cpu_idle", true),
+    ("nmi", "nmi_handler", true),
 ];
 
 /// The marker event, always present where `trace_marker` is.
@@ -118,6 +121,7 @@ enum Decode {
     TimerEntry(Option<Field>),
     TimerExit,
     Idle(Field),
+    Nmi(Field),
     Print(Field),
 }
 
@@ -192,6 +196,7 @@ impl Decoder {
             "local_timer_entry" => Decode::TimerEntry(None),
             "hrtimer_expire_exit" | "local_timer_exit" => Decode::TimerExit,
             "cpu_idle" => Decode::Idle(f.field("state")?),
+            "nmi_handler" => Decode::Nmi(f.field("delta_ns")?),
             "print" => Decode::Print(f.field("buf")?),
             other => anyhow::bail!("rtlab does not decode {sys}:{other}"),
         };
@@ -229,6 +234,9 @@ impl Decoder {
             Decode::TimerExit => Event::TimerExit,
             Decode::Idle(state) => Event::Idle {
                 state: int(r, *state) as u32,
+            },
+            Decode::Nmi(delta) => Event::Nmi {
+                delta_ns: int(r, *delta).max(0) as u64,
             },
             Decode::Print(buf) => Event::Print {
                 pid: self.pid.map_or(0, |p| int(r, p) as i32),

@@ -1,4 +1,5 @@
-//! Kernel tracing for `rtlab latency --trace`: a tracefs instance of rtlab's
+//! Kernel tracing for `rtlab latency --trace` and `rtlab noise --trace`: a
+//! tracefs instance of rtlab's
 //! own (`instances/rtlab-PID`, never the global buffer), the scheduler, IRQ,
 //! softirq, timer and idle events enabled in it with the `mono` clock (the
 //! probe's CLOCK_MONOTONIC), its per-CPU `trace_pipe_raw` buffers read while
@@ -18,6 +19,7 @@ mod timerlat;
 pub use spike::TIMER_IRQ;
 
 use crate::record::why::Why;
+use crate::record::Warning;
 use analyse::Analyser;
 use anyhow::{Context, Result};
 use event::{Decoder, EVENTS, PRINT};
@@ -239,6 +241,24 @@ impl Session {
         why.filter(|_| self.timerlat.is_none()).map(String::as_str)
     }
 
+    /// [`Session::start`], or, when the system cannot trace, `None` and a
+    /// warning that says why (the run goes on without the analysis).
+    pub fn start_or_warn(
+        threshold_ns: u64,
+        measured: &[usize],
+        timerlat_us: Option<u64>,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<Session> {
+        match Session::start(threshold_ns, measured, timerlat_us) {
+            Ok(s) => Some(s),
+            Err(Unavailable(why)) => {
+                let msg = format!("--trace: {why}; measured without the analysis");
+                warnings.push(Warning::new("trace", msg));
+                None
+            }
+        }
+    }
+
     /// The instance's `trace_marker`, for the probe's spike markers.
     pub fn marker_path(&self) -> PathBuf {
         self.dir.join("trace_marker")
@@ -270,6 +290,7 @@ impl Session {
             spikes,
             causes,
             timerlat,
+            subject: Default::default(),
         }
     }
 
@@ -334,6 +355,7 @@ fn missing_reason(sys: &str, name: &str) -> String {
             "timer interrupts (counted as what they interrupted)"
         }
         "softirq_entry" | "softirq_exit" => "softirqs",
+        "nmi_handler" => "NMIs (counted as what they interrupted)",
         _ => "IRQ handlers",
     };
     format!("{what}: no {sys}:{name} event")

@@ -20,6 +20,7 @@ pub(super) enum Part {
     Irq(u32),
     Softirq(u32),
     Timer,
+    Nmi,
 }
 
 /// The disjoint parts of one window.
@@ -64,6 +65,7 @@ impl Parts {
             softirqs: Vec::new(),
             threads: Vec::new(),
             idle: None,
+            nmi_ns: 0,
             unexplained_ns: m.latency_ns,
         };
         for (part, ns) in parts {
@@ -94,6 +96,7 @@ impl Parts {
                     irq: 0,
                     ns,
                 }),
+                Part::Nmi => spike.nmi_ns += ns,
                 Part::Softirq(vec) => spike.softirqs.push(Softirq {
                     vector: softirq_name(vec),
                     ns,
@@ -164,6 +167,9 @@ impl Tally {
                 format!("{} (pid {}, {prio})", t.comm, t.pid),
                 t.ns,
             );
+        }
+        if s.nmi_ns > 0 {
+            add(CauseKind::Nmi, "NMI".into(), s.nmi_ns);
         }
         if let Some(i) = &s.idle {
             add(CauseKind::Idle, i.state.clone(), i.exit_ns);

@@ -227,3 +227,62 @@ fn a_policy_read_now_is_kept_only_where_the_traced_priority_agrees() {
     assert_eq!(super::analyse::policy_of(gone, 4), "rt");
     assert_eq!(super::analyse::policy_of(gone, 139), "other");
 }
+
+#[test]
+fn a_noise_gap_is_its_window_on_its_cpu_with_nmis_carved_out() {
+    let mut a = Analyser::default();
+    let gap = |n: u64, start: u64, end: u64| Event::Print {
+        pid: 100,
+        text: format!("rtlab-gap cpu=1 thread=0 gap={n} start={start} end={end}\n"),
+    };
+    let evs = [
+        (0, switch(100, 98, "rtlab-noise1")),      // the spinner, fifo 1
+        (1_000, Event::TimerEntry { hrtimer: 0 }), // the gap starts at 1_000
+        (1_200, Event::TimerExit),
+        (1_200, Event::SoftirqEntry { vec: 1 }),
+        (1_500, Event::Nmi { delta_ns: 100 }), // 1_400-1_500, in the softirq
+        (1_600, Event::SoftirqExit),
+        (1_600, switch(200, 97, "burst")), // fifo 2 preempts
+        (2_600, switch(100, 98, "rtlab-noise1")),
+        (2_650, gap(0, 1_000, 2_640)),
+        // On another CPU: not this gap's.
+    ];
+    for (ts, e) in evs {
+        a.feed(1, ts, e);
+    }
+    a.feed(0, 1_500, switch(300, 120, "elsewhere"));
+    a.feed(0, 2_500, switch(0, 120, "swapper/0"));
+    // A gap on a CPU no event was seen on is not decomposed.
+    a.feed(
+        0,
+        2_700,
+        Event::Print {
+            pid: 100,
+            text: "rtlab-gap cpu=7 thread=0 gap=1 start=1 end=2\n".into(),
+        },
+    );
+    let total = a.tally.total;
+    let (gaps, causes) = std::mem::take(&mut a.tally).finish();
+    assert_eq!(total, 1);
+    let g = &gaps[0];
+    assert_eq!((g.cpu, g.cycle, g.latency_ns), (1, 0, 1_640));
+    assert_eq!(g.timer_irq_delay_ns, None, "a gap has no timer to be late");
+    assert_eq!(g.irqs[0].ns, 200, "the tick");
+    assert_eq!(g.softirqs[0].vector, "TIMER");
+    assert_eq!(g.softirqs[0].ns, 300, "400 less the NMI inside it");
+    assert_eq!(g.nmi_ns, 100);
+    let t = &g.threads[0];
+    assert_eq!(
+        (t.pid, t.comm.as_str(), t.priority, t.ns),
+        (200, "burst", 2, 1_000)
+    );
+    assert!(t.outranked);
+    assert_eq!(
+        g.unexplained_ns, 40,
+        "the spinner's own 40 ns before its read"
+    );
+    assert_eq!(200 + 300 + 100 + 1_000 + g.unexplained_ns, g.latency_ns);
+    assert_eq!(causes[0].name, "burst (pid 200, rt 2)");
+    let nmi = causes.iter().find(|c| c.kind == CauseKind::Nmi).unwrap();
+    assert_eq!((nmi.ns, nmi.spikes, nmi.cpu), (100, 1, Some(1)));
+}

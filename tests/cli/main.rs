@@ -45,6 +45,7 @@ mod net_malformed;
 mod net_netns;
 mod net_stall;
 mod noise_cli;
+mod noise_trace;
 mod perf_cli;
 mod perf_steps;
 mod periodic_cli;

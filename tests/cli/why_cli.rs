@@ -147,7 +147,9 @@ fn runs_without_an_analysis_say_how_to_get_one() {
     );
     let (_, err) = why(&db, &["2"], 2);
     assert!(
-        err.contains("only latency runs are analysed: 'rtlab latency --trace'"),
+        err.contains(
+            "latency and noise runs are analysed: 'rtlab latency --trace', 'rtlab noise --trace'"
+        ),
         "{err}"
     );
     let (_, err) = why(&db, &["99"], 2);
@@ -226,7 +228,7 @@ fn run_trace_needs_a_latency_step() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--trace: "), "{}", shown(&out));
     assert!(
-        err.contains("has no latency step to trace"),
+        err.contains("has no latency or noise step to trace"),
         "{}",
         shown(&out)
     );
@@ -264,7 +266,7 @@ fn compare_names_each_runs_top_cause_under_a_key() {
     );
     assert!(
         text.contains(
-            "top cause: the cause of the largest share of spike time ('rtlab why RUN' explains)\n  \
+            "top cause: the cause of the largest share of spike (or noise) time ('rtlab why RUN' explains)\n  \
              c1  NET_RX softirq on CPU 1\n  c2  thread hog (pid 777, fifo 95) on CPU 1\n"
         ),
         "{text}"

@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// The probe's CPU: the last online one, so that CPU 0 stays with the system.
-pub fn probe_cpu() -> usize {
+pub(crate) fn probe_cpu() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last = text.trim().rsplit([',', '-']).next().unwrap();
     last.parse().unwrap()
@@ -38,7 +38,7 @@ fn pin_and_schedule(cpu: usize, fifo: Option<i32>) -> i32 {
 
 /// A thread named `name` on `cpu` (SCHED_FIFO `fifo` when given) doing
 /// `work` until `stop`; returns its tid.
-fn spawn(
+pub(crate) fn spawn(
     name: &str,
     cpu: usize,
     fifo: Option<i32>,
@@ -83,12 +83,12 @@ fn traced_on(cpu: usize, args: &[&str]) -> (Value, u32) {
     (doc, pid)
 }
 
-pub fn assert_no_instance(pid: u32) {
+pub(crate) fn assert_no_instance(pid: u32) {
     let dir = format!("/sys/kernel/tracing/instances/rtlab-{pid}");
     assert!(!std::path::Path::new(&dir).exists(), "{dir} left behind");
 }
 
-fn list(v: &Value) -> &[Value] {
+pub(crate) fn list(v: &Value) -> &[Value] {
     v.as_array()
         .unwrap_or_else(|| panic!("not a list: {v}"))
         .as_slice()
@@ -106,7 +106,7 @@ fn traced_beside(args: &str, load: (Arc<AtomicBool>, std::thread::JoinHandle<()>
     why
 }
 
-fn n(v: &Value) -> u64 {
+pub(crate) fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
@@ -116,14 +116,18 @@ fn sum(v: &Value, key: &str) -> u64 {
 
 /// Every spike's parts and its unexplained rest make its latency, exactly
 /// (the parts never exceed it by more than the resolution).
-pub fn check_sums(why: &Value) {
+pub(crate) fn check_sums(why: &Value) {
     let res = n(&why["resolution_ns"]);
     let spikes = list(&why["spikes"]);
     assert!(spikes.len() as u64 <= n(&why["spikes_total"]));
     for s in spikes {
         let idle = s["idle"].get("exit_ns").map_or(0, n);
-        let parts =
-            sum(&s["irqs"], "ns") + sum(&s["softirqs"], "ns") + sum(&s["threads"], "ns") + idle;
+        let nmi = s.get("nmi_ns").map_or(0, n);
+        let parts = sum(&s["irqs"], "ns")
+            + sum(&s["softirqs"], "ns")
+            + sum(&s["threads"], "ns")
+            + idle
+            + nmi;
         let latency = n(&s["latency_ns"]);
         assert!(parts <= latency + res, "{s}");
         assert_eq!(parts + n(&s["unexplained_ns"]), latency, "{s}");

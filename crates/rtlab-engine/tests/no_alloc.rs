@@ -9,7 +9,7 @@ use rtlab_engine::probe::latency::{
     run_loop, LiveStats, LoopEnd, LoopSpec, SpikeMarker, SpikeMarks, ThreadStats,
 };
 use rtlab_engine::probe::net::client::ThreadSetup;
-use rtlab_engine::probe::noise::{spin, GapStats, Monotonic, Scale};
+use rtlab_engine::probe::noise::{spin, GapMarker, GapMarks, GapStats, Monotonic, Scale};
 use rtlab_engine::rt::clock::{Clock, ClockId, SystemClock};
 use rtlab_engine::rt::ipc::Mechanism;
 use rtlab_engine::rt::sched::Policy;
@@ -123,8 +123,14 @@ fn the_measuring_loop_makes_zero_allocations() {
         );
     }
 
-    std::fs::remove_file(&marks.path).unwrap();
-    // The noise loop, with a threshold low enough that it records gaps.
+    // The noise loop, with a threshold low enough that it records gaps, and
+    // every gap marked.
+    std::fs::write(&marks.path, b"").unwrap();
+    let gap_marks = GapMarks {
+        path: marks.path.clone(),
+        threshold_ns: 0,
+    };
+    let marker = GapMarker::open(&gap_marks, Scale::NS, 0, 0).unwrap();
     let mut gaps = GapStats::new();
     let stop = AtomicBool::new(false);
     ALLOCS.with(|a| a.set(0));
@@ -136,9 +142,17 @@ fn the_measuring_loop_makes_zero_allocations() {
         20_000_000,
         &stop,
         &mut gaps,
+        Some(&marker),
     );
     COUNTING.with(|c| c.set(false));
     assert!(gaps.moments.count > 0, "the loop recorded gaps");
+    let marked = std::fs::read_to_string(&marks.path).unwrap();
+    std::fs::remove_file(&marks.path).unwrap();
+    assert_eq!(
+        marked.lines().count() as u64,
+        gaps.moments.count,
+        "one marker a gap"
+    );
     assert_eq!(
         ALLOCS.with(|a| a.get()),
         0,

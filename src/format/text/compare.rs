@@ -130,7 +130,13 @@ pub fn top_causes(c: &Comparison) -> Option<TopCauses> {
     for col in &c.columns {
         let (cell, named) = match col.why.as_ref().map(|w| &w.top_cause) {
             None => (UNKNOWN.to_string(), UNKNOWN.to_string()),
-            Some(None) => ("no spike".to_string(), "no spike".to_string()),
+            Some(None) => {
+                let none = format!(
+                    "no {}",
+                    col.why.as_ref().map_or("spike", |w| w.subject.noun())
+                );
+                (none.clone(), none)
+            }
             Some(Some(cause)) => {
                 let name = why::cause_name(cause);
                 let share = why::percent(cause.share);
@@ -154,7 +160,7 @@ pub fn top_causes(c: &Comparison) -> Option<TopCauses> {
 /// The legend of [`top_causes`] as text lines.
 fn causes_legend(t: &TopCauses) -> String {
     let mut out = format!(
-        "{TOP_CAUSE}: the cause of the largest share of spike time ('rtlab why RUN' explains)\n"
+        "{TOP_CAUSE}: the cause of the largest share of spike (or noise) time ('rtlab why RUN' explains)\n"
     );
     for (k, name) in &t.legend {
         out.push_str(&paragraph(&format!("  {k:<3} "), name));

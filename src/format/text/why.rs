@@ -4,7 +4,7 @@
 
 use super::table::paragraph;
 use super::timerlat;
-use crate::record::why::{Cause, CauseKind, Spike, Why};
+use crate::record::why::{Cause, CauseKind, Spike, Subject, Why};
 use crate::units::Human;
 
 /// Spikes decomposed at the end of a run that is not stored.
@@ -20,7 +20,7 @@ pub fn render(why: &Why) -> String {
         let width = amount_width(&why.spikes);
         for (i, s) in why.spikes.iter().enumerate() {
             out.push('\n');
-            out.push_str(&spike(i + 1, s, width));
+            out.push_str(&spike(i + 1, s, width, why.subject));
         }
         out.push('\n');
         out.push_str(&causes(why));
@@ -45,18 +45,24 @@ pub fn end_of_run(why: &Why, run: Option<i64>) -> String {
 /// each (for a stored run), the ranked causes and a lost-events warning.
 pub fn summary(why: &Why, run: Option<i64>) -> String {
     let threshold = Human(why.threshold_ns);
+    let noun = why.subject.noun();
     if why.spikes_total == 0 {
-        return format!("why: no sample reached {threshold}: no spike to explain\n")
-            + &timerlat::lines(why);
+        return format!(
+            "why: no {} reached {threshold}: no {noun} to explain\n",
+            why.subject.measured()
+        ) + &timerlat::lines(why);
     }
-    let mut out = format!("why: {} spike(s) at or above {threshold}", why.spikes_total);
+    let mut out = format!(
+        "why: {} {noun}(s) at or above {threshold}",
+        why.spikes_total
+    );
     match run {
         Some(id) => out.push_str(&format!("; 'rtlab why {id}' shows each one\n")),
         None => out.push('\n'),
     }
     out.push_str(&causes(why));
     if why.events_lost > 0 {
-        out.push_str(&lost_warning(why.events_lost));
+        out.push_str(&lost_warning(why));
     }
     out + &timerlat::lines(why)
 }
@@ -88,12 +94,14 @@ pub fn steps(steps: &[crate::scenario::runner::StepRun]) -> String {
 }
 
 /// The warning about events the kernel dropped.
-fn lost_warning(n: u64) -> String {
+fn lost_warning(why: &Why) -> String {
     paragraph(
         "  ! ",
         &format!(
-            "events_lost: the kernel dropped {n} events (a trace buffer was full): some \
-             spikes may be explained only in part; trace fewer CPUs or raise the threshold"
+            "events_lost: the kernel dropped {} events (a trace buffer was full): some \
+             {}s may be explained only in part; trace fewer CPUs or raise the threshold",
+            why.events_lost,
+            why.subject.noun()
         ),
     )
 }
@@ -101,14 +109,18 @@ fn lost_warning(n: u64) -> String {
 /// What was analysed, what the kernel offered and what is missing.
 fn header(why: &Why) -> String {
     let threshold = Human(why.threshold_ns);
+    let noun = why.subject.noun();
     let mut out = match (why.spikes_total, why.spikes.len()) {
-        (0, _) => format!("why: no sample reached {threshold}: no spike to explain\n"),
-        (n, 0) => format!("why: {n} spike(s) at or above {threshold}\n"),
+        (0, _) => format!(
+            "why: no {} reached {threshold}: no {noun} to explain\n",
+            why.subject.measured()
+        ),
+        (n, 0) => format!("why: {n} {noun}(s) at or above {threshold}\n"),
         (n, shown) if shown as u64 >= n => format!(
-            "why: {n} spike(s) at or above {threshold}, each decomposed below, worst first\n"
+            "why: {n} {noun}(s) at or above {threshold}, each decomposed below, worst first\n"
         ),
         (n, shown) => format!(
-            "why: {n} spike(s) at or above {threshold}; the {shown} worst decomposed below\n"
+            "why: {n} {noun}(s) at or above {threshold}; the {shown} worst decomposed below\n"
         ),
     };
     let lost = match why.events_lost {
@@ -132,7 +144,7 @@ fn header(why: &Why) -> String {
         out.push_str(&paragraph("not analysed: ", m));
     }
     if why.events_lost > 0 {
-        out.push_str(&lost_warning(why.events_lost));
+        out.push_str(&lost_warning(why));
     }
     out
 }
@@ -157,6 +169,9 @@ pub fn parts(s: &Spike) -> Vec<(u64, String, String)> {
     }
     for q in &s.softirqs {
         out.push((q.ns, format!("softirq {}", q.vector), String::new()));
+    }
+    if s.nmi_ns > 0 {
+        out.push((s.nmi_ns, "NMI".into(), String::new()));
     }
     for t in &s.threads {
         let note = if t.outranked {
@@ -190,18 +205,26 @@ fn us(ns: u64) -> String {
 }
 
 /// One spike: its line, then one line per part, amounts aligned.
-fn spike(n: usize, s: &Spike, width: usize) -> String {
+fn spike(n: usize, s: &Spike, width: usize, subject: Subject) -> String {
     let late = s
         .timer_irq_delay_ns
         .map(|t| format!(" (timer expired {} late)", us(t)))
         .unwrap_or_default();
-    let mut out = format!(
-        "spike {n}: {} on CPU {}, thread {}, cycle {}{late}\n",
-        Human(s.latency_ns),
-        s.cpu,
-        s.thread,
-        s.cycle
-    );
+    let mut out = match subject {
+        Subject::Spikes => format!(
+            "spike {n}: {} on CPU {}, thread {}, cycle {}{late}\n",
+            Human(s.latency_ns),
+            s.cpu,
+            s.thread,
+            s.cycle
+        ),
+        Subject::Gaps => format!(
+            "gap {n}: {} on CPU {} (its gap number {})\n",
+            Human(s.latency_ns),
+            s.cpu,
+            s.cycle + 1
+        ),
+    };
     for (ns, what, note) in parts(s) {
         let text = if note.is_empty() {
             what
@@ -222,6 +245,7 @@ pub fn cause_name(c: &Cause) -> String {
         CauseKind::Softirq => format!("{} softirq", c.name),
         CauseKind::Thread => format!("thread {}", c.name),
         CauseKind::Idle => format!("idle exit from {}", c.name),
+        CauseKind::Nmi => "NMI".into(),
         CauseKind::Unexplained => "unexplained".into(),
     };
     match c.cpu {
@@ -240,14 +264,16 @@ pub fn percent(share: f64) -> String {
 }
 
 /// One cause in a sentence: `NET_RX softirq on CPU 1: 71% of spike time in
-/// 212 of 240 spikes`.
-pub fn cause_line(c: &Cause, spikes_total: u64) -> String {
+/// 212 of 240 spikes` (`of noise time in 30 of 75 gaps` for noise).
+pub fn cause_line(c: &Cause, why: &Why) -> String {
     format!(
-        "{}: {} of spike time in {} of {} spikes",
+        "{}: {} of {} in {} of {} {}s",
         cause_name(c),
         percent(c.share),
+        why.subject.time(),
         c.spikes,
-        spikes_total
+        why.spikes_total,
+        why.subject.noun()
     )
 }
 
@@ -258,22 +284,25 @@ fn causes(why: &Why) -> String {
     }
     let total: u64 = why.causes.iter().map(|c| c.ns).sum();
     let mut out = format!(
-        "causes, by share of spike time ({} in {} spikes):\n",
+        "causes, by share of {} ({} in {} {}s):\n",
+        why.subject.time(),
         Human(total),
-        why.spikes_total
+        why.spikes_total,
+        why.subject.noun()
     );
     let digits = why.causes.len().min(CAUSES_SHOWN).to_string().len();
     for (i, c) in why.causes.iter().take(CAUSES_SHOWN).enumerate() {
         let lead = format!("  {:>digits$}. ", i + 1);
-        out.push_str(&paragraph(&lead, &cause_line(c, why.spikes_total)));
+        out.push_str(&paragraph(&lead, &cause_line(c, why)));
     }
     let rest = &why.causes[why.causes.len().min(CAUSES_SHOWN)..];
     if !rest.is_empty() {
         let share: f64 = rest.iter().map(|c| c.share).sum();
         out.push_str(&format!(
-            "  and {} smaller cause(s): {} of spike time in all\n",
+            "  and {} smaller cause(s): {} of {} in all\n",
             rest.len(),
-            percent(share)
+            percent(share),
+            why.subject.time()
         ));
     }
     out
@@ -320,6 +349,7 @@ pub(super) mod tests {
                 state: "haltpoll".into(),
                 exit_ns: 11_000,
             }),
+            nmi_ns: 0,
             unexplained_ns: 54_952,
         }
     }
@@ -351,6 +381,7 @@ pub(super) mod tests {
                 cause(CauseKind::Unexplained, "", 0.004, 3),
             ],
             timerlat: None,
+            subject: Default::default(),
         }
     }
 

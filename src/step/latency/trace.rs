@@ -53,25 +53,17 @@ pub(super) fn start(
     measured.sort_unstable();
     measured.dedup();
     let period_us = timerlat.then_some(cfg.interval_ns / 1_000);
-    match trace::Session::start(threshold_ns, &measured, period_us) {
-        Ok(s) => {
-            if let Some(why) = s.timerlat_missing().filter(|_| timerlat) {
-                let why = why.trim_start_matches("timerlat: ");
-                let msg = format!("--timerlat: {why}; traced without it");
-                warnings.push(Warning::new("timerlat", msg));
-            }
-            cfg.spike_marks = Some(SpikeMarks {
-                path: s.marker_path(),
-                threshold_ns,
-            });
-            Some(s)
-        }
-        Err(trace::Unavailable(why)) => {
-            let msg = format!("--trace: {why}; measured without the analysis");
-            warnings.push(Warning::new("trace", msg));
-            None
-        }
+    let s = trace::Session::start_or_warn(threshold_ns, &measured, period_us, warnings)?;
+    if let Some(why) = s.timerlat_missing().filter(|_| timerlat) {
+        let why = why.trim_start_matches("timerlat: ");
+        let msg = format!("--timerlat: {why}; traced without it");
+        warnings.push(Warning::new("timerlat", msg));
     }
+    cfg.spike_marks = Some(SpikeMarks {
+        path: s.marker_path(),
+        threshold_ns,
+    });
+    Some(s)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
+use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
 use crate::step::{Machine, Observer};
 use crate::system;
@@ -105,13 +106,12 @@ fn metrics_of(prefix: &str, st: &GapStats, cpu_ns: u64, m: &mut BTreeMap<String,
 /// Measures: starts the loads, spins on every CPU, and returns the run.
 pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let fp = system::fingerprint();
-    let plan = a.plan(&Machine::this())?;
+    let mut plan = a.plan(&Machine::this())?;
     a.perf.check()?;
-    let cfg = &plan.cfg;
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
-    let probe_cpus: Vec<Option<usize>> = cfg.cpus.iter().map(|&c| Some(c)).collect();
+    let probe_cpus: Vec<Option<usize>> = plan.cfg.cpus.iter().map(|&c| Some(c)).collect();
     let loads = a.load.start(&probe_cpus)?;
     warnings.extend(loads.warnings.iter().cloned());
     if let Err(errno) = mem::lock_all() {
@@ -123,6 +123,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ),
         ));
     }
+    let trace = plan
+        .trace_threshold_ns
+        .and_then(|t| super::trace::start(t, &mut plan.cfg, &mut warnings));
+    let cfg = &plan.cfg;
     let names: Vec<String> = cfg.cpus.iter().map(|c| format!("cpu{c}")).collect();
     obs.note(&format!(
         "spinning on {} for {} (gaps above {})",
@@ -132,6 +136,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     ));
     let result = probe::run(cfg, stop);
     mem::unlock_all();
+    let why = trace.map(|t| Why {
+        subject: Subject::Gaps,
+        ..t.finish()
+    });
     let (load_records, load_warnings) = loads.finish();
     warnings.extend(load_warnings);
     let (threads, scale) = match result {
@@ -143,6 +151,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             .into())
         }
         Err(e @ probe::NoiseError::Policy { .. }) => return Err(SystemError(e.to_string()).into()),
+        Err(e @ probe::NoiseError::Marker { .. }) => {
+            return Err(SystemError(format!("--trace: {e}")).into())
+        }
         Err(e) => return Err(UsageError(format!("--cpus: {e}")).into()),
     };
     let interrupted = stop.load(Ordering::Relaxed);
@@ -200,6 +211,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             NoiseClock::Monotonic => super::ClockArg::Monotonic,
         },
         max_gap: plan.max_gap_ns.map(exact),
+        trace_threshold: plan.trace_threshold_ns.map(exact),
         ..a.clone()
     };
     let mut run = crate::step::new_run(
@@ -218,6 +230,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     run.duration_ns = elapsed_ns;
     run.loads = load_records;
     run.perf = perf;
+    run.why = why;
     run.warnings = warnings;
     run.status = if interrupted {
         Status::Interrupted

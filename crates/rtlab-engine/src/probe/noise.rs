@@ -8,8 +8,10 @@
 //! a gap, so a quiet iteration costs one clock read, a subtraction and two
 //! compares.
 
+mod marker;
 mod threads;
 
+pub use marker::{GapMarker, GapMarks, GAP_PREFIX};
 pub use threads::{run, NoiseConfig, NoiseError, NoiseThread};
 
 use crate::rt::clock::{Clock, ClockId, SystemClock};
@@ -180,7 +182,9 @@ impl Default for GapStats {
 
 /// The loop: reads `t` until `duration_ticks` have passed (or `stop`, checked
 /// every 65536 iterations and after every gap), recording each difference
-/// between two reads above `threshold_ticks` into `st`.
+/// between two reads above `threshold_ticks` into `st`, and marking those at
+/// or above the `marker`'s threshold (the marker's write is the loop's own
+/// time: the next gap is measured from after it).
 #[inline(never)]
 pub fn spin<T: Ticks>(
     t: &T,
@@ -189,6 +193,7 @@ pub fn spin<T: Ticks>(
     duration_ticks: u64,
     stop: &AtomicBool,
     st: &mut GapStats,
+    marker: Option<&GapMarker>,
 ) {
     let start = t.ticks();
     let end = start.saturating_add(duration_ticks);
@@ -196,7 +201,7 @@ pub fn spin<T: Ticks>(
     let mut n: u64 = 0;
     let mut min = u64::MAX;
     loop {
-        let now = t.ticks();
+        let mut now = t.ticks();
         let d = now.wrapping_sub(prev);
         n += 1;
         min = min.min(d);
@@ -207,6 +212,10 @@ pub fn spin<T: Ticks>(
             }
             st.moments.record(ns);
             st.hist.record(ns);
+            if let Some(m) = marker.filter(|m| d >= m.threshold_ticks) {
+                m.mark(t, scale, now, d, st.moments.count - 1);
+                now = t.ticks();
+            }
             if stop.load(Relaxed) {
                 prev = now;
                 break;
@@ -234,6 +243,14 @@ mod tests {
         i: Cell<usize>,
     }
 
+    fn script(steps: &[u64]) -> Script<'_> {
+        Script {
+            at: Cell::new(0),
+            steps,
+            i: Cell::new(0),
+        }
+    }
+
     impl Ticks for Script<'_> {
         fn ticks(&self) -> u64 {
             let i = self.i.get();
@@ -251,14 +268,10 @@ mod tests {
         let mut steps = vec![20u64; 1000];
         steps[100] = 5_000;
         steps[500] = 30_000;
-        let s = Script {
-            at: Cell::new(0),
-            steps: &steps,
-            i: Cell::new(0),
-        };
+        let s = script(&steps);
         let mut st = GapStats::new();
         let stop = AtomicBool::new(false);
-        spin(&s, Scale::NS, 1_000, 50_000, &stop, &mut st);
+        spin(&s, Scale::NS, 1_000, 50_000, &stop, &mut st, None);
         assert_eq!(st.moments.count, 2);
         assert_eq!(st.hist.len(), 2);
         assert_eq!(st.moments.max, 30_000);
@@ -273,6 +286,42 @@ mod tests {
             st.elapsed_ns
         );
         assert_eq!(st.iterations, 1 + (st.elapsed_ns - 35_000) / 20 + 1);
+    }
+
+    #[test]
+    fn gaps_at_the_marking_threshold_are_marked_and_the_write_is_not_a_gap() {
+        let path = std::env::temp_dir().join(format!("rtlab-spinmark-{}", std::process::id()));
+        std::fs::write(&path, b"").unwrap();
+        let marks = GapMarks {
+            path: path.clone(),
+            threshold_ns: 10_000,
+        };
+        let marker = GapMarker::open(&marks, Scale::NS, 3, 0).unwrap();
+        // A 5 µs gap (not marked), a 30 µs one (marked), and the marker's
+        // write scripted as 40 µs: it is not seen as a gap.
+        let mut steps = vec![20u64; 1000];
+        steps[100] = 5_000;
+        steps[500] = 30_000;
+        steps[501] = 40_000;
+        let s = script(&steps);
+        let mut st = GapStats::new();
+        let stop = AtomicBool::new(false);
+        spin(&s, Scale::NS, 1_000, 90_000, &stop, &mut st, Some(&marker));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((st.moments.count, st.moments.max), (2, 30_000));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(lines[0].starts_with("rtlab-gap cpu=3 thread=0 gap=1 start="));
+        let field = |k: &str| -> u64 {
+            let v = lines[0]
+                .split(' ')
+                .find_map(|kv| kv.strip_prefix(k))
+                .unwrap();
+            v.parse().unwrap()
+        };
+        // In CLOCK_MONOTONIC: the gap's length, ending before the write.
+        assert_eq!(field("end=") - field("start="), 30_000);
     }
 
     #[test]

@@ -33,20 +33,32 @@ pub struct SpikeMarker {
 /// The longest line: the prefix and four numbers of at most 20 digits.
 const LINE_MAX: usize = 128;
 
-/// A line built in place.
-struct Line {
+/// A line built in place (also the noise probe's gap markers).
+pub(crate) struct Line {
     buf: [u8; LINE_MAX],
     len: usize,
 }
 
 impl Line {
-    fn put(&mut self, bytes: &[u8]) {
+    pub(crate) fn new() -> Line {
+        Line {
+            buf: [0; LINE_MAX],
+            len: 0,
+        }
+    }
+
+    /// The line so far.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
         let end = (self.len + bytes.len()).min(LINE_MAX);
         self.buf[self.len..end].copy_from_slice(&bytes[..end - self.len]);
         self.len = end;
     }
 
-    fn number(&mut self, mut v: u64) {
+    pub(crate) fn number(&mut self, mut v: u64) {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
         loop {
@@ -80,14 +92,11 @@ impl SpikeMarker {
             return;
         }
         let line = self.line(cycle, latency_ns, expected_ns);
-        let _ = (&self.file).write(&line.buf[..line.len]);
+        let _ = (&self.file).write(line.bytes());
     }
 
     fn line(&self, cycle: u64, latency_ns: u64, expected_ns: u64) -> Line {
-        let mut l = Line {
-            buf: [0; LINE_MAX],
-            len: 0,
-        };
+        let mut l = Line::new();
         l.put(MARKER_PREFIX.as_bytes());
         l.put(b"thread=");
         l.number(self.thread);
@@ -117,7 +126,7 @@ mod tests {
         let m = SpikeMarker::open(&marks, 3).unwrap();
         let l = m.line(0, u64::MAX, 18_446_744_073);
         assert_eq!(
-            std::str::from_utf8(&l.buf[..l.len]).unwrap(),
+            std::str::from_utf8(l.bytes()).unwrap(),
             "rtlab-spike thread=3 cycle=0 latency=18446744073709551615 expected=18446744073\n"
         );
         m.mark(7, 99, 1_000);

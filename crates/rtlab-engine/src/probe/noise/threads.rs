@@ -1,7 +1,9 @@
 //! The probe's threads: one per CPU, pinned and scheduled as asked, started
 //! together, each running [`spin`](super::spin) with its counters around it.
 
-use super::{calibrate_tsc, spin, GapStats, Monotonic, NoiseClock, Scale, Tsc};
+use super::{
+    calibrate_tsc, spin, GapMarker, GapMarks, GapStats, Monotonic, NoiseClock, Scale, Tsc,
+};
 use crate::perf::{Counters, Reading, EVENTS};
 use crate::rt::clock::{ClockId, SystemClock};
 use crate::rt::sched::{self, Policy, SchedError};
@@ -26,6 +28,8 @@ pub struct NoiseConfig {
     pub clock: NoiseClock,
     /// Open performance counters on every thread.
     pub perf: bool,
+    /// Mark every gap at or above a threshold in a trace (`--trace`).
+    pub gap_marks: Option<GapMarks>,
 }
 
 /// One thread's result.
@@ -49,6 +53,8 @@ pub enum NoiseError {
     Affinity { cpu: usize, err: SchedError },
     /// Setting the policy and priority failed.
     Policy { cpu: usize, err: SchedError },
+    /// The gap markers' `trace_marker` file could not be opened.
+    Marker { cpu: usize, err: std::io::ErrorKind },
 }
 
 impl std::fmt::Display for NoiseError {
@@ -59,6 +65,9 @@ impl std::fmt::Display for NoiseError {
             }
             NoiseError::Policy { cpu, err } => {
                 write!(f, "cannot set the policy of the thread on CPU {cpu}: {err}")
+            }
+            NoiseError::Marker { cpu, err } => {
+                write!(f, "cannot open the trace marker file for CPU {cpu}: {err}")
             }
         }
     }
@@ -81,13 +90,14 @@ pub fn run(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<(Vec<NoiseThread>, Sc
             .cpus
             .iter()
             .zip(&errors)
-            .map(|(&cpu, slot)| {
+            .enumerate()
+            .map(|(i, (&cpu, slot))| {
                 let (ready, go, abort) = (&ready, &go, &abort);
                 std::thread::Builder::new()
                     .name(format!("rtlab-noise{cpu}"))
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
-                        one_thread(cfg, cpu, scale, slot, (ready, go, abort), stop)
+                        one_thread(cfg, (i, cpu), scale, slot, (ready, go, abort), stop)
                     })
                     .expect("spawning a noise thread")
             })
@@ -114,7 +124,7 @@ pub fn run(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<(Vec<NoiseThread>, Sc
 
 fn one_thread(
     cfg: &NoiseConfig,
-    cpu: usize,
+    (index, cpu): (usize, usize),
     scale: Scale,
     slot: &Mutex<Option<NoiseError>>,
     (ready, go, abort): (&Barrier, &Barrier, &AtomicBool),
@@ -128,6 +138,18 @@ fn one_thread(
                 .map_err(|err| NoiseError::Policy { cpu, err })
         })
         .err();
+    let marker = cfg
+        .gap_marks
+        .as_ref()
+        .map(|m| GapMarker::open(m, scale, cpu, index));
+    let (marker, failure) = match marker {
+        Some(Err(e)) => (
+            None,
+            failure.or(Some(NoiseError::Marker { cpu, err: e.kind() })),
+        ),
+        Some(Ok(m)) => (Some(m), failure),
+        None => (None, failure),
+    };
     *slot.lock().unwrap_or_else(|p| p.into_inner()) = failure;
     mem::prefault_stack();
     let mut counters = cfg.perf.then(Counters::this_thread);
@@ -140,7 +162,7 @@ fn one_thread(
         let thr = scale.ticks(cfg.threshold_ns);
         let dur = scale.ticks(cfg.duration_ns);
         match cfg.clock {
-            NoiseClock::Tsc => spin(&Tsc, scale, thr, dur, stop, &mut stats),
+            NoiseClock::Tsc => spin(&Tsc, scale, thr, dur, stop, &mut stats, marker.as_ref()),
             NoiseClock::Monotonic => spin(
                 &Monotonic(SystemClock::new(ClockId::Monotonic)),
                 scale,
@@ -148,6 +170,7 @@ fn one_thread(
                 dur,
                 stop,
                 &mut stats,
+                marker.as_ref(),
             ),
         }
     }

@@ -1,0 +1,95 @@
+//! `--trace`: the threshold of the gaps to explain, and the kernel trace
+//! started for them (or the warning that says why it cannot be).
+
+use super::Params;
+use crate::error::bad_flag;
+use crate::record::Warning;
+use crate::trace;
+use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use anyhow::Result;
+use rtlab_engine::probe::noise::{GapMarks, NoiseConfig};
+
+/// The default threshold of the gaps explained, in multiples of --threshold.
+const DEFAULT_FACTOR: u64 = 10;
+
+impl Params {
+    /// With --trace, the length of the gaps to explain: as given, or ten times
+    /// `threshold_ns` (--threshold); never below it, since only recorded gaps
+    /// are marked.
+    pub(super) fn trace_threshold_ns(&self, threshold_ns: u64) -> Result<Option<u64>> {
+        if !self.trace {
+            if self.trace_threshold.is_some() {
+                return Err(bad_flag("--trace-threshold", "needs --trace"));
+            }
+            return Ok(None);
+        }
+        let t = match self.trace_threshold.as_deref() {
+            None => return Ok(Some(threshold_ns.saturating_mul(DEFAULT_FACTOR))),
+            Some(t) => parse_positive_duration(t, DefaultUnit::Micros)
+                .map_err(|e| bad_flag("--trace-threshold", e))?,
+        };
+        if t <= threshold_ns {
+            return Err(bad_flag(
+                "--trace-threshold",
+                format!(
+                    "{} is not above --threshold ({}): only gaps above --threshold are seen",
+                    Human(t),
+                    Human(threshold_ns)
+                ),
+            ));
+        }
+        Ok(Some(t))
+    }
+}
+
+/// Starts tracing the kernel for gaps of `threshold_ns` and more, and has the
+/// spinning threads mark them; when the system cannot, a warning says why and
+/// the run goes on without.
+pub(super) fn start(
+    threshold_ns: u64,
+    cfg: &mut NoiseConfig,
+    warnings: &mut Vec<Warning>,
+) -> Option<trace::Session> {
+    let s = trace::Session::start_or_warn(threshold_ns, &cfg.cpus, None, warnings)?;
+    cfg.gap_marks = Some(GapMarks {
+        path: s.marker_path(),
+        threshold_ns,
+    });
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(toml: &str) -> Params {
+        toml_edit::de::from_str(toml).unwrap()
+    }
+
+    #[test]
+    fn the_threshold_is_as_given_or_ten_times_the_gap_threshold() {
+        let t = |toml: &str| params(toml).trace_threshold_ns(2_000);
+        assert_eq!(t("trace = true").unwrap(), Some(20_000));
+        let given = "trace = true\ntrace_threshold = \"500us\"";
+        assert_eq!(t(given).unwrap(), Some(500_000));
+        assert_eq!(
+            t("trace_threshold = \"7\"\ntrace = true").unwrap(),
+            Some(7_000)
+        );
+        assert_eq!(t("").unwrap(), None);
+        for (toml, why) in [
+            ("trace_threshold = \"50us\"", "needs --trace"),
+            (
+                "trace = true\ntrace_threshold = \"2us\"",
+                "2us is not above",
+            ),
+            ("trace = true\ntrace_threshold = \"-1\"", ""),
+        ] {
+            let e = t(toml).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--trace-threshold: {why}")),
+                "{toml}: {e}"
+            );
+        }
+    }
+}
