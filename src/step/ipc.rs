@@ -113,13 +113,7 @@ impl Default for Params {
 }
 
 /// How a scenario reads `ipc` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "ipc",
-    duration_key: "duration",
-    required: &[],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: |_| {},
-};
+pub const PROBE: super::Probe = super::Probe::of::<Params>("ipc", "duration");
 
 /// `--mechanism`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]

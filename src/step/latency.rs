@@ -183,13 +183,8 @@ impl Default for Params {
 }
 
 /// How a scenario reads `latency` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "latency",
-    duration_key: "duration",
-    required: &[],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: priority_zero_is_other,
-};
+pub const PROBE: super::Probe =
+    super::Probe::of::<Params>("latency", "duration").with_shorthand(priority_zero_is_other);
 
 /// In a scenario, `priority = 0` without a policy means SCHED_OTHER (as in
 /// cyclictest), so that `matrix.priority = [0, 90]` compares the two.

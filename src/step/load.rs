@@ -76,13 +76,7 @@ impl Default for Params {
 }
 
 /// How a scenario reads `load` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "load",
-    duration_key: "duration",
-    required: &["load"],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: |_| {},
-};
+pub const PROBE: super::Probe = super::Probe::of::<Params>("load", "duration").requiring(&["load"]);
 
 /// The loads to start, where, and for how long, validated.
 pub struct Plan {

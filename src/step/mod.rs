@@ -84,6 +84,43 @@ pub struct Probe {
     shorthand: fn(&mut Map<String, Value>),
 }
 
+impl Probe {
+    /// The probe `name` whose parameters are `P` (their defaults are what a
+    /// scenario step starts from) and whose duration is set by `duration_key`;
+    /// no key is required and there is no shorthand.
+    pub const fn of<P: clap::Args + clap::FromArgMatches + serde::Serialize>(
+        name: &'static str,
+        duration_key: &'static str,
+    ) -> Probe {
+        Probe {
+            name,
+            duration_key,
+            required: &[],
+            defaults: defaults_json::<P>,
+            shorthand: |_| {},
+        }
+    }
+
+    /// The same probe, whose steps must give each of `keys`.
+    pub const fn requiring(self, keys: &'static [&'static str]) -> Probe {
+        Probe {
+            required: keys,
+            ..self
+        }
+    }
+
+    /// The same probe, with a scenario shorthand rewritten before the values
+    /// are read.
+    pub const fn with_shorthand(self, shorthand: fn(&mut Map<String, Value>)) -> Probe {
+        Probe { shorthand, ..self }
+    }
+}
+
+/// The defaults of `P`, as a scenario spells them.
+fn defaults_json<P: clap::Args + clap::FromArgMatches + serde::Serialize>() -> Value {
+    serde_json::to_value(defaults::<P>()).unwrap_or_default()
+}
+
 /// Every probe a scenario step can name.
 pub const PROBES: &[Probe] = &[
     latency::PROBE,

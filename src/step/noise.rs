@@ -123,13 +123,7 @@ pub enum ClockArg {
 }
 
 /// How a scenario reads `noise` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "noise",
-    duration_key: "duration",
-    required: &[],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: |_| {},
-};
+pub const PROBE: super::Probe = super::Probe::of::<Params>("noise", "duration");
 
 /// A run's configuration and gates, checked.
 #[derive(Debug, Clone, PartialEq)]

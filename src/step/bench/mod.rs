@@ -21,7 +21,7 @@ macro_rules! bench_step {
         }
 
         /// How a scenario reads the steps of this bench.
-        pub const PROBE: crate::step::Probe = super::probe($name, super::defaults_of::<Params>);
+        pub const PROBE: crate::step::Probe = crate::step::Probe::of::<Params>($name, "time");
 
         impl crate::step::Step for Params {
             fn probe(&self) -> &'static crate::step::Probe {
@@ -174,25 +174,6 @@ impl Common {
             (None, None) => (default_time > 0).then_some(default_time),
         }
     }
-}
-
-/// How a scenario reads the steps of the bench `name`: no required key, no
-/// shorthand, `time` sets how long a step runs.
-const fn probe(name: &'static str, defaults: fn() -> Value) -> super::Probe {
-    super::Probe {
-        name,
-        duration_key: "time",
-        required: &[],
-        defaults,
-        shorthand: no_shorthand,
-    }
-}
-
-fn no_shorthand(_: &mut Map<String, Value>) {}
-
-/// The defaults of a bench's parameters, as a scenario spells them.
-fn defaults_of<P: Args + clap::FromArgMatches + Serialize>() -> Value {
-    serde_json::to_value(super::defaults::<P>()).unwrap_or_default()
 }
 
 /// A size flag above zero, in bytes.

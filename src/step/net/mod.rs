@@ -126,13 +126,9 @@ pub struct Reached {
 }
 
 /// How a scenario reads `net` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "net",
-    duration_key: "duration",
-    required: &["target"],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: priority_zero_is_none,
-};
+pub const PROBE: super::Probe = super::Probe::of::<Params>("net", "duration")
+    .requiring(&["target"])
+    .with_shorthand(priority_zero_is_none);
 
 /// In a scenario, `priority = 0` (and `server_priority = 0`) means no RT
 /// priority: the thread runs SCHED_OTHER, as without the key.

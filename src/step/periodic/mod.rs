@@ -109,13 +109,7 @@ impl Default for Params {
 }
 
 /// How a scenario reads `periodic` steps.
-pub const PROBE: super::Probe = super::Probe {
-    name: "periodic",
-    duration_key: "duration",
-    required: &[],
-    defaults: || serde_json::to_value(Params::default()).unwrap_or_default(),
-    shorthand: |_| {},
-};
+pub const PROBE: super::Probe = super::Probe::of::<Params>("periodic", "duration");
 
 /// `--method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
