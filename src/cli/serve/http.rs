@@ -204,17 +204,18 @@ pub fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<Option<Str
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     loop {
-        if let Some(end) = find(&buf, b"\r\n\r\n") {
+        if find(&buf, b"\r\n").unwrap_or(buf.len()) > MAX_LINE {
+            return Err(Response::text(414, "request line too long"));
+        }
+        let end = find(&buf, b"\r\n\r\n");
+        if end.unwrap_or(buf.len()) > MAX_HEAD {
+            return Err(Response::text(431, "request headers too large"));
+        }
+        if let Some(end) = end {
             buf.truncate(end);
             return String::from_utf8(buf)
                 .map(Some)
                 .map_err(|_| Response::text(400, "the request head is not UTF-8"));
-        }
-        if find(&buf, b"\r\n").is_none() && buf.len() > MAX_LINE {
-            return Err(Response::text(414, "request line too long"));
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(Response::text(431, "request headers too large"));
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
