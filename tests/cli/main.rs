@@ -56,6 +56,7 @@ mod readme;
 mod report_cli;
 mod run_cli;
 mod serve;
+mod serve_browser;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
