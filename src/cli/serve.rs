@@ -33,9 +33,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab serve
-  rtlab --db /var/lib/rtlab/fleet.db serve --listen 127.0.0.1:9000 --require gyro=1ms
-  rtlab serve --listen 0.0.0.0:9477 --token \"$(cat /etc/rtlab/token)\"
-  curl -H 'Authorization: Bearer T' http://board7:9477/metrics")]
+  rtlab serve --db /var/lib/rtlab/fleet.db --listen 127.0.0.1:9000 --require gyro=1ms
+  rtlab serve --listen 0.0.0.0:9477 --token \"$(cat /etc/rtlab/token)\"")]
 pub struct ServeArgs {
     /// Address and port to listen on (port 0: any free port, printed at start);
     /// an address that is not loopback needs --token.

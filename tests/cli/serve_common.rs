@@ -11,9 +11,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// The scripted windows: (host, kernel, cpu, start s, samples, overruns,
-/// misses, p50, p99, p99.9, max ns). Each series' later row is its latest.
-pub const WINDOWS: &[(&str, &str, i64, i64, i64, i64, i64, i64, i64, i64, i64)] = &[
+/// A scripted window: (host, kernel, cpu, start s, samples, overruns,
+/// misses, p50, p99, p99.9, max ns).
+pub type Scripted = (
+    &'static str,
+    &'static str,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+);
+
+/// The scripted windows. Each series' later row is its latest.
+pub const WINDOWS: &[Scripted] = &[
     (
         "board-a", "6.1-rt", 0, 0, 60000, 1, 2, 9000, 21000, 33000, 80000,
     ),
@@ -120,19 +135,21 @@ impl Server {
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
+        let mut server = Server {
+            child,
+            addr: String::new(),
+            log,
+        };
         let t = Instant::now();
         loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let text = std::fs::read_to_string(&server.log).unwrap_or_default();
             if let Some(addr) = text
                 .split("http://")
                 .nth(1)
                 .and_then(|r| r.split('/').next())
             {
-                return Server {
-                    child,
-                    addr: addr.to_string(),
-                    log,
-                };
+                server.addr = addr.to_string();
+                return server;
             }
             assert!(
                 t.elapsed() < Duration::from_secs(30),

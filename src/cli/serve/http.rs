@@ -249,8 +249,8 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 pub fn same_token(given: &str, token: &str) -> bool {
     let (a, b) = (given.as_bytes(), token.as_bytes());
     let mut diff = u8::from(a.len() != b.len());
-    for i in 0..b.len() {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b[i];
+    for (i, &t) in b.iter().enumerate() {
+        diff |= a.get(i).copied().unwrap_or(0) ^ t;
     }
     diff == 0
 }

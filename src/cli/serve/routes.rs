@@ -170,7 +170,7 @@ impl Site {
             Some(p) => p
                 .parse()
                 .ok()
-                .filter(|&p| p >= 1 && p <= 1_000_000)
+                .filter(|p| (1..=1_000_000).contains(p))
                 .ok_or_else(|| Refused(400, format!("page '{p}': a page number from 1")))?,
         };
         let some = |s: &String| (!s.is_empty()).then(|| s.clone());
