@@ -1,5 +1,6 @@
 use super::*;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
+use std::path::Path;
 
 const MIN_NS: i64 = 60_000_000_000;
 
@@ -127,4 +128,64 @@ fn a_missing_or_foreign_file_is_refused_read_only() {
     std::fs::write(&other, "not a database at all, but long enough to be read").unwrap();
     let e = Store::open_read_only(&other).err().unwrap();
     assert!(format!("{e:#}").contains("not an rtlab"), "{e:#}");
+}
+
+/// Fills `path` with `hosts` × 2 CPUs × `per` windows of 5 minutes ending
+/// now, through [`Store::save_windows`], 10 000 rows per transaction.
+fn fill(path: &Path, hosts: usize, per: usize) {
+    let mut s = Store::open(path).unwrap();
+    let now = chrono::Utc::now().timestamp_nanos_opt().unwrap();
+    // One histogram per maximum, made once: making one costs more than storing it.
+    let made: Vec<Window> = (0..997)
+        .map(|m| window("", 0, Level::Window, 0, 20 + m))
+        .collect();
+    let mut batch = Vec::with_capacity(10_000);
+    for n in 0..per {
+        let start = now - (per - n) as i64 * 5 * MIN_NS;
+        for h in 0..hosts {
+            for cpu in 0..2 {
+                let mut w = made[(n * 7 + h * 13 + cpu as usize) % 997].clone();
+                w.host = format!("board{h:03}");
+                w.kernel = format!("6.{}-rt", h % 4);
+                w.cpu = cpu;
+                (w.start_ns, w.end_ns, w.max_at_ns) = (start, start + 5 * MIN_NS, start);
+                batch.push(w);
+                if batch.len() == 10_000 {
+                    s.save_windows(&batch).unwrap();
+                    batch.clear();
+                }
+            }
+        }
+    }
+    s.save_windows(&batch).unwrap();
+}
+
+/// The fleet queries over a store with many series and windows: the latest
+/// row of each series is its last window, and the worst of each host is the
+/// largest maximum it was given. `bench/serve.sh` fills its store with this
+/// test: RTLAB_BENCH_DB (the file), RTLAB_BENCH_HOSTS and
+/// RTLAB_BENCH_WINDOWS (per host and CPU) [default: a temporary store, 20
+/// hosts, 150 windows].
+#[test]
+fn many_windows_keep_the_fleet_queries_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let var = |k: &str| std::env::var(k).ok();
+    let path = var("RTLAB_BENCH_DB").map_or_else(|| dir.path().join("many.db"), Into::into);
+    let hosts = var("RTLAB_BENCH_HOSTS").map_or(20, |v| v.parse().unwrap());
+    let per = var("RTLAB_BENCH_WINDOWS").map_or(150, |v| v.parse().unwrap());
+    fill(&path, hosts, per);
+    let s = Store::open_read_only(&path).unwrap();
+    let latest = s.latest_windows().unwrap();
+    assert_eq!(latest.len(), hosts * 2);
+    let last_start = latest[0].start_ns;
+    assert!(latest.iter().all(|w| w.start_ns == last_start));
+    let worst = s.worst_since(i64::MIN).unwrap();
+    assert_eq!(worst.len(), hosts);
+    // Each host's maxima cover 20 + 0..997 µs once there are enough windows.
+    let top = (20 + 996) * 1000;
+    assert!(worst.values().all(|&w| w <= top));
+    if per >= 997 {
+        assert!(worst.values().all(|&w| w == top));
+    }
+    assert_eq!(s.hosts(&latest).unwrap().len(), hosts);
 }

@@ -57,6 +57,7 @@ mod report_cli;
 mod run_cli;
 mod serve;
 mod serve_browser;
+mod serve_metrics;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
