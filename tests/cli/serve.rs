@@ -143,6 +143,19 @@ fn a_token_is_needed_on_every_request_and_carried_in_links() {
         &[2],
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token"));
+    // No store: refused, and none is made.
+    let none = db.with_file_name("none.db");
+    let out = expect(rtlab().arg("--db").arg(&none).arg("serve"), &[2]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no results database"));
+    assert!(!none.exists());
+    let out = expect(
+        rtlab()
+            .arg("--db")
+            .arg(&db)
+            .args(["serve", "--read-timeout", "0"]),
+        &[2],
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--read-timeout"));
 }
 
 #[test]
