@@ -19,6 +19,8 @@ form.filters{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:end;margin:.8e
 form.filters label{display:flex;flex-direction:column;font-size:.85em;color:#555}
 input,select,button{font:inherit;padding:2px 4px}
 .pages{display:flex;gap:16px;margin:.5em 0}
+.runs td:nth-child(n+3):nth-child(-n+8),.runs th:nth-child(n+3):nth-child(-n+8),.runs td:last-child,.runs th:last-child{text-align:left}
+.fleet td:nth-child(2),.fleet th:nth-child(2){text-align:left}
 ";
 
 /// Links carry the access token when the server has one (a browser cannot
@@ -162,13 +164,14 @@ pub fn fleet(l: Links, rows: &[FleetRow], reqs: &[Requirement], unit: TimeUnit) 
             c
         })
         .collect();
-    let body = if rows.is_empty() {
-        "<p>No hosts yet: the store has no runs and no monitor windows.</p>\n".to_string()
-    } else {
-        table(Cells::Numbers, &header, &cells)
+    let body =
+        if rows.is_empty() {
+            "<p>No hosts yet: the store has no runs and no monitor windows.</p>\n".to_string()
+        } else {
+            format!("<div class=\"fleet\">{}</div>", table(Cells::Numbers, &header, &cells))
             + "<p class=\"meta\">Verdicts: the worst maximum of the last 7 days within the budget. \
                Hosts are the runs' and monitor windows' hostnames.</p>\n"
-    };
+        };
     l.page("rtlab fleet", &body)
 }
 
@@ -266,7 +269,10 @@ pub fn runs(
         "<form method=\"get\" action=\"/compare\">{}",
         l.hidden()
     ));
-    body.push_str(&table(Cells::Numbers, &header, &cells));
+    body.push_str(&format!(
+        "<div class=\"runs\">{}</div>",
+        table(Cells::Numbers, &header, &cells)
+    ));
     body.push_str("<button type=\"submit\" id=\"compare\">Compare</button></form>\n");
     let mut pages = String::new();
     let mut at = |p: usize, text: &str| {

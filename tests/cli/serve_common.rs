@@ -84,12 +84,19 @@ pub fn store(extra: usize) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The start of scripted time: an hour ago, on a whole second.
-pub fn t0_ns() -> i64 {
+fn t0_ns() -> i64 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
     (now - 3600) * 1_000_000_000
+}
+
+/// The start of scripted time in the store `db`: its first window's start.
+pub fn t0_of(db: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT MIN(start_ns) FROM windows", [], |r| r.get(0))
+        .unwrap()
 }
 
 fn insert_windows(db: &Path) {

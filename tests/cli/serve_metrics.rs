@@ -2,7 +2,7 @@
 //! equal to the scripted windows, the campaign verdict, promtool's check, and
 //! the Grafana dashboard that queries only what is served.
 
-use crate::serve_common::{store, t0_ns, Server, WINDOWS};
+use crate::serve_common::{store, t0_of, Server, WINDOWS};
 use std::io::Write;
 
 /// The value of the sample `name{labels}` in a metrics text.
@@ -66,7 +66,7 @@ fn metrics_give_the_latest_window_of_every_series_exactly_and_the_campaign_verdi
     assert!(r.head.contains("text/plain; version=0.0.4"), "{}", r.head);
     let families = check_exposition(&r.body);
     assert!(families.contains(&"rtlab_campaign_runs".to_string()));
-    let t0 = t0_ns();
+    let t0 = t0_of(&db);
     // The latest row of each series: board-a cpu 0 at 60 s, cpu 1, board-b.
     for &(host, kernel, cpu, start, samples, overruns, misses, p50, p99, p999, max) in &WINDOWS[1..]
     {
