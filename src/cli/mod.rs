@@ -25,6 +25,7 @@ mod reportargs;
 mod results;
 mod results_import;
 mod run;
+mod serve;
 mod step;
 mod transfer;
 mod why;
@@ -106,6 +107,8 @@ pub enum Command {
     Compare(Deferred<compare::CompareArgs>),
     /// Report one stored run in depth, as text or HTML.
     Report(Deferred<report::ReportArgs>),
+    /// Serve the store read-only over HTTP: Prometheus /metrics and a web view.
+    Serve(Deferred<serve::ServeArgs>),
     /// A command under performance counters, as perf stat: `rtlab perf -- CMD ARGS`.
     Perf(Deferred<perf::PerfCmdArgs>),
     /// One step of a campaign (started by `rtlab run`).
@@ -170,6 +173,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Results(args) => args.run(|a| results::run(&ctx, a)),
         Command::Compare(args) => args.run(|a| compare::run(&ctx, a)),
         Command::Report(args) => args.run(|a| report::run(&ctx, a)),
+        Command::Serve(args) => args.run(|a| serve::run(&ctx, a)),
         Command::Why(args) => args.run(|a| why::run(&ctx, a)),
         Command::Load(args) => args.run(|a| load::run(&ctx, a)),
         Command::Step(args) => args.run(|a| step::run(&ctx, a)),

@@ -110,7 +110,7 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
 /// The requirements `rtlab run` judged the campaign `id` against (`reqs` when
 /// given instead) and its load attribution. A scenario that no longer reads is
 /// said on stderr, and the campaign judged by its `--require` values alone.
-fn judged_as_run(
+pub(super) fn judged_as_run(
     id: i64,
     stored: &Stored,
     steps: &[StepRun],

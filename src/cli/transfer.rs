@@ -49,6 +49,7 @@ impl RunFilter {
             since,
             tag: self.tag.clone(),
             campaign: self.campaign,
+            ..ListFilter::default()
         })
     }
 }

@@ -90,7 +90,7 @@ pub fn esc(s: &str) -> String {
 
 /// How a table's cells are laid out.
 #[derive(Clone, Copy)]
-pub(super) enum Cells {
+pub(crate) enum Cells {
     /// Figures: right-aligned, on one line.
     Numbers,
     /// Text values (system fields, differences): left-aligned; the first column
@@ -102,7 +102,7 @@ pub(super) enum Cells {
 }
 
 /// A table in its own scrolling box; cells are already HTML.
-pub(super) fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(cells: Cells, header: &[String], rows: &[Vec<String>]) -> String {
     let class = match cells {
         Cells::Numbers => "",
         Cells::Text => " class=\"text\"",
@@ -161,7 +161,7 @@ fn whole_words(html: &str) -> String {
 }
 
 /// A verdict (`PASS`, `FAIL`, `NO DATA`), coloured.
-fn verdict_mark(result: &str) -> String {
+pub(crate) fn verdict_mark(result: &str) -> String {
     format!("<span class=\"{result}\">{result}</span>")
 }
 
@@ -177,7 +177,7 @@ fn verdict_summary(runs: &[Run], reqs: &[Requirement]) -> String {
     }
 }
 
-fn figure(svg: Option<String>) -> String {
+pub(crate) fn figure(svg: Option<String>) -> String {
     svg.map(|s| format!("<figure>{s}</figure>\n"))
         .unwrap_or_default()
 }
@@ -493,12 +493,18 @@ fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Re
     for run in runs {
         body.push_str(&run_section(run, unit)?);
     }
-    Ok(format!(
+    Ok(document(title, "", &body))
+}
+
+/// A whole page: `title`, the report's style followed by `style`, and `body`
+/// (HTML) in its `main`.
+pub(crate) fn document(title: &str, style: &str, body: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
-         <title>{}</title><style>{STYLE}</style></head>\n<body><main>\n{body}</main></body></html>\n",
+         <title>{}</title><style>{STYLE}{style}</style></head>\n<body><main>\n{body}</main></body></html>\n",
         esc(title)
-    ))
+    )
 }
 
 /// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in

@@ -10,10 +10,12 @@ pub mod html;
 mod html_why;
 pub mod json;
 pub mod markdown;
+pub mod metrics;
 pub mod svg;
 pub mod svg_why;
 pub mod sweep_svg;
 pub mod text;
+pub mod web;
 
 use crate::analysis::verdict::Requirement;
 use crate::error::UsageError;

@@ -37,12 +37,14 @@
 //! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
 
 mod campaign;
+mod fleet;
 mod query;
 mod schema;
 mod transfer;
 mod windows;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
+pub use fleet::HostRow;
 pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 
@@ -164,6 +166,10 @@ pub struct RunRow {
     pub label: String,
     /// Status.
     pub status: String,
+    /// The host it was measured on.
+    pub host: String,
+    /// The kernel release it was measured on.
+    pub kernel: String,
     /// Samples of the total series.
     pub samples: Option<i64>,
     /// p99 of the total series (ns).
@@ -193,11 +199,20 @@ pub struct ListFilter {
     pub tag: Option<String>,
     /// Belongs to this campaign.
     pub campaign: Option<i64>,
+    /// Measured on this host (its hostname).
+    pub host: Option<String>,
+    /// Measured on this kernel release.
+    pub kernel: Option<String>,
+    /// Started before this RFC 3339 UTC time.
+    pub until: Option<String>,
+    /// At most this many rows, after skipping `offset` [default: all].
+    pub limit: Option<(usize, usize)>,
 }
 
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
     r.max_ns, r.misses, r.campaign, r.metrics,
-    (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM tags t WHERE t.run_id = r.id ORDER BY tag))";
+    (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM tags t WHERE t.run_id = r.id ORDER BY tag)),
+    r.hostname, r.kernel_release";
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let metrics: String = r.get(10)?;
@@ -208,6 +223,8 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         kind: r.get(2)?,
         label: r.get(3)?,
         status: r.get(4)?,
+        host: r.get(12)?,
+        kernel: r.get(13)?,
         samples: r.get(5)?,
         p99_ns: r.get(6)?,
         max_ns: r.get(7)?,
@@ -391,7 +408,19 @@ impl Store {
         if let Some(c) = f.campaign {
             arg(&mut sql, "r.campaign = ", c.into());
         }
+        if let Some(h) = &f.host {
+            arg(&mut sql, "r.hostname = ", h.clone().into());
+        }
+        if let Some(k) = &f.kernel {
+            arg(&mut sql, "r.kernel_release = ", k.clone().into());
+        }
+        if let Some(u) = &f.until {
+            arg(&mut sql, "r.started_at < ", u.clone().into());
+        }
         sql.push_str(" ORDER BY r.id DESC");
+        if let Some((limit, offset)) = f.limit {
+            sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+        }
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt
             .query_map(params_from_iter(args), run_row)?
@@ -1284,7 +1313,7 @@ mod tests {
                     kind: kind.map(Into::into),
                     since: since.map(Into::into),
                     tag: tag.map(Into::into),
-                    campaign: None,
+                    ..ListFilter::default()
                 }
             };
         assert_eq!(ids(f(Some("4.19%"), None, None, None)), vec![id]);

@@ -156,10 +156,11 @@ pub struct WindowFilter {
     pub level: Option<Level>,
 }
 
-const COLUMNS: &str = "level, session, host, kernel, cpu, start_ns, end_ns, partial, windows,
+pub(super) const COLUMNS: &str =
+    "level, session, host, kernel, cpu, start_ns, end_ns, partial, windows,
     samples, overruns, misses, min_ns, p50_ns, p99_ns, p999_ns, max_ns, max_at_ns, hist";
 
-fn window_row(r: &Row<'_>) -> rusqlite::Result<(i64, Window)> {
+pub(super) fn window_row(r: &Row<'_>) -> rusqlite::Result<(i64, Window)> {
     let level: String = r.get(1)?;
     let hist: String = r.get(19)?;
     Ok((

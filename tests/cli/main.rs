@@ -11,6 +11,7 @@ mod common;
 mod compare_common;
 mod cyclictest_layout;
 mod net_common;
+mod serve_common;
 mod store_common;
 mod sysbench_layout;
 
@@ -54,6 +55,9 @@ mod progress_cli;
 mod readme;
 mod report_cli;
 mod run_cli;
+mod serve;
+mod serve_browser;
+mod serve_metrics;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;

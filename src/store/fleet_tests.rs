@@ -1,0 +1,191 @@
+use super::*;
+use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
+use std::path::Path;
+
+const MIN_NS: i64 = 60_000_000_000;
+
+/// A scripted window of `host`'s CPU `cpu` at `level`, starting at `start_ns`,
+/// five minutes long, its maximum `max_us`.
+fn window(host: &str, cpu: i64, level: Level, start_ns: i64, max_us: u64) -> Window {
+    let mut h = LatencyHistogram::new();
+    h.record(max_us * 1000);
+    let mut w = Window {
+        level,
+        session: "s".into(),
+        host: host.into(),
+        kernel: format!("k-{host}-{start_ns}"),
+        cpu,
+        start_ns,
+        end_ns: start_ns + 5 * MIN_NS,
+        partial: false,
+        windows: 1,
+        samples: 1,
+        overruns: 0,
+        misses: 0,
+        min_ns: max_us as i64 * 1000,
+        p50_ns: 0,
+        p99_ns: 0,
+        p999_ns: 0,
+        max_ns: max_us as i64 * 1000,
+        max_at_ns: start_ns,
+        hist: HistogramData::default(),
+    };
+    w.set_hist(&h);
+    w
+}
+
+fn fleet() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.db");
+    let mut s = Store::open(&path).unwrap();
+    let mut rows = Vec::new();
+    for (i, host) in ["a", "b", "c"].iter().enumerate() {
+        for cpu in 0..2 {
+            for n in 0..4 {
+                let max = 10 * (i as u64 + 1) + n as u64 + cpu as u64;
+                rows.push(window(host, cpu, Level::Window, n * 5 * MIN_NS, max));
+            }
+        }
+    }
+    // Host d has only an hourly row left: its windows were merged.
+    rows.push(window("d", 3, Level::Hour, 0, 500));
+    // An older hourly row of a does not hide its newer windows.
+    rows.push(window("a", 0, Level::Hour, -60 * MIN_NS, 900));
+    s.save_windows(&rows).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn the_latest_row_of_every_series_is_found_at_any_level() {
+    let (_d, path) = fleet();
+    let s = Store::open_read_only(&path).unwrap();
+    let latest = s.latest_windows().unwrap();
+    let keys: Vec<(String, i64, i64)> = latest
+        .iter()
+        .map(|w| (w.host.clone(), w.cpu, w.max_ns / 1000))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            ("a".into(), 0, 13),
+            ("a".into(), 1, 14),
+            ("b".into(), 0, 23),
+            ("b".into(), 1, 24),
+            ("c".into(), 0, 33),
+            ("c".into(), 1, 34),
+            ("d".into(), 3, 500),
+        ]
+    );
+    assert!(latest
+        .iter()
+        .all(|w| w.start_ns == 15 * MIN_NS || w.host == "d"));
+}
+
+#[test]
+fn worst_per_host_counts_only_rows_ending_since() {
+    let (_d, path) = fleet();
+    let s = Store::open_read_only(&path).unwrap();
+    let all = s.worst_since(i64::MIN).unwrap();
+    assert_eq!(all.get("a"), Some(&900_000));
+    assert_eq!(all.get("c"), Some(&34_000));
+    // Only the last window of each CPU ends at or after 20 min.
+    let recent = s.worst_since(20 * MIN_NS).unwrap();
+    assert_eq!(recent.get("a"), Some(&14_000));
+    assert_eq!(recent.get("d"), None);
+}
+
+#[test]
+fn hosts_take_the_kernel_of_their_newest_row_and_the_series_tail_is_bounded() {
+    let (_d, path) = fleet();
+    let s = Store::open_read_only(&path).unwrap();
+    let hosts = s.hosts(&s.latest_windows().unwrap()).unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "d"]);
+    assert_eq!(hosts[0].kernel, format!("k-a-{}", 15 * MIN_NS));
+    let tail = s.series_tail("b", Level::Window, 0, 3).unwrap();
+    let starts: Vec<(i64, i64)> = tail.iter().map(|w| (w.start_ns / MIN_NS, w.cpu)).collect();
+    assert_eq!(starts, [(10, 1), (15, 0), (15, 1)]);
+}
+
+#[test]
+fn a_read_only_store_refuses_writes_and_leaves_the_file_unchanged() {
+    let (_d, path) = fleet();
+    let before = std::fs::read(&path).unwrap();
+    let mut s = Store::open_read_only(&path).unwrap();
+    assert!(s
+        .save_windows(&[window("e", 0, Level::Window, 0, 1)])
+        .is_err());
+    drop(s);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_missing_or_foreign_file_is_refused_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(Store::open_read_only(&dir.path().join("none.db")).is_err());
+    assert!(!dir.path().join("none.db").exists());
+    let other = dir.path().join("other.db");
+    std::fs::write(&other, "not a database at all, but long enough to be read").unwrap();
+    let e = Store::open_read_only(&other).err().unwrap();
+    assert!(format!("{e:#}").contains("not an rtlab"), "{e:#}");
+}
+
+/// Fills `path` with `hosts` × 2 CPUs × `per` windows of 5 minutes ending
+/// now, through [`Store::save_windows`], 10 000 rows per transaction.
+fn fill(path: &Path, hosts: usize, per: usize) {
+    let mut s = Store::open(path).unwrap();
+    let now = chrono::Utc::now().timestamp_nanos_opt().unwrap();
+    // One histogram per maximum, made once: making one costs more than storing it.
+    let made: Vec<Window> = (0..997)
+        .map(|m| window("", 0, Level::Window, 0, 20 + m))
+        .collect();
+    let mut batch = Vec::with_capacity(10_000);
+    for n in 0..per {
+        let start = now - (per - n) as i64 * 5 * MIN_NS;
+        for h in 0..hosts {
+            for cpu in 0..2 {
+                let mut w = made[(n * 7 + h * 13 + cpu as usize) % 997].clone();
+                w.host = format!("board{h:03}");
+                w.kernel = format!("6.{}-rt", h % 4);
+                w.cpu = cpu;
+                (w.start_ns, w.end_ns, w.max_at_ns) = (start, start + 5 * MIN_NS, start);
+                batch.push(w);
+                if batch.len() == 10_000 {
+                    s.save_windows(&batch).unwrap();
+                    batch.clear();
+                }
+            }
+        }
+    }
+    s.save_windows(&batch).unwrap();
+}
+
+/// The fleet queries over a store with many series and windows: the latest
+/// row of each series is its last window, and the worst of each host is the
+/// largest maximum it was given. `bench/serve.sh` fills its store with this
+/// test: RTLAB_BENCH_DB (the file), RTLAB_BENCH_HOSTS and
+/// RTLAB_BENCH_WINDOWS (per host and CPU) [default: a temporary store, 20
+/// hosts, 150 windows].
+#[test]
+fn many_windows_keep_the_fleet_queries_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let var = |k: &str| std::env::var(k).ok();
+    let path = var("RTLAB_BENCH_DB").map_or_else(|| dir.path().join("many.db"), Into::into);
+    let hosts = var("RTLAB_BENCH_HOSTS").map_or(20, |v| v.parse().unwrap());
+    let per = var("RTLAB_BENCH_WINDOWS").map_or(150, |v| v.parse().unwrap());
+    fill(&path, hosts, per);
+    let s = Store::open_read_only(&path).unwrap();
+    let latest = s.latest_windows().unwrap();
+    assert_eq!(latest.len(), hosts * 2);
+    let last_start = latest[0].start_ns;
+    assert!(latest.iter().all(|w| w.start_ns == last_start));
+    let worst = s.worst_since(i64::MIN).unwrap();
+    assert_eq!(worst.len(), hosts);
+    // Each host's maxima cover 20 + 0..997 µs once there are enough windows.
+    let top = (20 + 996) * 1000;
+    assert!(worst.values().all(|&w| w <= top));
+    if per >= 997 {
+        assert!(worst.values().all(|&w| w == top));
+    }
+    assert_eq!(s.hosts(&latest).unwrap().len(), hosts);
+}
