@@ -6,7 +6,7 @@ use super::results_import::{self, ImportArgs};
 use super::transfer::{self, PullArgs, PushArgs, RunFilter};
 use crate::error::UsageError;
 use crate::format::{self, json, text, Format};
-use crate::store::Store;
+use crate::store::{ListFilter, Store};
 use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -89,12 +89,14 @@ enum ResultsCommand {
 #[command(after_long_help = "Examples:
   rtlab results list --last 10
   rtlab results list --kind latency --since 2d
+  rtlab results list --host board7 --kernel '6.6%' --limit 100
   rtlab results list --label 'rt%' --json")]
 struct ListArgs {
     #[command(flatten)]
     filter: RunFilter,
-    /// Only the newest N of the matching runs [default: all].
-    #[arg(short = 'n', long, value_name = "N")]
+    /// Only the newest N of the matching runs (--limit is the same)
+    /// [default: all].
+    #[arg(short = 'n', long, visible_alias = "limit", value_name = "N")]
     last: Option<usize>,
     /// One JSON document: an array of rows.
     #[arg(long)]
@@ -199,10 +201,11 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
 }
 
 fn list(store: &Store, a: &ListArgs) -> Result<i32> {
-    let mut rows = store.list_where(&a.filter.to_filter()?)?;
-    if let Some(n) = a.last {
-        rows.truncate(n);
-    }
+    let filter = ListFilter {
+        limit: a.last,
+        ..a.filter.to_filter()?
+    };
+    let rows = store.list_where(&filter)?;
     let text = if a.json {
         json::run_rows(&rows)?
     } else {

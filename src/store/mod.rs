@@ -193,6 +193,22 @@ pub struct ListFilter {
     pub tag: Option<String>,
     /// Belongs to this campaign.
     pub campaign: Option<i64>,
+    /// Ran on one of these hosts (each exact, or a `LIKE` pattern with `%`);
+    /// empty: any.
+    pub hosts: Vec<String>,
+    /// Ran on one of these kernel releases (each exact, or a `LIKE` pattern
+    /// with `%`); empty: any.
+    pub kernels: Vec<String>,
+    /// Started before this RFC 3339 UTC time.
+    pub until: Option<String>,
+    /// Only the newest this many.
+    pub limit: Option<usize>,
+}
+
+/// `column = ?` or `column LIKE ?` when `value` is a pattern (holds `%`).
+fn match_op(column: &str, value: &str) -> String {
+    let op = if value.contains('%') { "LIKE" } else { "=" };
+    format!("{column} {op} ")
 }
 
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
@@ -365,12 +381,7 @@ impl Store {
             sql.push_str(&format!(" AND {cond}?{}", args.len()));
         };
         if let Some(l) = &f.label {
-            let op = if l.contains('%') {
-                "r.label LIKE "
-            } else {
-                "r.label = "
-            };
-            arg(&mut sql, op, l.clone().into());
+            arg(&mut sql, &match_op("r.label", l), l.clone().into());
         }
         match f.kind.as_deref() {
             Some("bench") => sql.push_str(" AND r.kind LIKE 'bench.%'"),
@@ -391,7 +402,26 @@ impl Store {
         if let Some(c) = f.campaign {
             arg(&mut sql, "r.campaign = ", c.into());
         }
+        if let Some(u) = &f.until {
+            arg(&mut sql, "r.started_at < ", u.clone().into());
+        }
+        for (column, values) in [("r.hostname", &f.hosts), ("r.kernel_release", &f.kernels)] {
+            if values.is_empty() {
+                continue;
+            }
+            // Any one of the values: (c = ?1 OR c LIKE ?2 ...).
+            let mut any = Vec::new();
+            for v in values {
+                args.push(v.clone().into());
+                any.push(format!("{}?{}", match_op(column, v), args.len()));
+            }
+            sql.push_str(&format!(" AND ({})", any.join(" OR ")));
+        }
         sql.push_str(" ORDER BY r.id DESC");
+        if let Some(n) = f.limit {
+            args.push(i64::try_from(n).unwrap_or(i64::MAX).into());
+            sql.push_str(&format!(" LIMIT ?{}", args.len()));
+        }
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt
             .query_map(params_from_iter(args), run_row)?
@@ -1284,7 +1314,7 @@ mod tests {
                     kind: kind.map(Into::into),
                     since: since.map(Into::into),
                     tag: tag.map(Into::into),
-                    campaign: None,
+                    ..ListFilter::default()
                 }
             };
         assert_eq!(ids(f(Some("4.19%"), None, None, None)), vec![id]);
@@ -1299,6 +1329,54 @@ mod tests {
             Vec::<i64>::new()
         );
         assert_eq!(ids(f(None, None, None, None)).len(), 2);
+    }
+
+    /// Hosts and kernels: any one of the values (exact, or a pattern with
+    /// `%`); `until` excludes its own instant; `limit` keeps the newest.
+    #[test]
+    fn list_filters_by_host_kernel_until_and_limit() {
+        let (_d, mut store) = temp_store();
+        let mut r = sample_run(1);
+        let mut saved = Vec::new();
+        for (host, kernel, day) in [
+            ("bbb", "6.1.0-rt", 1),
+            ("pi4", "6.1.0-rt", 2),
+            ("pi4", "6.6.0-rt", 3),
+            ("x86", "6.6.0", 4),
+        ] {
+            r.fingerprint.hostname = host.into();
+            r.fingerprint.kernel_release = kernel.into();
+            r.started_at = format!("2026-03-0{day}T00:00:00.000000Z");
+            saved.push(store.save(&r).unwrap());
+        }
+        let ids = |f: ListFilter| -> Vec<i64> {
+            store.list_where(&f).unwrap().iter().map(|r| r.id).collect()
+        };
+        let hosts = |h: &[&str]| ListFilter {
+            hosts: h.iter().map(|s| s.to_string()).collect(),
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(hosts(&["pi4"])), [saved[2], saved[1]]);
+        assert_eq!(ids(hosts(&["bbb", "x86"])), [saved[3], saved[0]]);
+        assert_eq!(ids(hosts(&["p%"])), [saved[2], saved[1]]);
+        assert_eq!(ids(hosts(&["nowhere"])), Vec::<i64>::new());
+        let kernels = ListFilter {
+            kernels: vec!["6.6%".into(), "6.1.0-rt".into()],
+            hosts: vec!["pi4".into(), "x86".into()],
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(kernels), [saved[3], saved[2], saved[1]]);
+        let window = ListFilter {
+            since: Some("2026-03-02T00:00:00.000000Z".into()),
+            until: Some("2026-03-04T00:00:00.000000Z".into()),
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(window), [saved[2], saved[1]]);
+        let newest = ListFilter {
+            limit: Some(3),
+            ..hosts(&["%"])
+        };
+        assert_eq!(ids(newest), [saved[3], saved[2], saved[1]]);
     }
 
     #[test]
