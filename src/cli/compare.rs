@@ -156,9 +156,14 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
         None => baseline_run(&store, &a, &mut ids)?,
     };
     let progress = Progress::steps(progress::wanted(false), "run", "loading", ids.len() as u64);
+    // Groups merge the series that stand for each run, and need no other.
+    let load = match a.by.by {
+        Some(_) => Store::load_primary,
+        None => Store::load,
+    };
     let mut runs = ids
         .iter()
-        .map(|&id| store.load(id).inspect(|_| progress.inc()))
+        .map(|&id| load(&store, id).inspect(|_| progress.inc()))
         .collect::<Result<Vec<Run>>>()?;
     drop(progress);
     // A campaign's runs share one label: name them after their steps.

@@ -81,9 +81,14 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         Some(sel) => vec![store.resolve(sel)?],
         None => chosen(&store, &a.fleet, a.by.by.is_some())?,
     };
+    // Groups merge the series that stand for each run, and need no other.
+    let load = match a.by.by {
+        Some(_) => Store::load_primary,
+        None => Store::load,
+    };
     let runs = ids
         .iter()
-        .map(|&id| store.load(id))
+        .map(|&id| load(&store, id))
         .collect::<Result<Vec<_>>>()?;
     let (runs, title) = match (a.by.by, runs.as_slice()) {
         (None, [run]) => {

@@ -316,6 +316,26 @@ impl Store {
 
     /// Loads a whole run.
     pub fn load(&self, id: i64) -> Result<Run> {
+        self.load_series(
+            id,
+            "SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx",
+        )
+    }
+
+    /// Loads a run with only the series that stand for it: its total, or its
+    /// threads' series when it has no total. What merging runs needs, without
+    /// reading and decoding every thread's histogram and time series.
+    pub fn load_primary(&self, id: i64) -> Result<Run> {
+        self.load_series(
+            id,
+            "SELECT idx, data FROM series WHERE run_id = ?1 AND (idx < 0 OR NOT EXISTS
+                (SELECT 1 FROM series t WHERE t.run_id = ?1 AND t.idx < 0)) ORDER BY idx",
+        )
+    }
+
+    /// Loads a run with the series `sql` selects (`?1`: the run's id; columns
+    /// idx and data).
+    fn load_series(&self, id: i64, sql: &str) -> Result<Run> {
         let head: Option<(String, String, String, Option<i64>)> = self
             .conn
             .query_row(
@@ -336,9 +356,7 @@ impl Store {
             run.status = s;
         }
         run.tags = self.tags(id)?;
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx")?;
+        let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = stmt.query([id])?;
         while let Some(row) = rows.next()? {
             let idx: i64 = row.get(0)?;
@@ -897,6 +915,20 @@ mod tests {
         let e = refuse_url(Path::new("postgres://u:pw@h/db"), "--db").unwrap_err();
         assert!(e.downcast_ref::<UsageError>().is_some());
         assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    /// The total alone, or every series of a run without one.
+    #[test]
+    fn load_primary_reads_what_stands_for_the_run() {
+        let (_d, mut store) = temp_store();
+        let mut run = sample_run(3);
+        let with_total = store.save(&run).unwrap();
+        let total = run.total.take();
+        let without = store.save(&run).unwrap();
+        let back = store.load_primary(with_total).unwrap();
+        assert_eq!((back.total, back.series.len()), (total, 0));
+        let back = store.load_primary(without).unwrap();
+        assert_eq!((back.total, back.series), (None, run.series));
     }
 
     #[test]
