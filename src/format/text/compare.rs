@@ -326,6 +326,34 @@ mod tests {
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
+    /// Groups too many for their names are keyed g1, g2, … under "groups:",
+    /// and "what differs" says whose systems it shows.
+    #[test]
+    fn groups_are_keyed_and_their_differences_named() {
+        use crate::analysis::group::{compare_groups, group, By};
+        let mut runs: Vec<Run> = (0..12)
+            .map(|i| run_from_samples(&format!("r{i}"), &[1_000 * (i + 1)]))
+            .collect();
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.id = Some(i as i64 + 1);
+            r.fingerprint.hostname = format!("a-rather-long-board-name-{:02}", i % 6);
+        }
+        let groups = group(&runs, By::Host, &[]).unwrap();
+        let (merged, c) = compare_groups(&groups, By::Host, 0);
+        let text = report(&merged, &c, &[], TimeUnit::Us);
+        assert!(
+            text.starts_with("groups:\n  g1  a-rather-long-board-name-00 (baseline)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("what differs between the groups' worst runs:\n"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        let worst = text.lines().find(|l| l.starts_with("worst run")).unwrap();
+        assert!(worst.contains("#7") && worst.ends_with("#12"), "{worst}");
+    }
+
     #[test]
     fn differences_are_left_aligned_and_clipped() {
         let mut a = run_from_samples("a", &[1_000]);
