@@ -243,6 +243,14 @@ impl Row {
     }
 }
 
+impl Comparison {
+    /// The value of row `name` in column `col`, with its row.
+    pub fn value(&self, name: &str, col: usize) -> Option<(&Row, f64)> {
+        let row = self.rows.iter().find(|r| r.name == name)?;
+        Some((row, row.values.get(col).copied().flatten()?))
+    }
+}
+
 /// Compares `runs` against `runs[baseline]`.
 pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
     let columns = runs

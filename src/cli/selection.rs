@@ -126,13 +126,14 @@ pub fn chosen(store: &Store, fleet: &FleetFilter, merged: bool) -> Result<Vec<i6
 /// `--by`, shared by `compare` and `report`.
 #[derive(Debug, Args)]
 pub struct ByArgs {
-    /// Merge the chosen runs into one column per host, kernel release or tag
-    /// (a run with several tags counts in each). A column is its runs taken
-    /// together, as one long run: histograms added (so percentiles are those
-    /// of every sample), max = the worst run's max, samples, overruns and
-    /// misses summed, durations summed; never an average of maxima. Its
-    /// "runs" row counts them and "worst run" names the run with that max.
-    /// Requirements judge each column [default: one column per run].
+    /// Merge the chosen runs into one group per host, kernel release or tag (a
+    /// run with several tags counts in each): a column of compare, a report, a
+    /// line of results list. A group is its runs taken together, as one long
+    /// run: histograms added (so percentiles are those of every sample), max =
+    /// the worst run's max, samples, overruns, misses and durations summed;
+    /// never an average of maxima. Its "runs" row counts them and "worst run"
+    /// names the run with that max. --require judges each group [default:
+    /// every run on its own].
     #[arg(long, value_enum, value_name = "host|kernel|tag")]
     pub by: Option<By>,
 }

@@ -27,6 +27,11 @@ pub struct RunFilter {
 }
 
 impl RunFilter {
+    /// Where and when the runs ran.
+    pub fn fleet(&self) -> &FleetFilter {
+        &self.fleet
+    }
+
     /// The store's filter (`--since` and `--until` read against now).
     pub fn to_filter(&self) -> Result<ListFilter> {
         Ok(ListFilter {

@@ -182,6 +182,50 @@ fn filters_choose_the_listed_runs() {
 }
 
 #[test]
+fn results_list_by_host_is_one_line_per_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fleet(dir.path(), &FLEET);
+    let out = expect(rtlab(&db).args(["results", "list", "--by", "host"]), &[0]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["host", "worst", "run", "runs", "samples", "p99", "max", "misses"]
+    );
+    assert_eq!(
+        lines[1],
+        ["a", "#2", "2", "2000", "–", "300.0", "5"],
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        ["b", "#3", "1", "1000", "–", "200.0", "0"],
+        "{text}"
+    );
+    assert!(text.ends_with(
+        "2 group(s) of 3 run(s); p99 of all their samples, max of the worst run; times in us\n"
+    ));
+    let doc = json(
+        rtlab(&db).args(["results", "list", "--by", "kernel", "--host", "a", "--json"]),
+        &[0],
+    );
+    assert_eq!(doc[0]["group"], "6.1.0-rt");
+    assert_eq!(doc[1]["run_ids"], serde_json::json!([2]));
+    assert_eq!(
+        (doc[1]["max_ns"].as_f64(), doc[1]["misses"].as_f64()),
+        (Some(300_000.0), Some(3.0))
+    );
+    let out = expect(
+        rtlab(&db).args(["results", "list", "--by", "host", "--host", "z"]),
+        &[2],
+    );
+    assert!(shown(&out).contains("no runs match"), "{}", shown(&out));
+}
+
+#[test]
 fn a_named_group_without_runs_and_an_unknown_by_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = fleet(dir.path(), &FLEET);
