@@ -174,6 +174,21 @@ fn filters_choose_the_listed_runs() {
     );
     assert_eq!(ids(&["--until", "2026-01-02"]), [1]);
     assert_eq!(ids(&["--host", "c"]), Vec::<i64>::new());
+    // The same filters choose what is copied.
+    let other = dir.path().join("other.db");
+    let out = expect(
+        rtlab(&db)
+            .args([
+                "results", "push", "--kernel", "6.1.0-rt", "--host", "b", "--to",
+            ])
+            .arg(&other),
+        &[0],
+    );
+    assert!(
+        shown(&out).contains("1 new, 0 already there"),
+        "{}",
+        shown(&out)
+    );
     let out = expect(
         rtlab(&db).args(["results", "list", "--until", "soon"]),
         &[2],
