@@ -6,6 +6,7 @@
 //! [`series::primary`]); throughput and other scalars come from `run.metrics`,
 //! one row per metric name found in any run.
 
+use super::group::GroupInfo;
 use super::metrics::metric_direction;
 use super::series;
 use crate::record::why::{Cause, Subject};
@@ -25,6 +26,8 @@ pub enum Quantity {
     Count,
     /// A scalar metric, unit in its name.
     Metric,
+    /// A run's id (the worst run of a group).
+    Run,
 }
 
 /// Which way a row improves.
@@ -57,9 +60,9 @@ pub struct Row {
     /// that can be best (for `Lower`, one of zero or more), or when those
     /// values are all the same: then no run is better.
     pub best: Vec<usize>,
-    /// Each value divided by the baseline's (`None` for the baseline itself, or
-    /// where either value is missing, the baseline's is not above zero or the
-    /// value is negative).
+    /// Each value divided by the baseline's (`None` for the baseline itself, for
+    /// run ids, or where either value is missing, the baseline's is not above
+    /// zero or the value is negative).
     pub ratios: Vec<Option<f64>>,
 }
 
@@ -79,6 +82,9 @@ pub struct Column {
     /// What its spike analysis found, when it has one (`--trace`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<WhyTop>,
+    /// The runs it stands for, when it is a group of them (`--by`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupInfo>,
 }
 
 /// A run's spike analysis in one figure: how many spikes, and the cause that
@@ -220,7 +226,9 @@ impl Row {
             .enumerate()
             .map(|(i, v)| match (i == baseline, base, v) {
                 // A ratio of signed spreads (p95-mean) would mislead.
-                (false, Some(b), Some(v)) if b > 0.0 && *v >= 0.0 => Some(v / b),
+                (false, Some(b), Some(v)) if b > 0.0 && *v >= 0.0 && quantity != Quantity::Run => {
+                    Some(v / b)
+                }
                 _ => None,
             })
             .collect();
@@ -232,6 +240,14 @@ impl Row {
             best,
             ratios,
         }
+    }
+}
+
+impl Comparison {
+    /// The value of row `name` in column `col`, with its row.
+    pub fn value(&self, name: &str, col: usize) -> Option<(&Row, f64)> {
+        let row = self.rows.iter().find(|r| r.name == name)?;
+        Some((row, row.values.get(col).copied().flatten()?))
     }
 }
 
@@ -250,6 +266,7 @@ pub fn compare(runs: &[Run], baseline: usize) -> Comparison {
                 top_cause: w.causes.first().cloned(),
                 subject: w.subject,
             }),
+            group: None,
         })
         .collect();
     let primary: Vec<Option<Cow<'_, Series>>> = runs.iter().map(series::primary).collect();

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod diff;
 #[cfg(test)]
 pub mod fixture;
+pub mod group;
 pub mod metrics;
 pub mod risks;
 pub mod series;

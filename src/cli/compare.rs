@@ -3,8 +3,9 @@
 
 use super::common::{self, Context};
 use super::reportargs::{finish, ReportFiles, RequireArgs};
+use super::selection::{chosen, described, ByArgs, FleetFilter};
 use crate::analysis::diff::differences;
-use crate::analysis::{compare, verdict};
+use crate::analysis::{compare, group, verdict};
 use crate::error::{bad_flag, UsageError};
 use crate::format::svg::Overlay;
 use crate::format::text::progress::{self, Progress};
@@ -21,18 +22,22 @@ use std::path::PathBuf;
 ///
 /// A run is named by its id (12), by its label (the newest complete run with that
 /// label) or as label@N (the Nth newest run with that label, whatever its status;
-/// @1 is the newest). Each run is one column; the best value of each row is marked
-/// and every value is also given as a ratio to the baseline run.
+/// @1 is the newest), or chosen by where and when it ran (--host, --kernel,
+/// --tag, --kind, --since, --until). Each run is one column, or with --by each
+/// host, kernel or tag is one column of its runs merged; the best value of each
+/// row is marked and every value is also given as a ratio to the baseline.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab compare stock rt
   rtlab compare 12 13 14 --baseline 13 --require gyro=1ms
-  rtlab compare --campaign 3 --html campaign.html")]
+  rtlab compare --campaign 3 --html campaign.html
+  rtlab compare --kernel 6.6.0-rt --by host --since 30d
+  rtlab compare --host board7 --by kernel --baseline 6.1.0 --require gyro=1ms")]
 pub struct CompareArgs {
     /// Runs to compare, one column each: an id (12), a label (the newest complete
     /// run with that label) or label@N (the Nth newest run with that label, any
-    /// status; @1 is the newest) [default: none; at least one RUN, --campaign
-    /// or --label-like].
+    /// status; @1 is the newest) [default: none; at least one RUN, --campaign,
+    /// --label-like, a filter (--host, ...) or --by].
     #[arg(value_name = "RUN")]
     runs: Vec<String>,
     /// Also compare every step of this campaign (`rtlab run`), one column per
@@ -43,9 +48,14 @@ pub struct CompareArgs {
     /// pattern ('%' any text, '_' one character); repeatable [default: none].
     #[arg(long, value_name = "PATTERN")]
     label_like: Vec<String>,
-    /// Ratios are to this run; added as first column if not listed [default: the
-    /// first run].
-    #[arg(long, value_name = "RUN")]
+    #[command(flatten)]
+    fleet: FleetFilter,
+    #[command(flatten)]
+    by: ByArgs,
+    /// Ratios are to this run (added as first column if not listed), or with
+    /// --by to this group (a host, kernel release or tag) [default: the first
+    /// column].
+    #[arg(long, value_name = "RUN|GROUP")]
     baseline: Option<String>,
     #[command(flatten)]
     req: RequireArgs,
@@ -68,8 +78,9 @@ pub struct CompareArgs {
     unit: TimeUnit,
 }
 
-/// The runs to compare, in column order, without repeats, and the baseline index.
-fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
+/// The runs to compare, in column order, without repeats: those named, then
+/// those the filters choose (oldest first).
+fn select(store: &Store, a: &CompareArgs) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = Vec::new();
     let add = |id: i64, ids: &mut Vec<i64>| {
         if ids.contains(&id) {
@@ -101,37 +112,58 @@ fn select(store: &Store, a: &CompareArgs) -> Result<(Vec<i64>, usize)> {
             }
         }
     }
-    let baseline = match &a.baseline {
-        None => 0,
-        Some(sel) => {
-            let id = store.resolve(sel).context("--baseline")?;
-            match ids.iter().position(|&i| i == id) {
-                Some(i) => i,
-                None => {
-                    ids.insert(0, id);
-                    0
-                }
-            }
-        }
-    };
+    if a.fleet.is_set() && !ids.is_empty() {
+        return Err(UsageError(format!(
+            "{} chooses runs on its own: name runs (RUN, --campaign, --label-like) or choose them with filters, not both",
+            a.fleet.describe()
+        ))
+        .into());
+    }
+    if a.fleet.is_set() || (a.by.by.is_some() && ids.is_empty()) {
+        ids = chosen(store, &a.fleet, a.by.by.is_some())?;
+    }
     if ids.is_empty() {
         return Err(UsageError(
-            "nothing to compare: name runs by id, label or label@N, or use --label-like PATTERN (see 'rtlab results list')".into(),
+            "nothing to compare: name runs by id, label or label@N, use --label-like PATTERN, or choose runs with --host, --kernel, --tag, --since or --by (see 'rtlab results list')".into(),
         )
         .into());
     }
-    Ok((ids, baseline))
+    Ok(ids)
+}
+
+/// The column of `--baseline` among `ids`, added first when not there.
+fn baseline_run(store: &Store, a: &CompareArgs, ids: &mut Vec<i64>) -> Result<usize> {
+    let Some(sel) = &a.baseline else {
+        return Ok(0);
+    };
+    let id = store.resolve(sel).context("--baseline")?;
+    Ok(match ids.iter().position(|&i| i == id) {
+        Some(i) => i,
+        None => {
+            ids.insert(0, id);
+            0
+        }
+    })
 }
 
 /// Runs `rtlab compare`.
 pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
     let store = ctx.open_existing()?;
-    let (ids, baseline) = select(&store, &a)?;
+    let mut ids = select(&store, &a)?;
+    let baseline = match a.by.by {
+        Some(_) => 0,
+        None => baseline_run(&store, &a, &mut ids)?,
+    };
     let progress = Progress::steps(progress::wanted(false), "run", "loading", ids.len() as u64);
+    // Groups merge the series that stand for each run, and need no other.
+    let load = match a.by.by {
+        Some(_) => Store::load_primary,
+        None => Store::load,
+    };
     let mut runs = ids
         .iter()
-        .map(|&id| store.load(id).inspect(|_| progress.inc()))
+        .map(|&id| load(&store, id).inspect(|_| progress.inc()))
         .collect::<Result<Vec<Run>>>()?;
     drop(progress);
     // A campaign's runs share one label: name them after their steps.
@@ -142,21 +174,36 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
             }
         }
     }
-    let table = compare::compare(&runs, baseline);
+    let (runs, table, title) = match a.by.by {
+        None => {
+            let table = compare::compare(&runs, baseline);
+            let names: Vec<String> = runs.iter().map(run_name).collect();
+            let title = format!("rtlab compare: {}", names.join(" vs "));
+            (runs, table, title)
+        }
+        Some(by) => {
+            let groups = a.by.groups(runs, by, &a.fleet)?;
+            let baseline = a.by.baseline(&groups, a.baseline.as_deref())?;
+            let (runs, table) = group::compare_groups(&groups, by, baseline);
+            let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+            let title = format!("rtlab compare by {}: {}", by.name(), names.join(" vs "));
+            (runs, table, title)
+        }
+    };
     let verdicts = verdict::judge(&runs, &reqs);
-
-    let names: Vec<String> = runs.iter().map(run_name).collect();
-    let title = format!("rtlab compare: {}", names.join(" vs "));
     let opts = Options {
         unit: a.unit,
         title: &title,
         reqs: &reqs,
     };
+    // Plots and pages name each group with its runs.
+    let infos: Vec<_> = table.columns.iter().map(|c| c.group.clone()).collect();
+    let shown = described(&runs, &infos);
     let mut files = Vec::new();
     if let Some(path) = &a.svg {
-        files.push((path.clone(), "--svg", Overlay.serialize(&runs, &opts)?));
+        files.push((path.clone(), "--svg", Overlay.serialize(&shown, &opts)?));
     }
-    files.extend(a.files.render(&runs, &opts)?);
+    files.extend(a.files.render(&shown, &opts)?);
 
     let text = if a.json {
         json::comparison(&table, &reqs, &verdicts, &differences(&runs))?

@@ -25,6 +25,7 @@ mod reportargs;
 mod results;
 mod results_import;
 mod run;
+mod selection;
 mod serve;
 mod step;
 mod transfer;

@@ -2,7 +2,9 @@
 
 use super::common::Context;
 use super::reportargs::{finish, requirements, requirements_or, ReportFiles, RequireArgs};
+use super::selection::{chosen, described, ByArgs, FleetFilter};
 use crate::analysis::attribution::{self, Ranking};
+use crate::analysis::group::Group;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
 use crate::format::html::CampaignPage;
@@ -18,25 +20,38 @@ use clap::Args;
 /// Report one stored run in depth: its table, verdicts, system and parameters.
 ///
 /// The run is named by id, label (the newest complete run with that label) or
-/// label@N. With --html, the report also holds the plots: histograms, percentiles,
-/// per-thread histograms and latency over time.
+/// label@N; or runs are chosen by where and when they ran (--host, --kernel,
+/// --tag, --kind, --since, --until), each reported in turn, or with --by each
+/// host, kernel or tag as one run made of its runs. With --html, the report
+/// also holds the plots: histograms, percentiles, per-thread histograms and
+/// latency over time.
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab report 12
   rtlab report stock@2 --html stock.html --require gyro=1ms
-  rtlab report --campaign 3 --html campaign.html")]
+  rtlab report --campaign 3 --html campaign.html
+  rtlab report --host board7 --since 7d --by kernel --require gyro=1ms")]
 pub struct ReportArgs {
     /// The run: an id (12), a label (the newest complete run with that label) or
     /// label@N (the Nth newest run with that label, any status; @1 is the newest)
-    /// [default: none; required unless --campaign].
-    #[arg(value_name = "RUN", required_unless_present = "campaign")]
+    /// [default: none; required unless --campaign, a filter (--host, ...) or
+    /// --by].
+    #[arg(
+        value_name = "RUN",
+        required_unless_present_any = CHOOSERS,
+        conflicts_with_all = &CHOOSERS[1..]
+    )]
     run: Option<String>,
     /// Report a whole campaign (`rtlab run`) instead: its steps, its verdicts
     /// against the requirements it ran with (--require replaces them), risks and
     /// load attribution, and with --html every step's plots. Exits as `run` did:
     /// 1 when a verdict fails [default: none].
-    #[arg(long, value_name = "ID", conflicts_with = "run")]
+    #[arg(long, value_name = "ID", conflicts_with = "run", conflicts_with_all = &CHOOSERS[1..])]
     campaign: Option<i64>,
+    #[command(flatten)]
+    fleet: FleetFilter,
+    #[command(flatten)]
+    by: ByArgs,
     #[command(flatten)]
     req: RequireArgs,
     #[command(flatten)]
@@ -50,6 +65,11 @@ pub struct ReportArgs {
     unit: TimeUnit,
 }
 
+/// What chooses the runs besides RUN: a campaign, the filters, --by.
+const CHOOSERS: [&str; 8] = [
+    "campaign", "by", "kind", "hosts", "kernels", "tag", "since", "until",
+];
+
 /// Runs `rtlab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
@@ -57,9 +77,38 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     if let Some(c) = a.campaign {
         return campaign(&store, c, &a, reqs);
     }
-    let run = store.load(store.resolve(a.run.as_deref().unwrap_or_default())?)?;
-    let runs = std::slice::from_ref(&run);
-    let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
+    let ids = match &a.run {
+        Some(sel) => vec![store.resolve(sel)?],
+        None => chosen(&store, &a.fleet, a.by.by.is_some())?,
+    };
+    // Groups merge the series that stand for each run, and need no other.
+    let load = match a.by.by {
+        Some(_) => Store::load_primary,
+        None => Store::load,
+    };
+    let runs = ids
+        .iter()
+        .map(|&id| load(&store, id))
+        .collect::<Result<Vec<_>>>()?;
+    let (runs, title) = match (a.by.by, runs.as_slice()) {
+        (None, [run]) => {
+            let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
+            (runs, title)
+        }
+        (None, _) => {
+            let title = format!("rtlab report: {} runs ({})", runs.len(), a.fleet.describe());
+            (runs, title)
+        }
+        (Some(by), _) => {
+            let groups = a.by.groups(runs, by, &a.fleet)?;
+            let merged: Vec<_> = groups.iter().map(Group::merged).collect();
+            let infos: Vec<_> = groups.iter().map(|g| Some(g.info(by))).collect();
+            let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+            let title = format!("rtlab report by {}: {}", by.name(), names.join(", "));
+            (described(&merged, &infos), title)
+        }
+    };
+    let runs = runs.as_slice();
     let opts = Options {
         unit: a.unit,
         title: &title,

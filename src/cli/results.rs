@@ -3,10 +3,12 @@
 
 use super::common::{self, write_output, Context};
 use super::results_import::{self, ImportArgs};
+use super::selection::ByArgs;
 use super::transfer::{self, PullArgs, PushArgs, RunFilter};
+use crate::analysis::group::{self, By};
 use crate::error::UsageError;
 use crate::format::{self, json, text, Format};
-use crate::store::Store;
+use crate::store::{ListFilter, RunRow, Store};
 use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -89,12 +91,17 @@ enum ResultsCommand {
 #[command(after_long_help = "Examples:
   rtlab results list --last 10
   rtlab results list --kind latency --since 2d
+  rtlab results list --host board7 --kernel '6.6%' --limit 100
+  rtlab results list --kernel 6.6.58-rt45 --since 30d --by host
   rtlab results list --label 'rt%' --json")]
 struct ListArgs {
     #[command(flatten)]
     filter: RunFilter,
-    /// Only the newest N of the matching runs [default: all].
-    #[arg(short = 'n', long, value_name = "N")]
+    #[command(flatten)]
+    by: ByArgs,
+    /// Only the newest N of the matching runs (--limit is the same)
+    /// [default: all].
+    #[arg(short = 'n', long, visible_alias = "limit", value_name = "N")]
     last: Option<usize>,
     /// One JSON document: an array of rows.
     #[arg(long)]
@@ -199,14 +206,44 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
 }
 
 fn list(store: &Store, a: &ListArgs) -> Result<i32> {
-    let mut rows = store.list_where(&a.filter.to_filter()?)?;
-    if let Some(n) = a.last {
-        rows.truncate(n);
+    let filter = ListFilter {
+        limit: a.last,
+        ..a.filter.to_filter()?
+    };
+    let rows = store.list_where(&filter)?;
+    if let Some(by) = a.by.by {
+        return list_groups(store, a, &rows, by);
     }
     let text = if a.json {
         json::run_rows(&rows)?
     } else {
         text::results::list(&rows, a.unit, store.path())
+    };
+    write_output("--output", None, &text)?;
+    Ok(0)
+}
+
+/// `rtlab results list --by`: the runs of `rows` merged, one line per group.
+fn list_groups(store: &Store, a: &ListArgs, rows: &[RunRow], by: By) -> Result<i32> {
+    if rows.is_empty() {
+        return Err(UsageError(format!(
+            "no runs match in {} (see 'rtlab results list' without --by)",
+            store.path().display()
+        ))
+        .into());
+    }
+    // Oldest first, as compare --by takes them.
+    let runs = rows
+        .iter()
+        .rev()
+        .map(|r| store.load_primary(r.id))
+        .collect::<Result<Vec<_>>>()?;
+    let groups = a.by.groups(runs, by, a.filter.fleet())?;
+    let (_, table) = group::compare_groups(&groups, by, 0);
+    let text = if a.json {
+        json::group_rows(&table)?
+    } else {
+        text::results::groups(&table, by.name(), a.unit)
     };
     write_output("--output", None, &text)?;
     Ok(0)

@@ -4,9 +4,9 @@
 //! Runs already in the destination (the same UUID) are not copied again.
 
 use super::common;
-use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
+use super::selection::FleetFilter;
+use crate::error::{UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
 use crate::store::{self, Bundle, ListFilter, Store, Tally};
-use crate::units::parse_since;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::signals;
@@ -19,37 +19,25 @@ pub struct RunFilter {
     /// Only this label (SQL LIKE pattern when it contains %) [default: any].
     #[arg(long, value_name = "LABEL")]
     label: Option<String>,
-    /// Only this kind (latency, net, bench.cpu, ...; "bench" for all benchmarks)
-    /// [default: any].
-    #[arg(long, value_name = "KIND")]
-    kind: Option<String>,
-    /// Only runs started within this long (30m, 12h, 2d, 1w) or since a date
-    /// (2026-05-01, RFC 3339) [default: any time].
-    #[arg(long, value_name = "AGE|DATE")]
-    since: Option<String>,
-    /// Only runs with this tag [default: any].
-    #[arg(long, value_name = "TAG", value_parser = common::tag_value)]
-    tag: Option<String>,
+    #[command(flatten)]
+    fleet: FleetFilter,
     /// Only runs of this campaign [default: any].
     #[arg(long, value_name = "ID")]
     campaign: Option<i64>,
 }
 
 impl RunFilter {
-    /// The store's filter (`--since` read against now).
+    /// Where and when the runs ran.
+    pub fn fleet(&self) -> &FleetFilter {
+        &self.fleet
+    }
+
+    /// The store's filter (`--since` and `--until` read against now).
     pub fn to_filter(&self) -> Result<ListFilter> {
-        let since = self
-            .since
-            .as_deref()
-            .map(|s| parse_since(s, chrono::Utc::now()).map_err(|e| bad_flag("--since", e)))
-            .transpose()?;
         Ok(ListFilter {
             label: self.label.clone(),
-            kind: self.kind.clone(),
-            since,
-            tag: self.tag.clone(),
             campaign: self.campaign,
-            ..ListFilter::default()
+            ..self.fleet.to_filter()?
         })
     }
 }

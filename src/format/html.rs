@@ -362,9 +362,13 @@ fn key_values(value: &serde_json::Value) -> String {
 }
 
 fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
+    // A group of runs (`--by`) has no id, and no anchor.
+    let anchor = run
+        .id
+        .map(|id| format!(" id=\"run-{id}\""))
+        .unwrap_or_default();
     let mut out = format!(
-        "<section id=\"run-{}\"><h2>{}</h2>\n<p class=\"meta\">{} run, {}, started {}, ended {}, {} observed</p>\n",
-        run.id.unwrap_or(0),
+        "<section{anchor}><h2>{}</h2>\n<p class=\"meta\">{} run, {}, started {}, ended {}, {} observed</p>\n",
         esc(&run_name(run)),
         esc(&run.kind),
         run.status.name(),

@@ -119,6 +119,28 @@ pub struct CampaignDoc<'a> {
     pub exit_code: i32,
 }
 
+/// `rtlab results list --by ... --json`: an array of groups, each with its
+/// name, what it is grouped by, its runs' ids, its worst run, how many runs,
+/// and the samples, p99 and max (ns) and misses of its runs merged.
+pub fn group_rows(c: &Comparison) -> Result<String> {
+    let doc: Vec<serde_json::Value> = c
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let v = |name: &str| c.value(name, i).map(|(_, v)| v);
+            let g = col.group.as_ref();
+            json!({
+                "group": col.label, "by": g.map(|g| g.by), "run_ids": g.map(|g| &g.runs),
+                "worst_run": g.and_then(|g| g.worst), "runs": v("runs"),
+                "samples": v("samples"), "p99_ns": v("p99"), "max_ns": v("max"),
+                "misses": v("misses"),
+            })
+        })
+        .collect();
+    document(&doc)
+}
+
 /// `rtlab results list --json`: an array of rows.
 pub fn run_rows(rows: &[RunRow]) -> Result<String> {
     let doc: Vec<serde_json::Value> = rows

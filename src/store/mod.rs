@@ -199,14 +199,24 @@ pub struct ListFilter {
     pub tag: Option<String>,
     /// Belongs to this campaign.
     pub campaign: Option<i64>,
-    /// Measured on this host (its hostname).
-    pub host: Option<String>,
-    /// Measured on this kernel release.
-    pub kernel: Option<String>,
+    /// Ran on one of these hosts (each exact, or a `LIKE` pattern with `%`);
+    /// empty: any.
+    pub hosts: Vec<String>,
+    /// Ran on one of these kernel releases (each exact, or a `LIKE` pattern
+    /// with `%`); empty: any.
+    pub kernels: Vec<String>,
     /// Started before this RFC 3339 UTC time.
     pub until: Option<String>,
-    /// At most this many rows, after skipping `offset` [default: all].
-    pub limit: Option<(usize, usize)>,
+    /// Only the newest this many, after skipping the newest `offset`.
+    pub limit: Option<usize>,
+    /// How many of the newest to skip (a page of `rtlab serve`).
+    pub offset: usize,
+}
+
+/// `column = ?` or `column LIKE ?` when `value` is a pattern (holds `%`).
+fn match_op(column: &str, value: &str) -> String {
+    let op = if value.contains('%') { "LIKE" } else { "=" };
+    format!("{column} {op} ")
 }
 
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
@@ -317,6 +327,26 @@ impl Store {
 
     /// Loads a whole run.
     pub fn load(&self, id: i64) -> Result<Run> {
+        self.load_series(
+            id,
+            "SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx",
+        )
+    }
+
+    /// Loads a run with only the series that stand for it: its total, or its
+    /// threads' series when it has no total. What merging runs needs, without
+    /// reading and decoding every thread's histogram and time series.
+    pub fn load_primary(&self, id: i64) -> Result<Run> {
+        self.load_series(
+            id,
+            "SELECT idx, data FROM series WHERE run_id = ?1 AND (idx < 0 OR NOT EXISTS
+                (SELECT 1 FROM series t WHERE t.run_id = ?1 AND t.idx < 0)) ORDER BY idx",
+        )
+    }
+
+    /// Loads a run with the series `sql` selects (`?1`: the run's id; columns
+    /// idx and data).
+    fn load_series(&self, id: i64, sql: &str) -> Result<Run> {
         let head: Option<(String, String, String, Option<i64>)> = self
             .conn
             .query_row(
@@ -337,9 +367,7 @@ impl Store {
             run.status = s;
         }
         run.tags = self.tags(id)?;
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT idx, data FROM series WHERE run_id = ?1 ORDER BY idx")?;
+        let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = stmt.query([id])?;
         while let Some(row) = rows.next()? {
             let idx: i64 = row.get(0)?;
@@ -382,12 +410,7 @@ impl Store {
             sql.push_str(&format!(" AND {cond}?{}", args.len()));
         };
         if let Some(l) = &f.label {
-            let op = if l.contains('%') {
-                "r.label LIKE "
-            } else {
-                "r.label = "
-            };
-            arg(&mut sql, op, l.clone().into());
+            arg(&mut sql, &match_op("r.label", l), l.clone().into());
         }
         match f.kind.as_deref() {
             Some("bench") => sql.push_str(" AND r.kind LIKE 'bench.%'"),
@@ -408,18 +431,29 @@ impl Store {
         if let Some(c) = f.campaign {
             arg(&mut sql, "r.campaign = ", c.into());
         }
-        if let Some(h) = &f.host {
-            arg(&mut sql, "r.hostname = ", h.clone().into());
-        }
-        if let Some(k) = &f.kernel {
-            arg(&mut sql, "r.kernel_release = ", k.clone().into());
-        }
         if let Some(u) = &f.until {
             arg(&mut sql, "r.started_at < ", u.clone().into());
         }
+        for (column, values) in [("r.hostname", &f.hosts), ("r.kernel_release", &f.kernels)] {
+            if values.is_empty() {
+                continue;
+            }
+            // Any one of the values: (c = ?1 OR c LIKE ?2 ...).
+            let mut any = Vec::new();
+            for v in values {
+                args.push(v.clone().into());
+                any.push(format!("{}?{}", match_op(column, v), args.len()));
+            }
+            sql.push_str(&format!(" AND ({})", any.join(" OR ")));
+        }
         sql.push_str(" ORDER BY r.id DESC");
-        if let Some((limit, offset)) = f.limit {
-            sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+        if let Some(n) = f.limit {
+            args.push(i64::try_from(n).unwrap_or(i64::MAX).into());
+            sql.push_str(&format!(" LIMIT ?{}", args.len()));
+            if f.offset > 0 {
+                args.push(i64::try_from(f.offset).unwrap_or(i64::MAX).into());
+                sql.push_str(&format!(" OFFSET ?{}", args.len()));
+            }
         }
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt
@@ -898,6 +932,20 @@ mod tests {
         assert!(!e.to_string().contains("pw"), "{e}");
     }
 
+    /// The total alone, or every series of a run without one.
+    #[test]
+    fn load_primary_reads_what_stands_for_the_run() {
+        let (_d, mut store) = temp_store();
+        let mut run = sample_run(3);
+        let with_total = store.save(&run).unwrap();
+        let total = run.total.take();
+        let without = store.save(&run).unwrap();
+        let back = store.load_primary(with_total).unwrap();
+        assert_eq!((back.total, back.series.len()), (total, 0));
+        let back = store.load_primary(without).unwrap();
+        assert_eq!((back.total, back.series), (None, run.series));
+    }
+
     #[test]
     fn every_field_survives_save_and_load() {
         let (_d, mut store) = temp_store();
@@ -1328,6 +1376,54 @@ mod tests {
             Vec::<i64>::new()
         );
         assert_eq!(ids(f(None, None, None, None)).len(), 2);
+    }
+
+    /// Hosts and kernels: any one of the values (exact, or a pattern with
+    /// `%`); `until` excludes its own instant; `limit` keeps the newest.
+    #[test]
+    fn list_filters_by_host_kernel_until_and_limit() {
+        let (_d, mut store) = temp_store();
+        let mut r = sample_run(1);
+        let mut saved = Vec::new();
+        for (host, kernel, day) in [
+            ("bbb", "6.1.0-rt", 1),
+            ("pi4", "6.1.0-rt", 2),
+            ("pi4", "6.6.0-rt", 3),
+            ("x86", "6.6.0", 4),
+        ] {
+            r.fingerprint.hostname = host.into();
+            r.fingerprint.kernel_release = kernel.into();
+            r.started_at = format!("2026-03-0{day}T00:00:00.000000Z");
+            saved.push(store.save(&r).unwrap());
+        }
+        let ids = |f: ListFilter| -> Vec<i64> {
+            store.list_where(&f).unwrap().iter().map(|r| r.id).collect()
+        };
+        let hosts = |h: &[&str]| ListFilter {
+            hosts: h.iter().map(|s| s.to_string()).collect(),
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(hosts(&["pi4"])), [saved[2], saved[1]]);
+        assert_eq!(ids(hosts(&["bbb", "x86"])), [saved[3], saved[0]]);
+        assert_eq!(ids(hosts(&["p%"])), [saved[2], saved[1]]);
+        assert_eq!(ids(hosts(&["nowhere"])), Vec::<i64>::new());
+        let kernels = ListFilter {
+            kernels: vec!["6.6%".into(), "6.1.0-rt".into()],
+            hosts: vec!["pi4".into(), "x86".into()],
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(kernels), [saved[3], saved[2], saved[1]]);
+        let window = ListFilter {
+            since: Some("2026-03-02T00:00:00.000000Z".into()),
+            until: Some("2026-03-04T00:00:00.000000Z".into()),
+            ..ListFilter::default()
+        };
+        assert_eq!(ids(window), [saved[2], saved[1]]);
+        let newest = ListFilter {
+            limit: Some(3),
+            ..hosts(&["%"])
+        };
+        assert_eq!(ids(newest), [saved[3], saved[2], saved[1]]);
     }
 
     #[test]

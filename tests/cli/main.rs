@@ -21,6 +21,7 @@ mod browser;
 mod campaign_cli;
 mod closed_pipe;
 mod compare_cli;
+mod compare_fleet;
 mod compare_probes;
 mod compare_unknown;
 mod compat_links;

@@ -179,9 +179,10 @@ impl Site {
             since: time("since", &f.since)?,
             until: time("until", &f.until)?,
             tag: some(&f.tag),
-            host: some(&f.host),
-            kernel: some(&f.kernel),
-            limit: Some((RUNS_PER_PAGE + 1, (page - 1) * RUNS_PER_PAGE)),
+            hosts: some(&f.host).into_iter().collect(),
+            kernels: some(&f.kernel).into_iter().collect(),
+            limit: Some(RUNS_PER_PAGE + 1),
+            offset: (page - 1) * RUNS_PER_PAGE,
             ..ListFilter::default()
         };
         let mut rows = store.list_where(&filter)?;

@@ -32,6 +32,7 @@ pub fn value_text(row: &Row, v: f64, unit: TimeUnit) -> String {
         Quantity::Duration => Human(v.max(0.0) as u64).to_string(),
         Quantity::Count => format!("{v:.0}"),
         Quantity::Metric => metric_text(v),
+        Quantity::Run => format!("#{v:.0}"),
     }
 }
 
@@ -80,13 +81,22 @@ fn marked(c: &Comparison, mut names: Vec<String>) -> Vec<String> {
     names
 }
 
-/// The short names of the columns ([`run_key`]).
+/// The short names of the columns: [`run_key`], or `g1`, `g2`, … for groups
+/// (`--by`).
 pub fn keys(c: &Comparison) -> Vec<String> {
     c.columns
         .iter()
         .enumerate()
-        .map(|(i, col)| run_key(col.id, i))
+        .map(|(i, col)| match col.group {
+            Some(_) => format!("g{}", i + 1),
+            None => run_key(col.id, i),
+        })
         .collect()
+}
+
+/// Whether the columns are groups of runs (`--by`).
+fn grouped(c: &Comparison) -> bool {
+    c.columns.iter().any(|col| col.group.is_some())
 }
 
 /// The legend of [`keys`]: each key with its run's label, the baseline marked.
@@ -94,7 +104,7 @@ pub fn legend(c: &Comparison) -> String {
     let keys = keys(c);
     let labels = marked(c, c.columns.iter().map(|col| col.label.clone()).collect());
     let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
-    let mut out = String::from("runs:\n");
+    let mut out = String::from(if grouped(c) { "groups:\n" } else { "runs:\n" });
     for (k, l) in keys.iter().zip(&labels) {
         out.push_str(&paragraph(&format!("  {k:<width$}  "), l));
     }
@@ -227,11 +237,11 @@ fn clip(s: &str, max: usize) -> String {
 
 /// The "what differs" table as text, the runs' columns headed by `names`
 /// (left-aligned, long values clipped and wrapped), or a sentence when nothing
-/// differs.
-pub fn differences_text(runs: &[Run], names: &[String]) -> String {
+/// differs. `heading` names what is compared (`what differs`).
+pub fn differences_text(runs: &[Run], names: &[String], heading: &str) -> String {
     let d = differences(runs);
     if d.is_empty() {
-        return "what differs: nothing (same system fingerprint and parameters)\n".into();
+        return format!("{heading}: nothing (same system fingerprint and parameters)\n");
     }
     let mut header = vec!["field"];
     header.extend(names.iter().map(String::as_str));
@@ -246,7 +256,7 @@ pub fn differences_text(runs: &[Run], names: &[String]) -> String {
         let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
         t.row(std::iter::once(d.field).chain(values).collect());
     }
-    format!("what differs:\n{}", t.render())
+    format!("{heading}:\n{}", t.render())
 }
 
 /// The whole text of `rtlab compare`: the table, the verdicts (when there are
@@ -264,8 +274,14 @@ pub fn report(runs: &[Run], table: &Comparison, verdicts: &[Verdict], unit: Time
         } else {
             runs.iter().map(run_name).collect()
         };
+        let heading = if grouped(table) {
+            // A group's system and parameters are those of its worst run.
+            "what differs between the groups' worst runs"
+        } else {
+            "what differs"
+        };
         out.push('\n');
-        out.push_str(&differences_text(runs, &names));
+        out.push_str(&differences_text(runs, &names, heading));
     }
     let warnings = warnings_text(runs);
     if !warnings.is_empty() {
@@ -310,6 +326,34 @@ mod tests {
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
+    /// Groups too many for their names are keyed g1, g2, … under "groups:",
+    /// and "what differs" says whose systems it shows.
+    #[test]
+    fn groups_are_keyed_and_their_differences_named() {
+        use crate::analysis::group::{compare_groups, group, By};
+        let mut runs: Vec<Run> = (0..12)
+            .map(|i| run_from_samples(&format!("r{i}"), &[1_000 * (i + 1)]))
+            .collect();
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.id = Some(i as i64 + 1);
+            r.fingerprint.hostname = format!("a-rather-long-board-name-{:02}", i % 6);
+        }
+        let groups = group(&runs, By::Host, &[]).unwrap();
+        let (merged, c) = compare_groups(&groups, By::Host, 0);
+        let text = report(&merged, &c, &[], TimeUnit::Us);
+        assert!(
+            text.starts_with("groups:\n  g1  a-rather-long-board-name-00 (baseline)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("what differs between the groups' worst runs:\n"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        let worst = text.lines().find(|l| l.starts_with("worst run")).unwrap();
+        assert!(worst.contains("#7") && worst.ends_with("#12"), "{worst}");
+    }
+
     #[test]
     fn differences_are_left_aligned_and_clipped() {
         let mut a = run_from_samples("a", &[1_000]);
@@ -319,7 +363,7 @@ mod tests {
         b.fingerprint.hz = Some(1000);
         b.fingerprint.cmdline = "x".repeat(50);
         let names = [run_name(&a), run_name(&b)];
-        let text = differences_text(&[a, b], &names);
+        let text = differences_text(&[a, b], &names, "what differs");
         let want = format!(
             "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
             "x".repeat(39)

@@ -13,14 +13,18 @@ use crate::units::{Human, TimeUnit};
 pub fn headline(run: &Run) -> String {
     let asked = latency::asked(&run.params);
     let total = run.total.as_ref().map(|t| t.counters.samples).unwrap_or(0);
+    // A group of runs (`--by`) has its total only.
+    let threads = match run.series.len() {
+        0 => String::new(),
+        n => format!("{n} thread(s), "),
+    };
     format!(
-        "rtlab latency  {}  [{}]\ninterval {}, {} {}, {} thread(s), {} samples in {} observed\n",
+        "rtlab latency  {}  [{}]\ninterval {}, {} {}, {threads}{} samples in {} observed\n",
         run.label,
         run.status.name(),
         Human(asked.interval_ns),
         asked.policy,
         asked.priority,
-        run.series.len(),
         total,
         Human(run.duration_ns),
     )

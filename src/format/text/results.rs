@@ -1,7 +1,9 @@
 //! The results store in words: the list of runs, the campaigns and one
 //! campaign's steps, and the line of each imported run.
 
+use super::compare::value_text;
 use super::table::Table;
+use crate::analysis::compare::Comparison;
 use crate::analysis::metrics::headline_rate;
 use crate::format::UNKNOWN;
 use crate::record::Run;
@@ -86,6 +88,36 @@ fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
         }
     }
     t
+}
+
+/// The figures of `rtlab results list --by`, after the group and its worst run.
+const GROUP_FIGURES: [&str; 5] = ["runs", "samples", "p99", "max", "misses"];
+
+/// `rtlab results list --by`: one row per group of `c` (its runs merged, see
+/// `analysis::group`), headed by `by` (`host`): its name, its worst run and
+/// [`GROUP_FIGURES`]; and a count.
+pub fn groups(c: &Comparison, by: &str, unit: TimeUnit) -> String {
+    let mut header = vec![by, "worst run"];
+    header.extend(GROUP_FIGURES);
+    let mut t = Table::new(&header);
+    let mut runs = 0;
+    for (i, col) in c.columns.iter().enumerate() {
+        let worst = col.group.as_ref().and_then(|g| g.worst);
+        runs += col.group.as_ref().map_or(0, |g| g.runs.len());
+        let worst = worst.map_or_else(|| UNKNOWN.into(), |id| format!("#{id}"));
+        let mut cells = vec![col.label.clone(), worst];
+        cells.extend(GROUP_FIGURES.iter().map(|name| match c.value(name, i) {
+            Some((row, v)) => value_text(row, v, unit),
+            None => UNKNOWN.into(),
+        }));
+        t.row(cells);
+    }
+    format!(
+        "{}{} group(s) of {runs} run(s); p99 of all their samples, max of the worst run; times in {}\n",
+        t.render(),
+        c.columns.len(),
+        unit.symbol()
+    )
 }
 
 /// `rtlab results campaigns`: one row per campaign.

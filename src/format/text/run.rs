@@ -75,9 +75,10 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
     for (k, v) in system_fields(run) {
         out.push_str(&format!("  {k:<16} {v}\n"));
     }
+    // A group of runs (`--by`) has no id.
+    let id = run.id.map(|id| format!("run {id} ")).unwrap_or_default();
     out.push_str(&format!(
-        "\nrun {} started {}, ended {}\ncommand: {}\nparameters: {}\n",
-        run.id.unwrap_or(0),
+        "\n{id}started {}, ended {}\ncommand: {}\nparameters: {}\n",
         run.started_at,
         run.ended_at,
         run.command_line.join(" "),
