@@ -10,10 +10,10 @@
 //!
 //! "Newest" means the highest id: ids only grow.
 
+use super::db::args;
 use super::Store;
 use crate::error::UsageError;
 use anyhow::{bail, Result};
-use rusqlite::{params, OptionalExtension};
 
 /// A run as selectors see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,38 +31,40 @@ impl Store {
     pub fn run_exists(&self, id: i64) -> Result<bool> {
         Ok(self
             .conn
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-            .optional()?
+            .query_opt("SELECT 1 FROM runs WHERE id = ?1", args![id])?
             .is_some())
     }
 
     /// Runs with exactly this label, newest first.
     pub fn runs_with_label(&self, label: &str) -> Result<Vec<RunRef>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, label, status FROM runs WHERE label = ?1 ORDER BY id DESC")?;
-        let rows = stmt
-            .query_map([label], |r| {
+        self.conn
+            .query(
+                "SELECT id, label, status FROM runs WHERE label = ?1 ORDER BY id DESC",
+                args![label],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RunRef {
                     id: r.get(0)?,
                     label: r.get(1)?,
                     status: r.get(2)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+            })
+            .collect()
     }
 
     /// The distinct labels matching an SQL `LIKE` pattern (`%` any text, `_` one
     /// character, case-insensitive for ASCII), in the order of their oldest run.
     pub fn labels_like(&self, pattern: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT label FROM runs WHERE label LIKE ?1 GROUP BY label ORDER BY MIN(id)",
-        )?;
-        let labels = stmt
-            .query_map(params![pattern], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        Ok(labels)
+        self.conn
+            .query(
+                "SELECT label FROM runs WHERE lower(label) LIKE lower(?1)
+                 GROUP BY label ORDER BY MIN(id)",
+                args![pattern],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
     }
 
     /// The id a selector names (see the module documentation). Errors are usage
