@@ -169,11 +169,14 @@ pub fn export(store: &Store, ids: &[i64], path: &Path) -> Result<i32> {
         eprintln!("interrupted: no bundle was written");
         return Ok(EXIT_INTERRUPTED);
     };
+    let windows = match tally.windows_new {
+        0 => String::new(),
+        n => format!(" and {n} monitor window(s)"),
+    };
     common::print(&format!(
-        "{}: {} run(s) and {} monitor window(s) written{}\n",
+        "{}: {} run(s){windows} written{}\n",
         path.display(),
         tally.new,
-        tally.windows_new,
         refused_note(&tally)
     ));
     Ok(exit_code(&tally))

@@ -589,6 +589,11 @@ fn insert_series(c: &dyn Conn, run: i64, idx: i64, s: &Series) -> Result<()> {
     Ok(())
 }
 
+// Shared with the integration tests, which use all of it.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../tests/cli/pg_cluster.rs"]
+mod pg_cluster;
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;

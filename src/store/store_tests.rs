@@ -175,9 +175,7 @@ fn only_scheme_colon_slash_slash_is_a_url() {
     refuse_url(Path::new("postgresql://u:pw@h/db"), "--db").unwrap();
 }
 
-#[test]
-fn every_field_survives_save_and_load() {
-    let (_d, mut store) = temp_store();
+fn every_field_survives_save_and_load(mut store: Store) {
     let run = sample_run(3);
     let id = store.save(&run).unwrap();
     let back = store.load(id).unwrap();
@@ -500,9 +498,7 @@ fn an_old_store_opened_by_many_at_once_is_migrated_once() {
     assert_eq!(pragma(&path, "user_version"), schema::SCHEMA_VERSION);
 }
 
-#[test]
-fn campaigns_map_steps_to_runs() {
-    let (_d, mut store) = temp_store();
+fn campaigns_map_steps_to_runs(mut store: Store) {
     let fp = sample_run(1).fingerprint;
     let c = store.create_campaign("drone", "steps: []", &fp).unwrap();
     let a = store.save(&sample_run(1)).unwrap();
@@ -552,9 +548,7 @@ fn campaigns_map_steps_to_runs() {
     assert_eq!(store.load_campaign(c).unwrap().steps.len(), 1);
 }
 
-#[test]
-fn edits_are_all_or_nothing_and_visible_on_load() {
-    let (_d, mut store) = temp_store();
+fn edits_are_all_or_nothing_and_visible_on_load(mut store: Store) {
     let a = store.save(&sample_run(1)).unwrap();
     let b = store.save(&sample_run(2)).unwrap();
     store.set_label(a, "vanilla").unwrap();
@@ -568,15 +562,16 @@ fn edits_are_all_or_nothing_and_visible_on_load() {
     assert_eq!(store.list_where(&ListFilter::default()).unwrap().len(), 2);
     assert_eq!(store.delete(&[a, b]).unwrap(), 2);
     assert!(store.list_where(&ListFilter::default()).unwrap().is_empty());
-    let count: i64 = sqlite(&store)
-        .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
+    let count: i64 = store
+        .conn
+        .query_one("SELECT count(*) FROM series", &[])
+        .unwrap()
+        .get(0)
         .unwrap();
     assert_eq!(count, 0);
 }
 
-#[test]
-fn list_filters_combine() {
-    let (_d, mut store) = temp_store();
+fn list_filters_combine(mut store: Store) {
     let mut r = sample_run(1);
     store.save(&r).unwrap();
     r.label = "4.19.127 PREEMPT".into();
@@ -610,9 +605,7 @@ fn list_filters_combine() {
     assert_eq!(ids(f(None, None, None, None)).len(), 2);
 }
 
-#[test]
-fn long_traces_are_stored_decimated() {
-    let (_d, mut store) = temp_store();
+fn long_traces_are_stored_decimated(mut store: Store) {
     let mut run = sample_run(1);
     run.series[0].trace = (0..10_000u64)
         .map(|i| TracePoint {
@@ -647,4 +640,122 @@ proptest! {
         for p in &d { prop_assert_eq!(values[p.offset_ns as usize], p.max_ns); }
         if points.len() <= limit { prop_assert_eq!(d, points); }
     }
+}
+
+/// Tests `$body` (a `fn(Store)`) on a new SQLite store and on a new
+/// PostgreSQL database of a throw-away server.
+macro_rules! on_both {
+    ($body:ident, $sqlite:ident, $pg:ident) => {
+        #[test]
+        fn $sqlite() {
+            let (_d, store) = temp_store();
+            $body(store);
+        }
+
+        #[test]
+        #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+        fn $pg() {
+            let server = pg_cluster::Cluster::start();
+            $body(Store::open(Path::new(&server.create_db("rtlab"))).unwrap());
+        }
+    };
+}
+
+on_both!(
+    every_field_survives_save_and_load,
+    every_field_survives_save_and_load_sqlite,
+    every_field_survives_save_and_load_pg
+);
+on_both!(
+    edits_are_all_or_nothing_and_visible_on_load,
+    edits_sqlite,
+    edits_pg
+);
+on_both!(list_filters_combine, list_filters_sqlite, list_filters_pg);
+on_both!(campaigns_map_steps_to_runs, campaigns_sqlite, campaigns_pg);
+on_both!(
+    long_traces_are_stored_decimated,
+    long_traces_sqlite,
+    long_traces_pg
+);
+
+fn pg_store(server: &pg_cluster::Cluster, db: &str) -> Result<Store> {
+    Store::open(Path::new(&server.create_db(db)))
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn eight_connections_creating_one_postgres_store_at_once_all_succeed() {
+    let server = pg_cluster::Cluster::start();
+    let url = server.create_db("fleet");
+    for r in open_at_once(Path::new(&url), 8) {
+        if let Err(e) = r {
+            panic!("{e:#}");
+        }
+    }
+    let store = Store::open(Path::new(&url)).unwrap();
+    assert_eq!(store.list_where(&ListFilter::default()).unwrap().len(), 8);
+    assert_eq!(server.count("fleet", "rtlab_meta"), 2);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn a_postgres_database_of_another_application_or_a_newer_rtlab_is_refused_untouched() {
+    let server = pg_cluster::Cluster::start();
+    let url = server.create_db("other");
+    server.sql(
+        "other",
+        "CREATE TABLE notes (x BIGINT); INSERT INTO notes VALUES (1);",
+    );
+    let err = Store::open(Path::new(&url)).err().unwrap();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("a database of another application"), "{msg}");
+    assert!(
+        msg.contains("notes") && !msg.contains(pg_cluster::PASSWORD),
+        "{msg}"
+    );
+    assert_eq!(crate::error::exit_code(&err), 2);
+    assert_eq!(server.tables("other"), vec!["notes"]);
+
+    pg_store(&server, "newer")
+        .unwrap()
+        .save(&sample_run(1))
+        .unwrap();
+    server.sql(
+        "newer",
+        "UPDATE rtlab_meta SET value = '99' WHERE key = 'schema_version'",
+    );
+    let err = Store::open(Path::new(&server.url("newer"))).err().unwrap();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("has schema version 99: made by a newer rtlab"),
+        "{msg}"
+    );
+    assert_eq!(crate::error::exit_code(&err), 2);
+    assert_eq!(server.count("newer", "runs"), 1);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn a_failed_postgres_write_leaves_no_half_run_and_the_schema_matches_sqlites() {
+    let server = pg_cluster::Cluster::start();
+    let mut store = pg_store(&server, "rtlab").unwrap();
+    store.save(&sample_run(1)).unwrap();
+    server.sql(
+        "rtlab",
+        "CREATE FUNCTION boom() RETURNS trigger AS $$ BEGIN
+           IF NEW.idx = 2 THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$
+         LANGUAGE plpgsql;
+         CREATE TRIGGER boom BEFORE INSERT ON series FOR EACH ROW EXECUTE FUNCTION boom();",
+    );
+    let err = store.save(&sample_run(4)).unwrap_err();
+    assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+    assert_eq!(server.count("rtlab", "runs"), 1);
+    assert_eq!(server.count("rtlab", "series"), 2);
+    // The same tables as a SQLite store, and the marker.
+    let (_d, sqlite_store) = temp_store();
+    let mut tables = schema::Identity::of(&*sqlite_store.conn).unwrap().tables;
+    tables.push("rtlab_meta".into());
+    tables.sort();
+    assert_eq!(server.tables("rtlab"), tables);
 }

@@ -171,12 +171,20 @@ fn bad_bundles_are_refused_untouched_and_nothing_is_imported() {
 }
 
 #[test]
-fn a_database_url_is_refused_and_nothing_is_created() {
+fn a_database_url_no_server_answers_or_rtlab_cannot_use_is_refused_and_nothing_is_created() {
     let dir = tempfile::tempdir().unwrap();
-    for (url, says) in [
-        ("postgres://rt:secret@db.lab/rtlab", "PostgreSQL"),
-        ("postgresql://db.lab/rtlab", "PostgreSQL"),
-        ("mysql://db.lab/rtlab", "a URL"),
+    for (url, source, says) in [
+        (
+            "postgres://rt:secret@127.0.0.1:1/rtlab",
+            "",
+            "cannot open the PostgreSQL store postgres://rt:***@127.0.0.1:1/rtlab",
+        ),
+        (
+            "postgresql://127.0.0.1:1/rtlab",
+            "",
+            "check that the server runs",
+        ),
+        ("mysql://rt:secret@db.lab/rtlab", "names", "a URL"),
     ] {
         let out = expect(
             rtlab()
@@ -185,7 +193,9 @@ fn a_database_url_is_refused_and_nothing_is_created() {
             &[2],
         );
         let err = shown(&out);
-        assert!(err.contains("--db names") && err.contains(says), "{err}");
+        let flag = format!("--db {source}");
+        assert!(err.contains(flag.trim()) || source.is_empty(), "{err}");
+        assert!(err.contains(says), "{err}");
         assert!(
             !err.contains("secret"),
             "the password is never repeated: {err}"
@@ -197,7 +207,8 @@ fn a_database_url_is_refused_and_nothing_is_created() {
                 .args(["results", "list"]),
             &[2],
         );
-        assert!(shown(&out).contains("RTLAB_DB names"), "{}", shown(&out));
+        let err = shown(&out);
+        assert!(err.contains(says) && !err.contains("secret"), "{err}");
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing is created: {left:?}");
@@ -242,8 +253,8 @@ fn push_and_pull_copy_a_selection_once_and_continue_where_they_stopped() {
     assert_eq!(portable(&a, 3), portable(&b, 3));
     for (args, says) in [
         (
-            vec!["pull", "--from", "postgres://u:pw@h/db"],
-            "--from names postgres://…",
+            vec!["pull", "--from", "postgres://u:pw@127.0.0.1:1/db"],
+            "cannot open the PostgreSQL store postgres://u:***@127.0.0.1:1/db",
         ),
         (vec!["push", "--to", "https://h/x"], "--to names https://…"),
         (vec!["pull", "--from", "missing.db"], "no such store"),

@@ -1,0 +1,213 @@
+//! A throw-away PostgreSQL server for one test: `initdb` in the test's own
+//! temporary directory, `pg_ctl start` on a free port (TCP on 127.0.0.1, its
+//! Unix socket inside the directory), stopped and removed when dropped (also
+//! when the test panics). The server runs as a non-root user: `nobody` when
+//! the tests run as root (as CI does). Used by the store's unit tests too.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Why the PostgreSQL tests are ignored by default.
+pub const NEEDS: &str =
+    "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin (apt-get install postgresql)";
+
+/// The superuser's password (scram-sha-256 over TCP).
+pub const PASSWORD: &str = "s3cret-pw";
+
+/// A running server.
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    /// Its TCP port on 127.0.0.1.
+    pub port: u16,
+    running: bool,
+}
+
+/// The newest PostgreSQL's binaries.
+fn bin_dir() -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.filter_map(|e| Some(e.ok()?.path().join("bin"))).collect())
+        .unwrap_or_default();
+    found.retain(|b| b.join("initdb").is_file() && b.join("pg_ctl").is_file());
+    found.sort();
+    found.pop().unwrap_or_else(|| panic!("{NEEDS}"))
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Cluster {
+    /// Creates and starts a server.
+    pub fn start() -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("rtlab-pg")
+            .tempdir()
+            .unwrap();
+        let mut c = Cluster {
+            bin: bin_dir(),
+            port: free_port(),
+            dir,
+            running: false,
+        };
+        let root = c.dir.path();
+        std::fs::write(root.join("pw"), PASSWORD).unwrap();
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(root)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chown of the cluster's directory");
+        }
+        let data = root.join("data");
+        c.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--pwfile",
+                root.join("pw").to_str().unwrap(),
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB",
+            c.port,
+            root.display()
+        );
+        let log = root.join("log");
+        c.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+                "-o",
+                &opts,
+                "-w",
+                "start",
+            ],
+        );
+        c.running = true;
+        c
+    }
+
+    /// One of the server's programs, run as its user.
+    fn command(&self, program: &str) -> Command {
+        let exe = self.bin.join(program);
+        let mut cmd = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
+    /// Runs `program`; panics with its output and the server's log when it fails.
+    fn run(&self, program: &str, args: &[&str]) {
+        let out = self.command(program).args(args).output().unwrap();
+        let log = std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}{}\n{log}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The URL of database `db` as the superuser, with its password.
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{db}",
+            self.port
+        )
+    }
+
+    /// Runs `sql` in database `db` as the superuser.
+    pub fn sql(&self, db: &str, sql: &str) {
+        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
+        c.batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+
+    /// A new empty database `name`; its URL.
+    pub fn create_db(&self, name: &str) -> String {
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(name)
+    }
+
+    /// The number of rows of `table` in `db`.
+    pub fn count(&self, db: &str, table: &str) -> i64 {
+        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
+        c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0)
+    }
+
+    /// The tables of `db`'s public schema, sorted.
+    pub fn tables(&self, db: &str) -> Vec<String> {
+        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
+        c.query(
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+             WHERE table_schema = 'public' ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    }
+
+    /// Stops the server at once (as a crash or a lost network would).
+    pub fn stop(&mut self) {
+        if std::mem::take(&mut self.running) {
+            let data = self.dir.path().join("data");
+            self.run(
+                "pg_ctl",
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ],
+            );
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::mem::take(&mut self.running) {
+            let data = self.dir.path().join("data");
+            let stop = [
+                "-D",
+                data.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ];
+            let _ = self.command("pg_ctl").args(stop).output();
+        }
+    }
+}
