@@ -264,8 +264,10 @@ impl Store {
         let rows = self.conn.query(
             &format!(
                 "SELECT id, {COLUMNS} FROM windows
-                 WHERE (?1 IS NULL OR end_ns >= ?1) AND (?2 IS NULL OR cpu = ?2)
-                   AND (?3 IS NULL OR host = ?3) AND (?4 IS NULL OR level = ?4)
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
+                   AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
+                   AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
+                   AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)
                  ORDER BY start_ns, cpu, level"
             ),
             args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)],

@@ -55,9 +55,7 @@ fn level(s: &Store, l: Level) -> Vec<Window> {
     .unwrap()
 }
 
-#[test]
-fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
-    let (_d, mut s) = store();
+fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go(mut s: Store) {
     let now = 400 * DAY_NS;
     let two_days_ago = now - 2 * DAY_NS;
     // Three windows in one hour of CPU 1, one in the next hour, one of CPU 0,
@@ -124,9 +122,7 @@ fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
     assert!(level(&s, Level::Day).is_empty());
 }
 
-#[test]
-fn a_pass_takes_at_most_its_budget() {
-    let (_d, mut s) = store();
+fn a_pass_takes_at_most_its_budget(mut s: Store) {
     let ws: Vec<Window> = (0..10)
         .map(|i| window(0, i * MIN_NS, &[i as u64 + 1]))
         .collect();
@@ -142,9 +138,7 @@ fn a_pass_takes_at_most_its_budget() {
     assert_eq!(hours[0].max_ns, 10_000);
 }
 
-#[test]
-fn the_filter_selects_by_cpu_time_and_host() {
-    let (_d, mut s) = store();
+fn the_filter_selects_by_cpu_time_and_host(mut s: Store) {
     s.save_windows(&[
         window(0, 0, &[1]),
         window(1, 0, &[2]),
@@ -164,4 +158,29 @@ fn the_filter_selects_by_cpu_time_and_host() {
         ..Default::default()
     };
     assert!(s.windows(&other).unwrap().is_empty());
+}
+
+/// Each test on a new SQLite store, then on a PostgreSQL database.
+const TESTS: [fn(Store); 3] = [
+    old_windows_merge_into_hours_then_days_and_the_oldest_days_go,
+    the_filter_selects_by_cpu_time_and_host,
+    a_pass_takes_at_most_its_budget,
+];
+
+#[test]
+fn windows_on_sqlite() {
+    for t in TESTS {
+        let (_d, s) = store();
+        t(s);
+    }
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn windows_on_postgres() {
+    let server = crate::store::pg_cluster::Cluster::start();
+    for (i, t) in TESTS.into_iter().enumerate() {
+        let url = server.create_db(&format!("w{i}"));
+        t(Store::open(std::path::Path::new(&url)).unwrap());
+    }
 }

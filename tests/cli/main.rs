@@ -11,6 +11,7 @@ mod common;
 mod compare_common;
 mod cyclictest_layout;
 mod net_common;
+mod pg_cluster;
 mod store_common;
 mod sysbench_layout;
 
@@ -49,6 +50,7 @@ mod noise_trace;
 mod perf_cli;
 mod perf_steps;
 mod periodic_cli;
+mod pg_cli;
 mod prio_cli;
 mod progress_cli;
 mod readme;

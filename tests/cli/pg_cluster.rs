@@ -84,27 +84,25 @@ impl Cluster {
                 "UTF8",
             ],
         );
+        c.start_again();
+        c
+    }
+
+    /// Starts the server (again, after [`Cluster::stop`]) on the same port.
+    pub fn start_again(&mut self) {
+        let root = self.dir.path();
         let opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB",
-            c.port,
+            self.port,
             root.display()
         );
-        let log = root.join("log");
-        c.run(
+        let (data, log) = (root.join("data"), root.join("log"));
+        let (data, log) = (data.to_str().unwrap(), log.to_str().unwrap());
+        self.run(
             "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-l",
-                log.to_str().unwrap(),
-                "-o",
-                &opts,
-                "-w",
-                "start",
-            ],
+            &["-D", data, "-l", log, "-o", &opts, "-w", "start"],
         );
-        c.running = true;
-        c
+        self.running = true;
     }
 
     /// One of the server's programs, run as its user.

@@ -21,40 +21,7 @@ pub fn is_postgres(s: &str) -> bool {
         .is_some_and(|s| s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql"))
 }
 
-/// `url` with its password (in the user part or a `password=` parameter)
-/// replaced by `***`: what every message shows.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (main, query) = match rest.split_once('?') {
-        Some((m, q)) => (m, Some(q)),
-        None => (rest, None),
-    };
-    let main = match main.rfind('@') {
-        Some(at) => {
-            let (user, host) = main.split_at(at);
-            match user.split_once(':') {
-                Some((name, _)) => format!("{name}:***{host}"),
-                None => main.to_string(),
-            }
-        }
-        None => main.to_string(),
-    };
-    let query = query.map(|q| {
-        q.split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("&")
-    });
-    match query {
-        Some(q) => format!("{scheme}://{main}?{q}"),
-        None => format!("{scheme}://{main}"),
-    }
-}
+pub use crate::record::without_password as redact;
 
 /// How a connection is encrypted (`sslmode=`, as libpq names them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
