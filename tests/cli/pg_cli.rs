@@ -103,6 +103,12 @@ fn server_file(server: &Cluster, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
 }
 
+/// Two seconds of `rtlab monitor` (1 s windows, CPU 0, no RT priority).
+fn monitor(store: &Path) {
+    let args = ["monitor", "-a", "0", "--policy", "other", "--window", "1s"];
+    said(rtlab(store).args(args).args(["--duration", "2s", "-q"]), 0);
+}
+
 #[test]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn a_campaign_and_monitor_windows_go_to_postgres() {
@@ -127,21 +133,7 @@ fn a_campaign_and_monitor_windows_go_to_postgres() {
     assert!(campaigns.contains("complete"), "{campaigns}");
     assert_eq!(server.count("fleet", "campaign_runs"), 2);
 
-    said(
-        rtlab(db(&url)).args([
-            "monitor",
-            "-a",
-            "0",
-            "--policy",
-            "other",
-            "--window",
-            "1s",
-            "--duration",
-            "2s",
-            "--quiet",
-        ]),
-        0,
-    );
+    monitor(db(&url));
     let (rows, _) = said(rtlab(db(&url)).args(["monitor", "--show", "--json"]), 0);
     let rows: serde_json::Value = serde_json::from_str(&rows).unwrap();
     let n = rows.as_array().unwrap().len();
@@ -158,21 +150,7 @@ fn board(path: &Path) -> i64 {
         &[&f("cyclictest-summary.txt"), &f("cyclictest-verbose.txt")],
     );
     import(path, &[&f("cyclictest-summary-ns.txt"), "--tag", "lab"]);
-    said(
-        rtlab(path).args([
-            "monitor",
-            "-a",
-            "0",
-            "--policy",
-            "other",
-            "--window",
-            "1s",
-            "--duration",
-            "2s",
-            "--quiet",
-        ]),
-        0,
-    );
+    monitor(path);
     let (rows, _) = said(rtlab(path).args(["monitor", "--show", "--json"]), 0);
     let rows: serde_json::Value = serde_json::from_str(&rows).unwrap();
     rows.as_array().unwrap().len() as i64

@@ -139,10 +139,15 @@ impl Cluster {
         )
     }
 
+    /// A connection to database `db` as the superuser.
+    fn client(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap()
+    }
+
     /// Runs `sql` in database `db` as the superuser.
     pub fn sql(&self, db: &str, sql: &str) {
-        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
-        c.batch_execute(sql)
+        self.client(db)
+            .batch_execute(sql)
             .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
     }
 
@@ -154,58 +159,51 @@ impl Cluster {
 
     /// The number of rows of `table` in `db`.
     pub fn count(&self, db: &str, table: &str) -> i64 {
-        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
-        c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        self.client(db)
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
             .unwrap()
             .get(0)
     }
 
     /// The tables of `db`'s public schema, sorted.
     pub fn tables(&self, db: &str) -> Vec<String> {
-        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
-        c.query(
-            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+        self.client(db)
+            .query(
+                "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
              WHERE table_schema = 'public' ORDER BY 1",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect()
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
     }
 
     /// Stops the server at once (as a crash or a lost network would).
     pub fn stop(&mut self) {
         if std::mem::take(&mut self.running) {
-            let data = self.dir.path().join("data");
-            self.run(
-                "pg_ctl",
-                &[
-                    "-D",
-                    data.to_str().unwrap(),
-                    "-m",
-                    "immediate",
-                    "-w",
-                    "stop",
-                ],
-            );
+            let out = self
+                .command("pg_ctl")
+                .args(self.stop_args())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "pg_ctl stop: {out:?}");
         }
+    }
+
+    fn stop_args(&self) -> Vec<String> {
+        let data = self.dir.path().join("data");
+        let data = data.to_string_lossy().into_owned();
+        ["-D", &data, "-m", "immediate", "-w", "stop"]
+            .map(String::from)
+            .to_vec()
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
         if std::mem::take(&mut self.running) {
-            let data = self.dir.path().join("data");
-            let stop = [
-                "-D",
-                data.to_str().unwrap(),
-                "-m",
-                "immediate",
-                "-w",
-                "stop",
-            ];
-            let _ = self.command("pg_ctl").args(stop).output();
+            let _ = self.command("pg_ctl").args(self.stop_args()).output();
         }
     }
 }
