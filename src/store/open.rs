@@ -110,7 +110,16 @@ fn pg_error(shown: &str, e: anyhow::Error) -> anyhow::Error {
             tables.join(", ")
         ))
         .into(),
-        Some(r) => UsageError(format!("{shown} {r}")).into(),
+        Some(Refusal::Newer(v)) => UsageError(format!(
+            "{shown} has schema version {v}: made by a newer rtlab, upgrade or use another --db (this rtlab, {}, reads versions up to {}); nothing was written",
+            env!("CARGO_PKG_VERSION"),
+            schema::SCHEMA_VERSION
+        ))
+        .into(),
+        Some(Refusal::UnknownVersion(v)) => UsageError(format!(
+            "{shown} has schema version {v} in rtlab_meta, which no rtlab writes; {LEFT}"
+        ))
+        .into(),
         None => e,
     }
 }

@@ -286,3 +286,45 @@ fn what_cannot_be_used_is_refused_with_exit_2_and_nothing_written() {
     assert_eq!(server.tables("other"), vec!["invoices"]);
     assert_eq!(server.count("newer", "runs"), 0);
 }
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn tls_as_the_url_asks_for_it() {
+    let server = Cluster::start();
+    server.create_db("fleet");
+    let plain = format!("{}?sslmode=require", server.url("fleet"));
+    let (_, err) = said(rtlab(db(&plain)).args(["results", "list"]), 2);
+    assert!(err.contains("check sslmode"), "{err}");
+    let ca = server.enable_tls();
+    let ca = ca.to_str().unwrap();
+    let url = |host: &str, q: &str| {
+        format!(
+            "postgres://postgres:{PASSWORD}@{host}:{}/fleet?{q}",
+            server.port
+        )
+    };
+    let full = format!("sslmode=verify-full&sslrootcert={ca}");
+    for (host, q, code, says) in [
+        ("127.0.0.1", "sslmode=require", 0, "no runs"),
+        ("localhost", full.as_str(), 0, "no runs"),
+        ("127.0.0.1", full.as_str(), 2, "not valid for name"),
+        (
+            "127.0.0.1",
+            &format!("sslmode=verify-ca&sslrootcert={ca}"),
+            0,
+            "no runs",
+        ),
+        (
+            "localhost",
+            "sslmode=verify-full&sslrootcert=/nonexistent.pem",
+            2,
+            "sslrootcert /nonexistent.pem",
+        ),
+    ] {
+        let (out, err) = said(rtlab(db(&url(host, q))).args(["results", "list"]), code);
+        assert!(
+            out.contains(says) || err.contains(says),
+            "{host} {q}: {out}{err}"
+        );
+    }
+}

@@ -179,6 +179,103 @@ impl Cluster {
             .collect()
     }
 
+    /// Turns TLS on: a test authority (made with the `openssl` command) signs
+    /// a certificate for `localhost`; returns the authority's PEM file.
+    pub fn enable_tls(&self) -> PathBuf {
+        let root = self.dir.path();
+        let data = root.join("data");
+        let (ca, ca_key) = (root.join("ca.pem"), root.join("ca.key"));
+        let (crt, key, csr) = (
+            data.join("server.crt"),
+            data.join("server.key"),
+            root.join("srv.csr"),
+        );
+        let ext = root.join("ext");
+        std::fs::write(&ext, "subjectAltName=DNS:localhost\n").unwrap();
+        let p = |p: &PathBuf| p.to_string_lossy().into_owned();
+        for args in [
+            vec![
+                "req",
+                "-new",
+                "-x509",
+                "-days",
+                "2",
+                "-nodes",
+                "-subj",
+                "/CN=rtlab test CA",
+                "-keyout",
+                &p(&ca_key),
+                "-out",
+                &p(&ca),
+            ],
+            vec![
+                "req",
+                "-new",
+                "-nodes",
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+                &p(&key),
+                "-out",
+                &p(&csr),
+            ],
+            vec![
+                "x509",
+                "-req",
+                "-in",
+                &p(&csr),
+                "-CA",
+                &p(&ca),
+                "-CAkey",
+                &p(&ca_key),
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                &p(&ext),
+                "-out",
+                &p(&crt),
+            ],
+        ] {
+            let out = Command::new("openssl")
+                .args(&args)
+                .output()
+                .expect("openssl is installed");
+            assert!(out.status.success(), "openssl {args:?}: {out:?}");
+        }
+        if is_root() {
+            for f in [&crt, &key] {
+                assert!(Command::new("chown")
+                    .arg("nobody:nogroup")
+                    .arg(f)
+                    .status()
+                    .unwrap()
+                    .success());
+            }
+        }
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+        std::fs::set_permissions(&key, mode).unwrap();
+        let conf = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).unwrap();
+        text.push_str("\nssl = on\n");
+        std::fs::write(&conf, text).unwrap();
+        self.run("pg_ctl", &["-D", &p(&data), "-w", "reload"]);
+        // The reload is asynchronous: wait until TLS is offered.
+        for _ in 0..100 {
+            if self
+                .client("postgres")
+                .query_one("SHOW ssl", &[])
+                .unwrap()
+                .get::<_, String>(0)
+                == "on"
+            {
+                return ca;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not turn TLS on");
+    }
+
     /// Stops the server at once (as a crash or a lost network would).
     pub fn stop(&mut self) {
         if std::mem::take(&mut self.running) {

@@ -128,6 +128,9 @@ fn connect_error(shown: &str, config: &postgres::Config, e: &postgres::Error) ->
         Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
             format!("role {user} may not connect: check the role and the server's pg_hba.conf")
         }
+        _ if e.to_string().contains("TLS") => {
+            "check sslmode (the server may not offer TLS: sslmode=disable) and, for verify-ca and verify-full, sslrootcert=FILE naming the authority that signed the server's certificate".into()
+        }
         _ if e.as_db_error().is_none() => {
             "check that the server runs and listens at that host and port, and the URL's host name"
                 .into()
