@@ -320,6 +320,12 @@ pub fn write_bundle(
     path: &Path,
     stop: impl Fn() -> bool,
 ) -> Result<Option<Tally>> {
+    if super::is_url(path) {
+        bail!(UsageError(format!(
+            "--bundle {} is a URL; a bundle is a file: give a file name, or copy into that database with 'rtlab results push --to URL'",
+            super::shown(path)
+        )));
+    }
     if path.exists() {
         bail!(UsageError(format!(
             "--bundle {} already exists; give a new file name (a bundle is never written over a file)",

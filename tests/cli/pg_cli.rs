@@ -278,6 +278,12 @@ fn what_cannot_be_used_is_refused_with_exit_2_and_nothing_written() {
         assert!(err.contains(says), "{url}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = server.url("fleet");
+    let board = dir.path().join("b.db");
+    let export = ["results", "export", "--bundle", &fleet];
+    let (_, err) = said(rtlab(&board).args(export), 2);
+    assert!(err.contains("a bundle is a file"), "{err}");
     assert_eq!(
         server.tables("fleet"),
         Vec::<String>::new(),
@@ -327,4 +333,55 @@ fn tls_as_the_url_asks_for_it() {
             "{host} {q}: {out}{err}"
         );
     }
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn a_push_cut_by_the_server_stopping_keeps_whole_runs_and_the_next_push_copies_the_rest() {
+    const RUNS: usize = 300;
+    let mut server = Cluster::start();
+    let url = server.create_db("fleet");
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.db");
+    let file = format!("{FIXTURES}/cyclictest-summary.txt");
+    assert_eq!(import(&a, &vec![file.as_str(); RUNS]).len(), RUNS);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .env_remove("RTLAB_DB")
+        .arg("--db")
+        .arg(&a)
+        .args(["results", "push", "--to", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let copying = || {
+        server.tables("fleet").contains(&"runs".to_string()) && server.count("fleet", "runs") > 0
+    };
+    while !copying() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains(PASSWORD), "{err}");
+    server.start_again();
+    let first = server.count("fleet", "runs") as usize;
+    match out.status.code() {
+        Some(3) => {
+            assert!(
+                err.contains("lost the connection to postgres://postgres:***@"),
+                "{err}"
+            );
+            assert!(first < RUNS, "{first}");
+        }
+        // The machine was quick: it had copied them all.
+        Some(0) => assert_eq!(first, RUNS),
+        other => panic!("exit {other:?}: {err}"),
+    }
+    // Whole runs only: every run has its two threads and the total.
+    assert_eq!(server.count("fleet", "series"), 3 * first as i64);
+    let (out, _) = said(rtlab(&a).args(["results", "push", "--to", &url]), 0);
+    let expected = format!(": {} new, {first} already there, 0 refused\n", RUNS - first);
+    assert!(out.ends_with(&expected), "{out}");
+    assert_eq!(server.count("fleet", "runs"), RUNS as i64);
 }
