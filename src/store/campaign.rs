@@ -409,9 +409,7 @@ mod tests {
         assert!(!rebooted.alive());
     }
 
-    #[test]
-    fn a_running_campaign_whose_process_is_gone_reads_as_interrupted() {
-        let (_dir, mut store) = temp_store();
+    fn a_running_campaign_whose_process_is_gone_reads_as_interrupted(mut store: Store) {
         let fp = Fingerprint::default();
         let id = store.create_campaign("c", "", &fp).unwrap();
         let running = CampaignStatus::Running;
@@ -443,9 +441,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn claiming_takes_over_a_dead_campaign_but_not_a_live_one() {
-        let (_dir, mut store) = temp_store();
+    fn claiming_takes_over_a_dead_campaign_but_not_a_live_one(mut store: Store) {
         let id = store
             .create_campaign("c", "", &Fingerprint::default())
             .unwrap();
@@ -459,5 +455,28 @@ mod tests {
         let e = store.claim_campaign(id).unwrap_err().to_string();
         assert!(e.contains("still running in process 1"), "{e}");
         assert!(store.claim_campaign(id + 1).is_err(), "no such campaign");
+    }
+
+    const TESTS: [fn(Store); 2] = [
+        a_running_campaign_whose_process_is_gone_reads_as_interrupted,
+        claiming_takes_over_a_dead_campaign_but_not_a_live_one,
+    ];
+
+    #[test]
+    fn owners_on_sqlite() {
+        for t in TESTS {
+            let (_dir, store) = temp_store();
+            t(store);
+        }
+    }
+
+    #[test]
+    #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+    fn owners_on_postgres() {
+        let server = crate::store::pg_cluster::Cluster::start();
+        for (i, t) in TESTS.into_iter().enumerate() {
+            let url = server.create_db(&format!("c{i}"));
+            t(Store::open(std::path::Path::new(&url)).unwrap());
+        }
     }
 }
