@@ -135,8 +135,8 @@ impl Store {
     }
 
     /// Copies the monitor windows of `from` that `f` selects and this store
-    /// does not have, [`WINDOW_BATCH`] per transaction, until `stop` says so;
-    /// adds what it did to `tally`.
+    /// does not have, read and written [`WINDOW_BATCH`] at a time (one
+    /// transaction each), until `stop` says so; adds what it did to `tally`.
     pub fn copy_windows(
         &mut self,
         from: &Store,
@@ -144,12 +144,15 @@ impl Store {
         tally: &mut Tally,
         stop: impl Fn() -> bool,
     ) -> Result<()> {
-        let all = from.windows(f)?;
-        for batch in all.chunks(WINDOW_BATCH) {
-            if stop() {
+        let mut after = i64::MIN;
+        while !stop() {
+            let page = from.windows_after(f, after, WINDOW_BATCH)?;
+            let Some(&(last, _)) = page.last() else {
                 break;
-            }
-            let (new, present, refused) = self.write(|c| copy_batch(c, batch))?;
+            };
+            after = last;
+            let batch: Vec<Window> = page.into_iter().map(|(_, w)| w).collect();
+            let (new, present, refused) = self.write(|c| copy_batch(c, &batch))?;
             tally.windows_new += new;
             tally.windows_present += present;
             tally.windows_refused.extend(refused);

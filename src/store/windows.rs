@@ -249,6 +249,17 @@ pub(super) fn has(c: &dyn Conn, w: &Window) -> Result<bool> {
     .is_some())
 }
 
+/// The condition of a [`WindowFilter`], its values [`filter_args`] `?1` to `?4`
+/// (typed, so that PostgreSQL knows what a NULL stands for).
+const FILTER: &str = "(CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
+    AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
+    AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
+    AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)";
+
+fn filter_args(f: &WindowFilter) -> Vec<super::db::Value> {
+    args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)].to_vec()
+}
+
 /// Rows of one level merged per retention pass at most, so that a pass after a
 /// long pause stays short; the next passes take the rest.
 pub const PASS_ROWS: usize = 2000;
@@ -261,18 +272,31 @@ impl Store {
 
     /// The rows `f` selects, oldest first (then by CPU).
     pub fn windows(&self, f: &WindowFilter) -> Result<Vec<Window>> {
-        let rows = self.conn.query(
-            &format!(
-                "SELECT id, {COLUMNS} FROM windows
-                 WHERE (CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
-                   AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
-                   AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
-                   AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)
-                 ORDER BY start_ns, cpu, level"
-            ),
-            args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)],
-        )?;
+        let sql = format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} ORDER BY start_ns, cpu, level"
+        );
+        let rows = self.conn.query(&sql, &filter_args(f))?;
         rows.iter().map(|r| Ok(window_row(r)?.1)).collect()
+    }
+
+    /// At most `limit` rows `f` selects whose id is above `after`, by id, with
+    /// their ids: a long series read a page at a time.
+    pub(super) fn windows_after(
+        &self,
+        f: &WindowFilter,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Window)>> {
+        let sql = format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} AND id > ?5 ORDER BY id LIMIT ?6"
+        );
+        let mut args = filter_args(f);
+        args.extend([after.into(), limit.into()]);
+        self.conn
+            .query(&sql, &args)?
+            .iter()
+            .map(window_row)
+            .collect()
     }
 
     /// Retention at `now_ns`: windows older than `r.windows_ns` merged into hourly
