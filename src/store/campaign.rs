@@ -471,6 +471,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "postgres")]
     #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
     fn owners_on_postgres() {
         let server = crate::store::pg_cluster::Cluster::start();

@@ -590,7 +590,7 @@ fn insert_series(c: &dyn Conn, run: i64, idx: i64, s: &Series) -> Result<()> {
 }
 
 // Shared with the integration tests, which use all of it.
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres"))]
 #[allow(dead_code)]
 #[path = "../../tests/cli/pg_cluster.rs"]
 mod pg_cluster;

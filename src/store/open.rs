@@ -3,14 +3,14 @@
 //! `rtlab_meta`, schema created under an advisory lock), and the errors of
 //! both said as what they are.
 
-use super::db::{pg, url, Conn, Kind};
+use super::db::{url, Conn, Kind};
 use super::schema::{self, Refusal};
 use super::Store;
 use crate::error::{SystemError, UsageError};
 use anyhow::{bail, Context, Result};
 use rusqlite::config::DbConfig;
 use rusqlite::Connection;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -31,9 +31,18 @@ impl Store {
         Self::open_waiting(path, BUSY_TIMEOUT)
     }
 
+    #[cfg(not(feature = "postgres"))]
+    fn open_pg(u: &str) -> Result<Store> {
+        bail!(UsageError(format!(
+            "{} names a PostgreSQL store, and this rtlab was built without them (cargo feature \"postgres\"); give a file's path, or use an rtlab built with the feature; nothing was written",
+            url::redact(u)
+        )))
+    }
+
+    #[cfg(feature = "postgres")]
     fn open_pg(u: &str) -> Result<Store> {
         let parsed = url::parse(u)?;
-        let conn = pg::connect(&parsed)?;
+        let conn = super::db::pg::connect(&parsed)?;
         let shown = parsed.shown;
         let found = schema::Identity::of(&conn)
             .and_then(|id| Ok(id.judge()?))
@@ -43,7 +52,7 @@ impl Store {
         }
         Ok(Store {
             conn: Box::new(conn),
-            path: PathBuf::from(shown),
+            path: std::path::PathBuf::from(shown),
         })
     }
 
@@ -97,6 +106,7 @@ impl Store {
 }
 
 /// A refusal of a PostgreSQL database, said for a server.
+#[cfg(feature = "postgres")]
 fn pg_error(shown: &str, e: anyhow::Error) -> anyhow::Error {
     const LEFT: &str =
         "nothing was written; give rtlab a database of its own (createdb -O ROLE rtlab) in --db";

@@ -186,6 +186,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "postgres")]
     #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
     fn selectors_on_postgres() {
         let server = crate::store::pg_cluster::Cluster::start();

@@ -653,6 +653,7 @@ macro_rules! on_both {
         }
 
         #[test]
+        #[cfg(feature = "postgres")]
         #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
         fn $pg() {
             let server = pg_cluster::Cluster::start();
@@ -679,11 +680,13 @@ on_both!(
     long_traces_pg
 );
 
+#[cfg(feature = "postgres")]
 fn pg_store(server: &pg_cluster::Cluster, db: &str) -> Result<Store> {
     Store::open(Path::new(&server.create_db(db)))
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn eight_connections_creating_one_postgres_store_at_once_all_succeed() {
     let server = pg_cluster::Cluster::start();
@@ -699,6 +702,7 @@ fn eight_connections_creating_one_postgres_store_at_once_all_succeed() {
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn a_postgres_database_of_another_application_or_a_newer_rtlab_is_refused_untouched() {
     let server = pg_cluster::Cluster::start();
@@ -736,6 +740,7 @@ fn a_postgres_database_of_another_application_or_a_newer_rtlab_is_refused_untouc
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn a_failed_postgres_write_leaves_no_half_run_and_the_schema_matches_sqlites() {
     let server = pg_cluster::Cluster::start();

@@ -210,6 +210,7 @@ fn windows_on_sqlite() {
 }
 
 #[test]
+#[cfg(feature = "postgres")]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn windows_on_postgres() {
     let server = crate::store::pg_cluster::Cluster::start();

@@ -11,6 +11,7 @@ mod common;
 mod compare_common;
 mod cyclictest_layout;
 mod net_common;
+#[cfg(feature = "postgres")]
 mod pg_cluster;
 mod store_common;
 mod sysbench_layout;
@@ -50,6 +51,7 @@ mod noise_trace;
 mod perf_cli;
 mod perf_steps;
 mod periodic_cli;
+#[cfg(feature = "postgres")]
 mod pg_cli;
 mod prio_cli;
 mod progress_cli;

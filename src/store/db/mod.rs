@@ -7,8 +7,10 @@
 //! - [`sqlite`]: the embedded default, a file (rusqlite, bundled SQLite).
 //! - [`pg`]: a PostgreSQL server named by a `postgres://` URL.
 
+#[cfg(feature = "postgres")]
 pub mod pg;
 mod sqlite;
+#[cfg(feature = "postgres")]
 mod tls;
 pub mod url;
 

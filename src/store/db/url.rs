@@ -1,9 +1,12 @@
 //! `postgres://` URLs: which ones name a PostgreSQL store, what may be shown of
 //! them (never the password), and the TLS parameters rtlab reads itself.
 
-use crate::error::UsageError;
-use anyhow::{bail, Result};
-use std::path::PathBuf;
+#[cfg(feature = "postgres")]
+use {
+    crate::error::UsageError,
+    anyhow::{bail, Result},
+    std::path::PathBuf,
+};
 
 /// The scheme of `s` when it is a URL (`scheme://…`, RFC 3986 scheme letters).
 pub fn scheme(s: &str) -> Option<&str> {
@@ -24,6 +27,7 @@ pub fn is_postgres(s: &str) -> bool {
 pub use crate::record::without_password as redact;
 
 /// How a connection is encrypted (`sslmode=`, as libpq names them).
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
     /// Plain TCP or a Unix socket (`disable`, or no `sslmode`).
@@ -37,6 +41,7 @@ pub enum SslMode {
 }
 
 /// A PostgreSQL URL taken apart.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone)]
 pub struct PgUrl {
     /// The URL handed to the driver (without the parameters read here).
@@ -49,6 +54,7 @@ pub struct PgUrl {
 }
 
 /// Reads `url`; an `sslmode` rtlab does not offer is refused (exit 2).
+#[cfg(feature = "postgres")]
 pub fn parse(url: &str) -> Result<PgUrl> {
     let shown = redact(url);
     let (main, query) = match url.split_once('?') {
@@ -108,6 +114,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "postgres")]
     fn ssl_parameters_are_read_here_and_the_rest_passed_on() {
         let u =
             parse("postgres://u:pw@h/db?sslmode=verify-full&sslrootcert=/ca.pem&connect_timeout=3")
