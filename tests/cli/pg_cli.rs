@@ -57,9 +57,11 @@ fn runs_are_measured_listed_compared_tagged_and_deleted_in_postgres() {
     assert!(show.contains("stock"), "{show}");
     let (cmp, _) = said(rtlab(db(&url)).args(["compare", "stock", "rt"]), 0);
     assert!(cmp.contains("stock") && cmp.contains("rt"), "{cmp}");
-    let html = server_file(&server, "r.html");
-    said(rtlab(db(&url)).args(["report", "rt", "--html", &html]), 0);
-    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let html = html.to_str().unwrap();
+    said(rtlab(db(&url)).args(["report", "rt", "--html", html]), 0);
+    assert!(std::fs::read_to_string(html).unwrap().contains("<html"));
     // Tags and labels, then RTLAB_DB instead of --db.
     said(
         rtlab(db(&url)).args(["results", "tag", "1", "nightly", "x"]),
@@ -95,12 +97,6 @@ fn runs_are_measured_listed_compared_tagged_and_deleted_in_postgres() {
         2,
         "one thread and the total"
     );
-}
-
-fn server_file(server: &Cluster, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("rtlab-pg-{}", server.port));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
 }
 
 /// Two seconds of `rtlab monitor` (1 s windows, CPU 0, no RT priority).
