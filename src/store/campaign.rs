@@ -368,12 +368,6 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn temp_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("x.db")).unwrap();
-        (dir, store)
-    }
-
     fn set_owner(store: &Store, id: i64, pid: Option<i64>, start: Option<i64>) {
         store
             .conn
@@ -464,20 +458,13 @@ mod tests {
 
     #[test]
     fn owners_on_sqlite() {
-        for t in TESTS {
-            let (_dir, store) = temp_store();
-            t(store);
-        }
+        crate::store::tests::each_on_sqlite(&TESTS);
     }
 
     #[test]
     #[cfg(feature = "postgres")]
     #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
     fn owners_on_postgres() {
-        let server = crate::store::pg_cluster::Cluster::start();
-        for (i, t) in TESTS.into_iter().enumerate() {
-            let url = server.create_db(&format!("c{i}"));
-            t(Store::open(std::path::Path::new(&url)).unwrap());
-        }
+        crate::store::tests::each_on_postgres(&TESTS);
     }
 }

@@ -764,3 +764,20 @@ fn a_failed_postgres_write_leaves_no_half_run_and_the_schema_matches_sqlites() {
     tables.sort();
     assert_eq!(server.tables("rtlab"), tables);
 }
+
+/// Each test on a new SQLite store.
+pub(super) fn each_on_sqlite(tests: &[fn(Store)]) {
+    for t in tests {
+        let (_d, store) = temp_store();
+        t(store);
+    }
+}
+
+/// Each test on a new database of one throw-away PostgreSQL server.
+#[cfg(feature = "postgres")]
+pub(super) fn each_on_postgres(tests: &[fn(Store)]) {
+    let server = pg_cluster::Cluster::start();
+    for (i, t) in tests.iter().enumerate() {
+        t(Store::open(Path::new(&server.create_db(&format!("t{i}")))).unwrap());
+    }
+}

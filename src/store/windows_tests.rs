@@ -203,19 +203,12 @@ const TESTS: [fn(Store); 4] = [
 
 #[test]
 fn windows_on_sqlite() {
-    for t in TESTS {
-        let (_d, s) = store();
-        t(s);
-    }
+    crate::store::tests::each_on_sqlite(&TESTS);
 }
 
 #[test]
 #[cfg(feature = "postgres")]
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn windows_on_postgres() {
-    let server = crate::store::pg_cluster::Cluster::start();
-    for (i, t) in TESTS.into_iter().enumerate() {
-        let url = server.create_db(&format!("w{i}"));
-        t(Store::open(std::path::Path::new(&url)).unwrap());
-    }
+    crate::store::tests::each_on_postgres(&TESTS);
 }

@@ -23,19 +23,21 @@ pub fn connector(mode: SslMode, root_cert: Option<&Path>) -> Result<MakeRustlsCo
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?;
-    let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        SslMode::Require | SslMode::Disable => Arc::new(Unchecked(provider)),
-        SslMode::VerifyCa | SslMode::VerifyFull => {
-            let checked =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(roots(root_cert)?), provider)
-                    .build()?;
-            if mode == SslMode::VerifyFull {
-                checked
-            } else {
-                Arc::new(AnyName(checked))
-            }
-        }
+    let chain = match mode {
+        SslMode::Require | SslMode::Disable => None,
+        SslMode::VerifyCa | SslMode::VerifyFull => Some(
+            WebPkiServerVerifier::builder_with_provider(
+                Arc::new(roots(root_cert)?),
+                provider.clone(),
+            )
+            .build()?,
+        ),
     };
+    let verifier = Arc::new(Verifier {
+        provider,
+        chain,
+        name: mode == SslMode::VerifyFull,
+    });
     let config = builder
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -74,20 +76,34 @@ fn roots(file: Option<&Path>) -> Result<RootCertStore> {
     Ok(roots)
 }
 
-/// `require`: any certificate (the handshake's signatures are still checked).
+/// What a mode checks of the server's certificate: nothing (`require`), its
+/// chain (`verify-ca`), its chain and name (`verify-full`). The handshake's
+/// signatures are checked in every mode.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    name: bool,
+}
 
-impl ServerCertVerifier for Unchecked {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end: &CertificateDer<'_>,
-        _inter: &[CertificateDer<'_>],
-        _name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
+        end: &CertificateDer<'_>,
+        inter: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end, inter, name, ocsp, now) {
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.name => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(
@@ -100,7 +116,7 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -114,55 +130,13 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `verify-ca`: a trusted chain, whatever host it names.
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end: &CertificateDer<'_>,
-        inter: &[CertificateDer<'_>],
-        name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        match self.0.verify_server_cert(end, inter, name, ocsp, now) {
-            Err(Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
