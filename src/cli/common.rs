@@ -29,7 +29,7 @@ impl Context {
     /// error rather than a new empty file.
     pub fn open_existing(&self) -> Result<Store> {
         let path = store::default_path(self.db.as_deref())?;
-        if !path.exists() {
+        if !store::exists(&path) {
             return Err(UsageError(format!(
                 "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
                 path.display()

@@ -265,7 +265,12 @@ fn monitor_args() -> Vec<String> {
 
 fn install_unit(ctx: &Context, a: &MonitorArgs, housekeeping: &[usize]) -> Result<i32> {
     let exe = std::env::current_exe()?;
-    let db = std::path::absolute(store::default_path(ctx.db.as_deref())?)?;
+    let db = store::default_path(ctx.db.as_deref())?;
+    let db = if store::is_url(&db) {
+        db
+    } else {
+        std::path::absolute(db)?
+    };
     let args = monitor_args();
     let text = unit::text(&unit::UnitSpec {
         exe: &exe.to_string_lossy(),
@@ -288,7 +293,7 @@ fn install_unit(ctx: &Context, a: &MonitorArgs, housekeeping: &[usize]) -> Resul
     println!(
         "wrote {}\nto start it now and at every boot:\n  systemctl daemon-reload && systemctl enable --now rtlab-monitor.service\nits series: rtlab --db {} monitor --show",
         path.display(),
-        db.display()
+        store::shown(&db)
     );
     Ok(0)
 }

@@ -1,12 +1,14 @@
 //! Runs copied between stores: `rtlab results push --to STORE` and `pull --from
 //! STORE`, and through a file (a bundle, an rtlab store file) for boards that
 //! never see the network: `results export --bundle FILE`, `import --bundle FILE`.
-//! Runs already in the destination (the same UUID) are not copied again.
+//! Runs already in the destination (the same UUID) are not copied again; nor are
+//! monitor windows (the same session, host, CPU, level and start). Either store
+//! may be a file or a `postgres://` URL.
 
 use super::common;
 use super::selection::FleetFilter;
-use crate::error::{UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
-use crate::store::{self, Bundle, ListFilter, Store, Tally};
+use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
+use crate::store::{self, Bundle, ListFilter, Store, Tally, WindowFilter};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::signals;
@@ -42,7 +44,9 @@ impl RunFilter {
     }
 }
 
-/// The runs to copy: ids and filters.
+/// The runs to copy: ids and filters. Monitor windows go along unless ids or
+/// run-only filters (label, kind, tag, campaign, kernel, until, several hosts)
+/// are given; `--since` and one `--host` apply to them too.
 #[derive(Debug, Args)]
 pub struct Selection {
     /// Only these runs [default: every run the filters match].
@@ -55,9 +59,11 @@ pub struct Selection {
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab results push --to /mnt/lab/fleet.db
+  rtlab results push --to postgres://rtlab@fleet.lab/rtlab --since 1d
   rtlab results push --to /mnt/lab/fleet.db --since 1d --tag nightly")]
 pub struct PushArgs {
-    /// The store to copy into (a SQLite file; created if missing).
+    /// The store to copy into (a SQLite file, created if missing, or a
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL).
     #[arg(long, value_name = "STORE")]
     to: PathBuf,
     #[command(flatten)]
@@ -69,7 +75,7 @@ pub struct PushArgs {
   rtlab results pull --from /mnt/lab/fleet.db --label 'rt 6.6%'
   rtlab results pull --from /mnt/board7/rtlab.db 12 13")]
 pub struct PullArgs {
-    /// The store to copy from (a SQLite file).
+    /// The store to copy from (a SQLite file or a postgres:// URL).
     #[arg(long, value_name = "STORE")]
     from: PathBuf,
     #[command(flatten)]
@@ -80,13 +86,15 @@ pub struct PullArgs {
 pub fn push(store: &Store, a: &PushArgs) -> Result<i32> {
     let mut to = Store::open(&store::other_store("--to", &a.to)?)?;
     let ids = a.selection.ids(store)?;
-    copy(store, &mut to, &ids, &a.to)
+    let windows = a.selection.windows()?;
+    let shown = to.path().to_path_buf();
+    copy(store, &mut to, &ids, windows.as_ref(), &shown)
 }
 
 /// Copies the selected runs of `--from` into `store`.
 pub fn pull(store: &mut Store, a: &PullArgs) -> Result<i32> {
     let path = store::other_store("--from", &a.from)?;
-    if !path.is_file() {
+    if !store::exists(&path) {
         return Err(UsageError(format!(
             "--from {}: no such store; give the path of an rtlab results database",
             path.display()
@@ -95,7 +103,8 @@ pub fn pull(store: &mut Store, a: &PullArgs) -> Result<i32> {
     }
     let from = Store::open(&path)?;
     let ids = a.selection.ids(&from)?;
-    copy(&from, store, &ids, &a.from)
+    let windows = a.selection.windows()?;
+    copy(&from, store, &ids, windows.as_ref(), from.path())
 }
 
 impl Selection {
@@ -114,6 +123,43 @@ impl Selection {
         ids.sort_unstable();
         Ok(ids)
     }
+
+    /// The monitor windows to copy, if any: none when runs are chosen by what
+    /// windows do not have (ids, label, kind, tag, campaign, kernel, an end
+    /// time, several hosts or a host pattern).
+    fn windows(&self) -> Result<Option<WindowFilter>> {
+        let f = &self.filter;
+        let fleet = &f.fleet;
+        let host = match fleet.hosts.as_slice() {
+            [] => None,
+            [h] if !h.contains('%') => Some(h.clone()),
+            _ => return Ok(None),
+        };
+        let runs_only = !self.ids.is_empty()
+            || f.label.is_some()
+            || f.campaign.is_some()
+            || fleet.kind.is_some()
+            || fleet.tag.is_some()
+            || !fleet.kernels.is_empty()
+            || fleet.until.is_some();
+        if runs_only {
+            return Ok(None);
+        }
+        let since_ns = match f.to_filter()?.since {
+            Some(s) => Some(
+                chrono::DateTime::parse_from_rfc3339(&s)
+                    .ok()
+                    .and_then(|t| t.timestamp_nanos_opt())
+                    .ok_or_else(|| bad_flag("--since", format!("'{s}' is out of range")))?,
+            ),
+            None => None,
+        };
+        Ok(Some(WindowFilter {
+            since_ns,
+            host,
+            ..WindowFilter::default()
+        }))
+    }
 }
 
 /// Writes the runs `ids` (every run when empty) into a new bundle `path`.
@@ -125,8 +171,12 @@ pub fn export(store: &Store, ids: &[i64], path: &Path) -> Result<i32> {
         eprintln!("interrupted: no bundle was written");
         return Ok(EXIT_INTERRUPTED);
     };
+    let windows = match tally.windows_new {
+        0 => String::new(),
+        n => format!(" and {n} monitor window(s)"),
+    };
     common::print(&format!(
-        "{}: {} run(s) written{}\n",
+        "{}: {} run(s){windows} written{}\n",
         path.display(),
         tally.new,
         refused_note(&tally)
@@ -138,25 +188,52 @@ pub fn export(store: &Store, ids: &[i64], path: &Path) -> Result<i32> {
 pub fn import(store: &mut Store, path: &Path) -> Result<i32> {
     let bundle = Bundle::open(path)?;
     let ids = selection(bundle.store(), &[])?;
-    copy(bundle.store(), store, &ids, path)
+    copy(
+        bundle.store(),
+        store,
+        &ids,
+        Some(&WindowFilter::default()),
+        path,
+    )
 }
 
-/// Copies the runs `ids` of `from` into `to` (named `shown`), says how many
-/// were new, already there or refused, and stops at Ctrl-C between two runs.
-fn copy(from: &Store, to: &mut Store, ids: &[i64], shown: &Path) -> Result<i32> {
+/// Copies the runs `ids` and the monitor windows `windows` selects of `from`
+/// into `to` (named `shown`), says how many were new, already there or
+/// refused, and stops at Ctrl-C between two runs.
+fn copy(
+    from: &Store,
+    to: &mut Store,
+    ids: &[i64],
+    windows: Option<&WindowFilter>,
+    shown: &Path,
+) -> Result<i32> {
     let stop = signals::install();
     let stopped = || stop.load(Ordering::Relaxed);
-    let tally = to.copy_runs(from, ids, stopped)?;
+    let mut tally = to.copy_runs(from, ids, stopped)?;
+    if let Some(f) = windows {
+        to.copy_windows(from, f, &mut tally, stopped)?;
+    }
     let looked = tally.new + tally.present + tally.refused.len();
-    common::print(&format!(
+    let mut said = format!(
         "{}: {} new, {} already there, {} refused\n",
         shown.display(),
         tally.new,
         tally.present,
         tally.refused.len()
-    ));
+    );
+    let windows_seen = tally.windows_new + tally.windows_present + tally.windows_refused.len();
+    if windows_seen > 0 {
+        said.push_str(&format!(
+            "{}: monitor windows: {} new, {} already there, {} refused\n",
+            shown.display(),
+            tally.windows_new,
+            tally.windows_present,
+            tally.windows_refused.len()
+        ));
+    }
+    common::print(&said);
     report_refused(&tally);
-    if looked < ids.len() {
+    if looked < ids.len() || stopped() {
         eprintln!(
             "interrupted: {looked} of {} runs copied or looked at; run the same command again to copy the rest",
             ids.len()
@@ -184,7 +261,7 @@ fn selection(store: &Store, ids: &[i64]) -> Result<Vec<i64>> {
 
 fn refused_note(tally: &Tally) -> String {
     report_refused(tally);
-    match tally.refused.len() {
+    match tally.refused.len() + tally.windows_refused.len() {
         0 => String::new(),
         n => format!(", {n} refused"),
     }
@@ -194,11 +271,14 @@ fn report_refused(tally: &Tally) {
     for (id, why) in &tally.refused {
         eprintln!("run {id} refused: {why}");
     }
+    for why in &tally.windows_refused {
+        eprintln!("refused: {why}");
+    }
 }
 
 /// 0, or 2 when the source held runs that could not be copied.
 fn exit_code(tally: &Tally) -> i32 {
-    if tally.refused.is_empty() {
+    if tally.refused.is_empty() && tally.windows_refused.is_empty() {
         EXIT_OK
     } else {
         EXIT_USAGE

@@ -503,7 +503,7 @@ impl Run {
             ended_at: now_rfc3339(),
             duration_ns: 0,
             rtlab_version: env!("CARGO_PKG_VERSION").into(),
-            command_line: std::env::args().collect(),
+            command_line: std::env::args().map(|a| without_password(&a)).collect(),
             params,
             fingerprint,
             audit: None,
@@ -533,5 +533,41 @@ pub fn default_label(fp: &Fingerprint) -> String {
         (Some(mode), _) => format!("{} PREEMPT_DYNAMIC({mode})", fp.kernel_release),
         (None, true) => format!("{} PREEMPT_DYNAMIC", fp.kernel_release),
         (None, false) => format!("{} {}", fp.kernel_release, fp.preempt.name()),
+    }
+}
+
+/// `arg` with the password of a URL in it (in the user part or a `password=`
+/// parameter) replaced by `***`: what is recorded of a command line and shown
+/// of a store's URL. Anything that is not a URL is kept as it is.
+pub fn without_password(arg: &str) -> String {
+    let Some((scheme, rest)) = arg.split_once("://") else {
+        return arg.to_string();
+    };
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let main = match main.rfind('@') {
+        Some(at) => {
+            let (user, host) = main.split_at(at);
+            match user.split_once(':') {
+                Some((name, _)) => format!("{name}:***{host}"),
+                None => main.to_string(),
+            }
+        }
+        None => main.to_string(),
+    };
+    let query = query.map(|q| {
+        q.split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    match query {
+        Some(q) => format!("{scheme}://{main}?{q}"),
+        None => format!("{scheme}://{main}"),
     }
 }

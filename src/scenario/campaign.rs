@@ -133,7 +133,7 @@ impl Setup<'_> {
         check_plan(&scn, &plan, 0, self.machine)?;
         // An earlier campaign can only be in a store that exists: do not create
         // one just to find it missing.
-        let existing = if self.db.exists() {
+        let existing = if store::exists(self.db) {
             Some(Store::open(self.db)?)
         } else {
             None

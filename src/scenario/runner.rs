@@ -153,8 +153,8 @@ impl Runner<'_> {
         let mut cmd = Command::new(exe);
         cmd.args(["__step", "--params", &params])
             .args(["--json", "--quiet", "--label", self.label])
-            .arg("--db")
-            .arg(self.db);
+            // In the environment, not the command line: a URL may hold a password.
+            .env(crate::store::DB_ENV, self.db);
         for t in self.tags {
             cmd.args(["--tag", t]);
         }

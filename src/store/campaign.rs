@@ -6,12 +6,12 @@
 //! crashed, the machine rebooted, or the pid now belongs to another process) is
 //! read as `interrupted`: it can be resumed, and it is never shown as running.
 
+use super::db::{args, Conn, Row};
 use super::Store;
 use crate::error::UsageError;
 use crate::record::now_rfc3339;
 use anyhow::{bail, Context, Result};
 use rtlab_engine::sysinfo::Fingerprint;
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// Where a campaign stands.
@@ -87,13 +87,27 @@ impl Owner {
     }
 }
 
-/// The owner stored in a campaign's row, if all of it was stored.
-fn owner_from(pid: Option<i64>, start: Option<i64>, boot: Option<String>) -> Option<Owner> {
-    Some(Owner {
-        pid: u32::try_from(pid?).ok()?,
-        start: u64::try_from(start?).ok()?,
-        boot: boot?,
-    })
+/// The owner stored in columns `at`, `at + 1`, `at + 2` of a campaign's row
+/// (pid, start, boot), if all of it was stored.
+fn owner_from(r: &Row, at: usize) -> Result<Option<Owner>> {
+    let (pid, start, boot): (Option<i64>, Option<i64>, Option<String>) =
+        (r.get(at)?, r.get(at + 1)?, r.get(at + 2)?);
+    Ok((|| {
+        Some(Owner {
+            pid: u32::try_from(pid?).ok()?,
+            start: u64::try_from(start?).ok()?,
+            boot: boot?,
+        })
+    })())
+}
+
+/// The owner columns' values for `me`.
+fn owner_args(me: Option<&Owner>) -> [super::db::Value; 3] {
+    [
+        me.map(|o| o.pid).into(),
+        me.map(|o| o.start as i64).into(),
+        me.map(|o| o.boot.clone()).into(),
+    ]
 }
 
 /// The status to show and act on: a `running` campaign whose process is gone
@@ -155,10 +169,8 @@ pub struct CampaignRow {
 }
 
 /// Fails unless campaign `id` exists.
-pub(super) fn require(conn: &rusqlite::Connection, id: i64, path: &str) -> Result<()> {
-    let found: Option<i64> = conn
-        .query_row("SELECT id FROM campaigns WHERE id = ?1", [id], |r| r.get(0))
-        .optional()?;
+pub(super) fn require(conn: &dyn Conn, id: i64, path: &str) -> Result<()> {
+    let found = conn.query_opt("SELECT id FROM campaigns WHERE id = ?1", args![id])?;
     if found.is_none() {
         bail!(UsageError(format!("no campaign with id {id} in {path}")));
     }
@@ -174,30 +186,25 @@ impl Store {
         scenario: &str,
         fingerprint: &Fingerprint,
     ) -> Result<i64> {
-        let me = Owner::current();
-        let tx = self.write_tx()?;
-        tx.execute(
-            concat!(
-                "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at,
-                    owner_pid, owner_start, owner_boot, uuid)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ",
-                super::schema::new_uuid_sql!(),
-                ")"
-            ),
-            params![
-                name,
-                scenario,
-                serde_json::to_string(fingerprint)?,
-                CampaignStatus::Running.name(),
-                now_rfc3339(),
-                me.as_ref().map(|o| o.pid),
-                me.as_ref().map(|o| o.start as i64),
-                me.as_ref().map(|o| o.boot.clone()),
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        tx.commit()?;
-        Ok(id)
+        let [pid, start, boot] = owner_args(Owner::current().as_ref());
+        let head = args![
+            name,
+            scenario,
+            serde_json::to_string(fingerprint)?,
+            CampaignStatus::Running.name(),
+            now_rfc3339(),
+            super::db::new_uuid()?,
+        ];
+        let all: Vec<_> = head.iter().cloned().chain([pid, start, boot]).collect();
+        self.write(|c| {
+            c.query_one(
+                "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at, uuid,
+                    owner_pid, owner_start, owner_boot)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                &all,
+            )?
+            .get(0)
+        })
     }
 
     /// Takes over a campaign to continue it: it becomes `running`, owned by this
@@ -205,38 +212,32 @@ impl Store {
     pub fn claim_campaign(&mut self, campaign: i64) -> Result<()> {
         let path = self.path.display().to_string();
         let me = Owner::current();
-        let tx = self.write_tx()?;
-        require(&tx, campaign, &path)?;
-        let (status, pid, start, boot): (String, Option<i64>, Option<i64>, Option<String>) = tx
-            .query_row(
+        self.write(|c| {
+            require(c, campaign, &path)?;
+            let r = c.query_one(
                 "SELECT status, owner_pid, owner_start, owner_boot FROM campaigns WHERE id = ?1",
-                [campaign],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                args![campaign],
             )?;
-        let owner = owner_from(pid, start, boot);
-        if CampaignStatus::parse(&status) == Some(CampaignStatus::Running)
-            && owner.as_ref().is_some_and(Owner::alive)
-            && owner != me
-        {
-            let pid = owner.map(|o| o.pid).unwrap_or_default();
-            bail!(UsageError(format!(
-                "campaign {campaign} is still running in process {pid}; wait for it, or stop it with 'kill -INT {pid}' and resume then"
-            )));
-        }
-        tx.execute(
-            "UPDATE campaigns SET status = ?2, ended_at = NULL,
-                owner_pid = ?3, owner_start = ?4, owner_boot = ?5
-             WHERE id = ?1",
-            params![
-                campaign,
-                CampaignStatus::Running.name(),
-                me.as_ref().map(|o| o.pid),
-                me.as_ref().map(|o| o.start as i64),
-                me.as_ref().map(|o| o.boot.clone()),
-            ],
-        )?;
-        tx.commit()?;
-        Ok(())
+            let status: String = r.get(0)?;
+            let owner = owner_from(&r, 1)?;
+            if CampaignStatus::parse(&status) == Some(CampaignStatus::Running)
+                && owner.as_ref().is_some_and(Owner::alive)
+                && owner != me
+            {
+                let pid = owner.map(|o| o.pid).unwrap_or_default();
+                bail!(UsageError(format!(
+                    "campaign {campaign} is still running in process {pid}; wait for it, or stop it with 'kill -INT {pid}' and resume then"
+                )));
+            }
+            let [pid, start, boot] = owner_args(me.as_ref());
+            c.execute(
+                "UPDATE campaigns SET status = ?2, ended_at = NULL,
+                    owner_pid = ?3, owner_start = ?4, owner_boot = ?5
+                 WHERE id = ?1",
+                &[campaign.into(), CampaignStatus::Running.name().into(), pid, start, boot],
+            )?;
+            Ok(())
+        })
     }
 
     /// Records that step `step_index` (`step_name`) of `campaign` saved run
@@ -249,80 +250,78 @@ impl Store {
         run_id: i64,
     ) -> Result<()> {
         let path = self.path.display().to_string();
-        let tx = self.write_tx()?;
-        require(&tx, campaign, &path)?;
-        Self::require_runs(&tx, &[run_id], &path)?;
-        tx.execute(
-            "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![campaign, step_index, step_name, run_id],
-        )
-        .with_context(|| format!("run {run_id} already belongs to a campaign"))?;
-        tx.execute(
-            "UPDATE runs SET campaign = ?1, record = json_set(record, '$.campaign', ?1)
-             WHERE id = ?2",
-            params![campaign, run_id],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.write(|c| {
+            require(c, campaign, &path)?;
+            Self::require_runs(c, &[run_id], &path)?;
+            let taken = c.query_opt(
+                "SELECT campaign_id FROM campaign_runs WHERE run_id = ?1",
+                args![run_id],
+            )?;
+            if taken.is_some() {
+                bail!(UsageError(format!(
+                    "run {run_id} already belongs to a campaign"
+                )));
+            }
+            c.execute(
+                "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+                args![campaign, step_index, step_name, run_id],
+            )?;
+            super::set_record_field(c, run_id, "campaign", campaign.into())?;
+            c.execute(
+                "UPDATE runs SET campaign = ?1 WHERE id = ?2",
+                args![campaign, run_id],
+            )?;
+            Ok(())
+        })
     }
 
     /// Sets a campaign's status; a final status also sets `ended_at`.
     pub fn set_campaign_status(&mut self, campaign: i64, status: CampaignStatus) -> Result<()> {
         let path = self.path.display().to_string();
-        let tx = self.write_tx()?;
-        require(&tx, campaign, &path)?;
         let ended = (status != CampaignStatus::Running).then(now_rfc3339);
-        tx.execute(
-            "UPDATE campaigns SET status = ?2, ended_at = ?3 WHERE id = ?1",
-            params![campaign, status.name(), ended],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.write(|c| {
+            require(c, campaign, &path)?;
+            c.execute(
+                "UPDATE campaigns SET status = ?2, ended_at = ?3 WHERE id = ?1",
+                args![campaign, status.name(), ended],
+            )?;
+            Ok(())
+        })
     }
 
     /// A campaign with its steps.
     pub fn load_campaign(&self, id: i64) -> Result<Campaign> {
         let path = self.path.display().to_string();
-        require(&self.conn, id, &path)?;
-        type Head = (String, String, String, String, String, Option<String>);
-        let ((name, scenario, fp, status, created_at, ended_at), owner): (Head, Option<Owner>) =
-            self.conn.query_row(
-                "SELECT name, scenario, fingerprint, status, created_at, ended_at,
-                    owner_pid, owner_start, owner_boot
-                 FROM campaigns WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        (
-                            r.get(0)?,
-                            r.get(1)?,
-                            r.get(2)?,
-                            r.get(3)?,
-                            r.get(4)?,
-                            r.get(5)?,
-                        ),
-                        owner_from(r.get(6)?, r.get(7)?, r.get(8)?),
-                    ))
-                },
-            )?;
-        let mut stmt = self.conn.prepare(
-            "SELECT step_index, step_name, run_id FROM campaign_runs
-             WHERE campaign_id = ?1 ORDER BY step_index, run_id",
+        require(&*self.conn, id, &path)?;
+        let r = self.conn.query_one(
+            "SELECT name, scenario, fingerprint, status, created_at, ended_at,
+                owner_pid, owner_start, owner_boot
+             FROM campaigns WHERE id = ?1",
+            args![id],
         )?;
-        let steps = stmt
-            .query_map([id], |r| {
+        let (fp, status): (String, String) = (r.get(2)?, r.get(3)?);
+        let owner = owner_from(&r, 6)?;
+        let steps = self
+            .conn
+            .query(
+                "SELECT step_index, step_name, run_id FROM campaign_runs
+                 WHERE campaign_id = ?1 ORDER BY step_index, run_id",
+                args![id],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(CampaignStep {
                     step_index: r.get(0)?,
                     step_name: r.get(1)?,
                     run_id: r.get(2)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            })
+            .collect::<Result<_>>()?;
         Ok(Campaign {
             id,
-            name,
-            scenario,
+            name: r.get(0)?,
+            scenario: r.get(1)?,
             fingerprint: serde_json::from_str(&fp)
                 .with_context(|| format!("campaign {id} is damaged in {path}"))?,
             status: effective(
@@ -330,24 +329,25 @@ impl Store {
                     .with_context(|| format!("campaign {id} has an unknown status '{status}'"))?,
                 owner.as_ref(),
             ),
-            created_at,
-            ended_at,
+            created_at: r.get(4)?,
+            ended_at: r.get(5)?,
             steps,
         })
     }
 
     /// Campaigns, newest first.
     pub fn list_campaigns(&self) -> Result<Vec<CampaignRow>> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT c.id, c.name, c.status, c.created_at, c.ended_at,
                 (SELECT count(*) FROM campaign_runs m WHERE m.campaign_id = c.id),
                 c.owner_pid, c.owner_start, c.owner_boot
              FROM campaigns c ORDER BY c.id DESC",
+            &[],
         )?;
-        let rows = stmt
-            .query_map([], |r| {
+        rows.iter()
+            .map(|r| {
                 let status: String = r.get(2)?;
-                let owner = owner_from(r.get(6)?, r.get(7)?, r.get(8)?);
+                let owner = owner_from(r, 6)?;
                 Ok(CampaignRow {
                     id: r.get(0)?,
                     name: r.get(1)?,
@@ -359,9 +359,8 @@ impl Store {
                     ended_at: r.get(4)?,
                     runs: r.get(5)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+            })
+            .collect()
     }
 }
 
@@ -369,18 +368,12 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn temp_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("x.db")).unwrap();
-        (dir, store)
-    }
-
     fn set_owner(store: &Store, id: i64, pid: Option<i64>, start: Option<i64>) {
         store
             .conn
             .execute(
                 "UPDATE campaigns SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
-                params![id, pid, start],
+                args![id, pid, start],
             )
             .unwrap();
     }
@@ -410,9 +403,7 @@ mod tests {
         assert!(!rebooted.alive());
     }
 
-    #[test]
-    fn a_running_campaign_whose_process_is_gone_reads_as_interrupted() {
-        let (_dir, mut store) = temp_store();
+    fn a_running_campaign_whose_process_is_gone_reads_as_interrupted(mut store: Store) {
         let fp = Fingerprint::default();
         let id = store.create_campaign("c", "", &fp).unwrap();
         let running = CampaignStatus::Running;
@@ -444,9 +435,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn claiming_takes_over_a_dead_campaign_but_not_a_live_one() {
-        let (_dir, mut store) = temp_store();
+    fn claiming_takes_over_a_dead_campaign_but_not_a_live_one(mut store: Store) {
         let id = store
             .create_campaign("c", "", &Fingerprint::default())
             .unwrap();
@@ -460,5 +449,22 @@ mod tests {
         let e = store.claim_campaign(id).unwrap_err().to_string();
         assert!(e.contains("still running in process 1"), "{e}");
         assert!(store.claim_campaign(id + 1).is_err(), "no such campaign");
+    }
+
+    const TESTS: [fn(Store); 2] = [
+        a_running_campaign_whose_process_is_gone_reads_as_interrupted,
+        claiming_takes_over_a_dead_campaign_but_not_a_live_one,
+    ];
+
+    #[test]
+    fn owners_on_sqlite() {
+        crate::store::tests::each_on_sqlite(&TESTS);
+    }
+
+    #[test]
+    #[cfg(feature = "postgres")]
+    #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+    fn owners_on_postgres() {
+        crate::store::tests::each_on_postgres(&TESTS);
     }
 }

@@ -8,12 +8,13 @@
 //! series are found one at a time by seeking past the previous one, so their
 //! cost grows with the number of series, not of rows.
 
-use super::schema::{self, Identity};
+use super::db::{args, url};
+use super::open::{not_current, store_error};
+use super::schema::Identity;
 use super::windows::{window_row, Level, Window, COLUMNS};
-use super::{store_error, Store};
-use crate::error::UsageError;
-use anyhow::{bail, Result};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use super::Store;
+use anyhow::Result;
+use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -36,10 +37,15 @@ pub struct HostRow {
 
 impl Store {
     /// Opens an existing store for reading only: SQLite opens the file
-    /// read-only, nothing is created, migrated or checkpointed. A store of an
-    /// older rtlab is refused (a read-only store cannot be migrated), as are
-    /// what [`Store::open`] refuses.
+    /// read-only, nothing is created, migrated or checkpointed; a PostgreSQL
+    /// session is made read-only. A store of an older rtlab is refused (a
+    /// read-only store cannot be migrated), as are what [`Store::open`]
+    /// refuses.
     pub fn open_read_only(path: &Path) -> Result<Store> {
+        if let Some(u) = path.to_str().filter(|p| url::is_postgres(p)) {
+            return Self::open_pg(u, true);
+        }
+        super::refuse_url(path, "--db")?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -51,15 +57,10 @@ impl Store {
             .judge()
             .map_err(|r| store_error(path, READ_PATIENCE, r.into()))?;
         if !found.is_current() {
-            bail!(UsageError(format!(
-                "{} is not a current rtlab store (schema version {} is needed); open it once for writing (e.g. rtlab --db {} results list) to bring it up to date",
-                path.display(),
-                schema::SCHEMA_VERSION,
-                path.display()
-            )));
+            return Err(not_current(&path.display().to_string()).into());
         }
         Ok(Store {
-            conn,
+            conn: Box::new(conn),
             path: path.to_path_buf(),
         })
     }
@@ -72,50 +73,46 @@ impl Store {
     ) -> Result<Option<(String, i64)>> {
         let lv = level.name();
         if let Some((host, cpu)) = after {
-            let cpu: Option<i64> = self.conn.query_row(
-                "SELECT CAST(MIN(cpu) AS BIGINT) FROM windows WHERE level = ?1 AND host = ?2 AND cpu > ?3",
-                params![lv, host, cpu],
-                |r| r.get(0),
-            )?;
+            let cpu: Option<i64> = self
+                .conn
+                .query_one(
+                    "SELECT CAST(MIN(cpu) AS BIGINT) FROM windows WHERE level = ?1 AND host = ?2 AND cpu > ?3",
+                    args![lv, host, *cpu],
+                )?
+                .get(0)?;
             if let Some(cpu) = cpu {
                 return Ok(Some((host.clone(), cpu)));
             }
         }
         let host: Option<String> = match after {
-            Some((h, _)) => self.conn.query_row(
+            Some((h, _)) => self.conn.query_one(
                 "SELECT MIN(host) FROM windows WHERE level = ?1 AND host > ?2",
-                params![lv, h],
-                |r| r.get(0),
+                args![lv, h],
             )?,
-            None => self.conn.query_row(
-                "SELECT MIN(host) FROM windows WHERE level = ?1",
-                params![lv],
-                |r| r.get(0),
-            )?,
-        };
+            None => self
+                .conn
+                .query_one("SELECT MIN(host) FROM windows WHERE level = ?1", args![lv])?,
+        }
+        .get(0)?;
         let Some(host) = host else { return Ok(None) };
-        let cpu: i64 = self.conn.query_row(
-            "SELECT CAST(MIN(cpu) AS BIGINT) FROM windows WHERE level = ?1 AND host = ?2",
-            params![lv, host],
-            |r| r.get(0),
-        )?;
+        let cpu: i64 = self
+            .conn
+            .query_one(
+                "SELECT CAST(MIN(cpu) AS BIGINT) FROM windows WHERE level = ?1 AND host = ?2",
+                args![lv, &host],
+            )?
+            .get(0)?;
         Ok(Some((host, cpu)))
     }
 
     /// The newest row of a series at one level.
     fn newest(&self, level: Level, host: &str, cpu: i64) -> Result<Option<Window>> {
-        Ok(self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND host = ?2 AND cpu = ?3
-                     ORDER BY start_ns DESC LIMIT 1"
-                ),
-                params![level.name(), host, cpu],
-                window_row,
-            )
-            .optional()?
-            .map(|(_, w)| w))
+        let sql = format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND host = ?2 AND cpu = ?3
+             ORDER BY start_ns DESC LIMIT 1"
+        );
+        let row = self.conn.query_opt(&sql, args![level.name(), host, cpu])?;
+        Ok(row.map(|r| window_row(&r)).transpose()?.map(|(_, w)| w))
     }
 
     /// The newest row of every host's and CPU's series (a window; when its
@@ -141,16 +138,14 @@ impl Store {
     /// `since_ns`, every level.
     pub fn worst_since(&self, since_ns: i64) -> Result<BTreeMap<String, i64>> {
         let mut worst: BTreeMap<String, i64> = BTreeMap::new();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT host, CAST(MAX(max_ns) AS BIGINT) FROM windows
-             WHERE level = ?1 AND end_ns >= ?2 GROUP BY host",
-        )?;
         for level in LEVELS {
-            let rows = stmt.query_map(params![level.name(), since_ns], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
+            let rows = self.conn.query(
+                "SELECT host, CAST(MAX(max_ns) AS BIGINT) FROM windows
+                 WHERE level = ?1 AND end_ns >= ?2 GROUP BY host",
+                args![level.name(), since_ns],
+            )?;
             for row in rows {
-                let (host, max) = row?;
+                let (host, max): (String, i64) = (row.get(0)?, row.get(1)?);
                 let w = worst.entry(host).or_insert(max);
                 *w = (*w).max(max);
             }
@@ -167,18 +162,18 @@ impl Store {
         since_ns: i64,
         limit: usize,
     ) -> Result<Vec<Window>> {
-        let mut stmt = self.conn.prepare(&format!(
+        let sql = format!(
             "SELECT id, {COLUMNS} FROM windows
              WHERE level = ?1 AND host = ?2 AND start_ns >= ?3
              ORDER BY start_ns DESC, cpu DESC LIMIT ?4"
-        ))?;
-        let rows = stmt.query_map(
-            params![level.name(), host, since_ns, limit as i64],
-            window_row,
-        )?;
+        );
+        let rows = self
+            .conn
+            .query(&sql, args![level.name(), host, since_ns, limit])?;
         let mut out = rows
-            .map(|r| r.map(|(_, w)| w))
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            .iter()
+            .map(|r| window_row(r).map(|(_, w)| w))
+            .collect::<Result<Vec<_>>>()?;
         out.reverse();
         Ok(out)
     }
@@ -187,20 +182,18 @@ impl Store {
     /// and how many runs it has, by name.
     pub fn hosts(&self, latest: &[Window]) -> Result<Vec<HostRow>> {
         let mut hosts: BTreeMap<String, HostRow> = BTreeMap::new();
-        let mut stmt = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT r.hostname, r.kernel_release, c.n FROM runs r
              JOIN (SELECT hostname, CAST(MAX(id) AS BIGINT) AS newest, CAST(COUNT(*) AS BIGINT) AS n
                    FROM runs GROUP BY hostname) c ON r.id = c.newest",
+            &[],
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(HostRow {
+        for r in rows {
+            let row = HostRow {
                 host: r.get(0)?,
                 kernel: r.get(1)?,
                 runs: r.get(2)?,
-            })
-        })?;
-        for row in rows {
-            let row = row?;
+            };
             hosts.insert(row.host.clone(), row);
         }
         // The kernel of each host's newest row.
@@ -227,13 +220,15 @@ impl Store {
     /// The runs of each of the newest `limit` campaigns by kind: (campaign,
     /// kind, runs), newest campaign first.
     pub fn campaign_kinds(&self, limit: usize) -> Result<Vec<(i64, String, i64)>> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.conn.query(
             "SELECT r.campaign, r.kind, CAST(COUNT(*) AS BIGINT) FROM runs r
              WHERE r.campaign IN (SELECT id FROM campaigns ORDER BY id DESC LIMIT ?1)
              GROUP BY r.campaign, r.kind ORDER BY r.campaign DESC, r.kind",
+            args![limit],
         )?;
-        let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        rows.iter()
+            .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .collect()
     }
 }
 

@@ -34,10 +34,9 @@ fn window(host: &str, cpu: i64, level: Level, start_ns: i64, max_us: u64) -> Win
     w
 }
 
-fn fleet() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fleet.db");
-    let mut s = Store::open(&path).unwrap();
+/// Fills the store at `path` (a file or a URL) with scripted windows.
+fn fleet(path: &Path) {
+    let mut s = Store::open(path).unwrap();
     let mut rows = Vec::new();
     for (i, host) in ["a", "b", "c"].iter().enumerate() {
         for cpu in 0..2 {
@@ -52,13 +51,26 @@ fn fleet() -> (tempfile::TempDir, std::path::PathBuf) {
     // An older hourly row of a does not hide its newer windows.
     rows.push(window("a", 0, Level::Hour, -60 * MIN_NS, 900));
     s.save_windows(&rows).unwrap();
-    (dir, path)
 }
 
-#[test]
-fn the_latest_row_of_every_series_is_found_at_any_level() {
-    let (_d, path) = fleet();
-    let s = Store::open_read_only(&path).unwrap();
+/// Runs `body` on a read-only store of [`fleet`]'s windows in a SQLite file.
+fn on_sqlite(body: fn(Store)) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.db");
+    fleet(&path);
+    body(Store::open_read_only(&path).unwrap());
+}
+
+/// Runs `body` on a read-only store of [`fleet`]'s windows in a new database
+/// `name` of a throw-away PostgreSQL server.
+#[cfg(feature = "postgres")]
+fn on_pg(server: &super::super::pg_cluster::Cluster, name: &str, body: fn(Store)) {
+    let url = server.create_db(name);
+    fleet(Path::new(&url));
+    body(Store::open_read_only(Path::new(&url)).unwrap());
+}
+
+fn latest_rows(s: Store) {
     let latest = s.latest_windows().unwrap();
     let keys: Vec<(String, i64, i64)> = latest
         .iter()
@@ -81,10 +93,8 @@ fn the_latest_row_of_every_series_is_found_at_any_level() {
         .all(|w| w.start_ns == 15 * MIN_NS || w.host == "d"));
 }
 
-#[test]
-fn worst_per_host_counts_only_rows_ending_since() {
-    let (_d, path) = fleet();
-    let s = Store::open_read_only(&path).unwrap();
+/// Only rows ending at or after the time count.
+fn worst_per_host(s: Store) {
     let all = s.worst_since(i64::MIN).unwrap();
     assert_eq!(all.get("a"), Some(&900_000));
     assert_eq!(all.get("c"), Some(&34_000));
@@ -94,10 +104,8 @@ fn worst_per_host_counts_only_rows_ending_since() {
     assert_eq!(recent.get("d"), None);
 }
 
-#[test]
-fn hosts_take_the_kernel_of_their_newest_row_and_the_series_tail_is_bounded() {
-    let (_d, path) = fleet();
-    let s = Store::open_read_only(&path).unwrap();
+/// Hosts take the kernel of their newest row; the series tail is bounded.
+fn hosts_and_tail(s: Store) {
     let hosts = s.hosts(&s.latest_windows().unwrap()).unwrap();
     let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
     assert_eq!(names, ["a", "b", "c", "d"]);
@@ -107,9 +115,51 @@ fn hosts_take_the_kernel_of_their_newest_row_and_the_series_tail_is_bounded() {
     assert_eq!(starts, [(10, 1), (15, 0), (15, 1)]);
 }
 
+/// A read-only store refuses writes.
+fn refuses_writes(mut s: Store) {
+    assert!(s
+        .save_windows(&[window("e", 0, Level::Window, 0, 1)])
+        .is_err());
+    assert!(!s.hosts(&[]).unwrap().iter().any(|h| h.host == "e"));
+}
+
 #[test]
-fn a_read_only_store_refuses_writes_and_leaves_the_file_unchanged() {
-    let (_d, path) = fleet();
+fn the_latest_row_of_every_series_is_found_at_any_level() {
+    on_sqlite(latest_rows);
+}
+
+#[test]
+fn worst_per_host_counts_only_rows_ending_since() {
+    on_sqlite(worst_per_host);
+}
+
+#[test]
+fn hosts_take_the_kernel_of_their_newest_row_and_the_series_tail_is_bounded() {
+    on_sqlite(hosts_and_tail);
+}
+
+#[test]
+fn a_read_only_store_refuses_writes() {
+    on_sqlite(refuses_writes);
+}
+
+/// The fleet queries and the read-only session on PostgreSQL.
+#[test]
+#[cfg(feature = "postgres")]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn the_fleet_queries_agree_on_postgres() {
+    let server = super::super::pg_cluster::Cluster::start();
+    on_pg(&server, "latest", latest_rows);
+    on_pg(&server, "worst", worst_per_host);
+    on_pg(&server, "hosts", hosts_and_tail);
+    on_pg(&server, "readonly", refuses_writes);
+}
+
+#[test]
+fn a_read_only_store_leaves_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.db");
+    fleet(&path);
     let before = std::fs::read(&path).unwrap();
     let mut s = Store::open_read_only(&path).unwrap();
     assert!(s

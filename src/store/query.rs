@@ -10,10 +10,10 @@
 //!
 //! "Newest" means the highest id: ids only grow.
 
+use super::db::args;
 use super::Store;
 use crate::error::UsageError;
 use anyhow::{bail, Result};
-use rusqlite::{params, OptionalExtension};
 
 /// A run as selectors see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,38 +31,40 @@ impl Store {
     pub fn run_exists(&self, id: i64) -> Result<bool> {
         Ok(self
             .conn
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-            .optional()?
+            .query_opt("SELECT 1 FROM runs WHERE id = ?1", args![id])?
             .is_some())
     }
 
     /// Runs with exactly this label, newest first.
     pub fn runs_with_label(&self, label: &str) -> Result<Vec<RunRef>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, label, status FROM runs WHERE label = ?1 ORDER BY id DESC")?;
-        let rows = stmt
-            .query_map([label], |r| {
+        self.conn
+            .query(
+                "SELECT id, label, status FROM runs WHERE label = ?1 ORDER BY id DESC",
+                args![label],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RunRef {
                     id: r.get(0)?,
                     label: r.get(1)?,
                     status: r.get(2)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+            })
+            .collect()
     }
 
     /// The distinct labels matching an SQL `LIKE` pattern (`%` any text, `_` one
     /// character, case-insensitive for ASCII), in the order of their oldest run.
     pub fn labels_like(&self, pattern: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT label FROM runs WHERE label LIKE ?1 GROUP BY label ORDER BY MIN(id)",
-        )?;
-        let labels = stmt
-            .query_map(params![pattern], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        Ok(labels)
+        self.conn
+            .query(
+                "SELECT label FROM runs WHERE lower(label) LIKE lower(?1)
+                 GROUP BY label ORDER BY MIN(id)",
+                args![pattern],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
     }
 
     /// The id a selector names (see the module documentation). Errors are usage
@@ -144,9 +146,20 @@ mod tests {
     use crate::record::Status;
     use crate::store::Store;
 
-    fn store_with(runs: &[(&str, Status)]) -> (tempfile::TempDir, Store, Vec<i64>) {
+    /// A new store of one backend (with the directory that holds its file).
+    type Open<'a> = &'a dyn Fn() -> (Option<tempfile::TempDir>, Store);
+
+    fn sqlite() -> (Option<tempfile::TempDir>, Store) {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("x.db")).unwrap();
+        let store = Store::open(&dir.path().join("x.db")).unwrap();
+        (Some(dir), store)
+    }
+
+    fn store_with(
+        open: Open,
+        runs: &[(&str, Status)],
+    ) -> (Option<tempfile::TempDir>, Store, Vec<i64>) {
+        let (dir, mut store) = open();
         let ids = runs
             .iter()
             .map(|(label, status)| {
@@ -158,15 +171,47 @@ mod tests {
         (dir, store, ids)
     }
 
+    const TESTS: [fn(Open); 4] = [
+        label_means_newest_complete_run,
+        a_label_ending_in_at_n_is_matched_whole_first,
+        bad_selectors_say_what_exists,
+        label_patterns,
+    ];
+
     #[test]
-    fn label_means_newest_complete_run() {
+    fn selectors_on_sqlite() {
+        for t in TESTS {
+            t(&sqlite);
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "postgres")]
+    #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+    fn selectors_on_postgres() {
+        let server = crate::store::pg_cluster::Cluster::start();
+        let n = std::cell::Cell::new(0);
+        let open = || {
+            n.set(n.get() + 1);
+            let url = server.create_db(&format!("q{}", n.get()));
+            (None, Store::open(std::path::Path::new(&url)).unwrap())
+        };
+        for t in TESTS {
+            t(&open);
+        }
+    }
+
+    fn label_means_newest_complete_run(open: Open) {
         use Status::*;
-        let (_d, store, ids) = store_with(&[
-            ("rt", Complete),
-            ("rt", Complete),
-            ("rt", Interrupted),
-            ("stock", Complete),
-        ]);
+        let (_d, store, ids) = store_with(
+            open,
+            &[
+                ("rt", Complete),
+                ("rt", Complete),
+                ("rt", Interrupted),
+                ("stock", Complete),
+            ],
+        );
         assert_eq!(store.resolve("rt").unwrap(), ids[1]);
         assert_eq!(store.resolve("rt@1").unwrap(), ids[2]);
         assert_eq!(store.resolve("rt@3").unwrap(), ids[0]);
@@ -174,18 +219,17 @@ mod tests {
         assert_eq!(store.resolve(" stock ").unwrap(), ids[3]);
     }
 
-    #[test]
-    fn a_label_ending_in_at_n_is_matched_whole_first() {
+    fn a_label_ending_in_at_n_is_matched_whole_first(open: Open) {
         use Status::*;
-        let (_d, store, ids) = store_with(&[("v", Complete), ("v", Complete), ("v@2", Complete)]);
+        let (_d, store, ids) =
+            store_with(open, &[("v", Complete), ("v", Complete), ("v@2", Complete)]);
         assert_eq!(store.resolve("v@2").unwrap(), ids[2]);
         assert_eq!(store.resolve("v@1").unwrap(), ids[1]);
     }
 
-    #[test]
-    fn bad_selectors_say_what_exists() {
+    fn bad_selectors_say_what_exists(open: Open) {
         use Status::*;
-        let (_d, store, ids) = store_with(&[("rt", Interrupted), ("4.19-rt", Complete)]);
+        let (_d, store, ids) = store_with(open, &[("rt", Interrupted), ("4.19-rt", Complete)]);
         let e = store.resolve("rt").unwrap_err().to_string();
         assert!(e.contains(&format!("{} (interrupted)", ids[0])), "{e}");
         let e = store.resolve("rt@5").unwrap_err().to_string();
@@ -199,15 +243,17 @@ mod tests {
         assert!(store.resolve("").is_err());
     }
 
-    #[test]
-    fn label_patterns() {
+    fn label_patterns(open: Open) {
         use Status::*;
-        let (_d, store, _) = store_with(&[
-            ("4.19 rt", Complete),
-            ("5.10 rt", Complete),
-            ("4.19 stock", Complete),
-            ("4.19 rt", Complete),
-        ]);
+        let (_d, store, _) = store_with(
+            open,
+            &[
+                ("4.19 rt", Complete),
+                ("5.10 rt", Complete),
+                ("4.19 stock", Complete),
+                ("4.19 rt", Complete),
+            ],
+        );
         assert_eq!(
             store.labels_like("4.19%").unwrap(),
             vec!["4.19 rt", "4.19 stock"]

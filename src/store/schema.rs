@@ -1,72 +1,76 @@
-//! The store's schema and its migrations. `PRAGMA user_version` holds the schema
-//! version and `PRAGMA application_id` marks the file as an rtlab store
-//! ([`APPLICATION_ID`]). What a file holds is judged before anything is written
-//! ([`Identity::judge`]): another program's database, or a schema version this
-//! rtlab does not know, is refused untouched. Creation and every migration run in
-//! one immediate transaction, so that several rtlab processes opening a new or old
-//! database at once create or migrate it exactly once, and a crash mid-migration
-//! leaves the old version.
+//! The store's schema and its migrations, one text for both backends (the id
+//! columns and the blob type are the only words that differ: [`ddl`]).
+//!
+//! SQLite: `PRAGMA user_version` holds the schema version and `PRAGMA
+//! application_id` marks the file as an rtlab store ([`APPLICATION_ID`]).
+//! PostgreSQL: the table `rtlab_meta` holds both. What a database holds is
+//! judged before anything is written ([`Identity::judge`]): another program's
+//! database, or a schema version this rtlab does not know, is refused
+//! untouched. Creation and every migration run in one transaction (SQLite:
+//! immediate; PostgreSQL: under an advisory lock), so that several rtlab
+//! processes opening a new or old database at once create or migrate it
+//! exactly once, and a crash mid-migration leaves the old version.
 
+use super::db::{args, Conn, Kind};
 use anyhow::Result;
 use rusqlite::Connection;
 
 /// Version 1: runs, their tags and their series.
 pub(super) const V1: &str = "CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
+        id {ID},
         kind TEXT NOT NULL,
         label TEXT NOT NULL,
         status TEXT NOT NULL,
-        exit_code INTEGER NOT NULL,
-        campaign INTEGER,
+        exit_code BIGINT NOT NULL,
+        campaign BIGINT,
         started_at TEXT NOT NULL,
         ended_at TEXT NOT NULL,
-        duration_ns INTEGER NOT NULL,
+        duration_ns BIGINT NOT NULL,
         kernel_release TEXT NOT NULL,
         preempt TEXT NOT NULL,
         hostname TEXT NOT NULL,
-        samples INTEGER,
-        p99_ns INTEGER,
-        max_ns INTEGER,
-        misses INTEGER,
+        samples BIGINT,
+        p99_ns BIGINT,
+        max_ns BIGINT,
+        misses BIGINT,
         record TEXT NOT NULL
     );
     CREATE INDEX runs_label ON runs(label);
     CREATE INDEX runs_kind ON runs(kind);
     CREATE TABLE tags (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         tag TEXT NOT NULL,
         PRIMARY KEY (run_id, tag)
     );
     CREATE TABLE series (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx BIGINT NOT NULL,
         name TEXT NOT NULL,
-        samples INTEGER NOT NULL,
-        overruns INTEGER NOT NULL,
-        misses INTEGER NOT NULL,
-        overflows INTEGER NOT NULL,
-        min_ns INTEGER NOT NULL,
-        mean_ns REAL NOT NULL,
-        stddev_ns REAL NOT NULL,
-        p50_ns INTEGER NOT NULL,
-        p90_ns INTEGER NOT NULL,
-        p95_ns INTEGER NOT NULL,
-        p99_ns INTEGER NOT NULL,
-        p999_ns INTEGER NOT NULL,
-        p9999_ns INTEGER NOT NULL,
-        max_ns INTEGER NOT NULL,
-        data TEXT NOT NULL,
+        samples BIGINT NOT NULL,
+        overruns BIGINT NOT NULL,
+        misses BIGINT NOT NULL,
+        overflows BIGINT NOT NULL,
+        min_ns BIGINT NOT NULL,
+        mean_ns DOUBLE PRECISION NOT NULL,
+        stddev_ns DOUBLE PRECISION NOT NULL,
+        p50_ns BIGINT NOT NULL,
+        p90_ns BIGINT NOT NULL,
+        p95_ns BIGINT NOT NULL,
+        p99_ns BIGINT NOT NULL,
+        p999_ns BIGINT NOT NULL,
+        p9999_ns BIGINT NOT NULL,
+        max_ns BIGINT NOT NULL,
+        data {BLOB} NOT NULL,
         PRIMARY KEY (run_id, idx)
     );";
 
-/// Version 2: scalar metrics next to the headline columns (filled from the
-/// records already stored), an index for `--since`, and campaigns: one
-/// invocation of a scenario, its steps and the runs each step produced.
+/// Version 2: scalar metrics next to the headline columns, an index for
+/// `--since`, and campaigns: one invocation of a scenario, its steps and the
+/// runs each step produced.
 const V2: &str = "ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}';
-    UPDATE runs SET metrics = COALESCE(json_extract(record, '$.metrics'), '{}');
     CREATE INDEX runs_started ON runs(started_at);
     CREATE TABLE campaigns (
-        id INTEGER PRIMARY KEY,
+        id {ID},
         name TEXT NOT NULL,
         scenario TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
@@ -75,22 +79,34 @@ const V2: &str = "ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}'
         ended_at TEXT
     );
     CREATE TABLE campaign_runs (
-        campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
-        step_index INTEGER NOT NULL,
+        campaign_id BIGINT NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        step_index BIGINT NOT NULL,
         step_name TEXT NOT NULL,
-        run_id INTEGER NOT NULL UNIQUE REFERENCES runs(id) ON DELETE CASCADE,
+        run_id BIGINT NOT NULL UNIQUE REFERENCES runs(id) ON DELETE CASCADE,
         PRIMARY KEY (campaign_id, step_index, run_id)
     );";
+
+/// The metrics of the runs stored before version 2, from their records.
+const V2_FILL: &str =
+    "UPDATE runs SET metrics = COALESCE(json_extract(record, '$.metrics'), '{}');";
 
 /// Version 3: the process that runs a campaign (pid, its start time in clock ticks
 /// after boot, the boot id), so that a campaign whose process is gone is shown as
 /// interrupted, never as running.
-const V3: &str = "ALTER TABLE campaigns ADD COLUMN owner_pid INTEGER;
-    ALTER TABLE campaigns ADD COLUMN owner_start INTEGER;
+const V3: &str = "ALTER TABLE campaigns ADD COLUMN owner_pid BIGINT;
+    ALTER TABLE campaigns ADD COLUMN owner_start BIGINT;
     ALTER TABLE campaigns ADD COLUMN owner_boot TEXT;";
 
-/// An SQL expression giving a new random UUID (version 4, RFC 9562), in lower-case
-/// hex with dashes.
+/// Version 4: a UUID for every run and campaign, which names them in any
+/// store: a run copied to another store keeps it, so copying it again finds it
+/// there. New UUIDs are made by rtlab ([`super::db::new_uuid`]).
+const V4: &str = "ALTER TABLE runs ADD COLUMN uuid TEXT;
+    CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+    ALTER TABLE campaigns ADD COLUMN uuid TEXT;
+    CREATE UNIQUE INDEX campaigns_uuid ON campaigns(uuid);";
+
+/// A random version 4 UUID in SQLite's SQL, for the rows stored before
+/// version 4.
 macro_rules! new_uuid_sql {
     () => {
         "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'
@@ -99,26 +115,55 @@ macro_rules! new_uuid_sql {
             || '-' || lower(hex(randomblob(6))))"
     };
 }
-pub(super) use new_uuid_sql;
 
-/// Version 4: a UUID for every run and campaign (given now to those already
-/// stored), which names them in any store: a run copied to another store keeps
-/// it, so copying it again finds it there.
-const V4: &str = concat!(
-    "ALTER TABLE runs ADD COLUMN uuid TEXT;
-    UPDATE runs SET uuid = ",
+/// UUIDs for the runs and campaigns stored before version 4.
+const V4_FILL: &str = concat!(
+    "UPDATE runs SET uuid = ",
     new_uuid_sql!(),
-    ";
-    CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
-    ALTER TABLE campaigns ADD COLUMN uuid TEXT;
-    UPDATE campaigns SET uuid = ",
+    "; UPDATE campaigns SET uuid = ",
     new_uuid_sql!(),
-    ";
-    CREATE UNIQUE INDEX campaigns_uuid ON campaigns(uuid);"
+    ";"
 );
 
+/// One step of the schema: its DDL (both backends, see [`ddl`]) and what
+/// fills the new columns of rows already stored. The fills are SQLite's: a
+/// PostgreSQL store is always created at the current version, with no rows.
+pub(super) struct Migration {
+    pub ddl: &'static str,
+    pub fill: &'static str,
+}
+
 /// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, super::windows::V5];
+const MIGRATIONS: &[Migration] = &[
+    Migration { ddl: V1, fill: "" },
+    Migration {
+        ddl: V2,
+        fill: V2_FILL,
+    },
+    Migration { ddl: V3, fill: "" },
+    Migration {
+        ddl: V4,
+        fill: V4_FILL,
+    },
+    Migration {
+        ddl: super::windows::V5,
+        fill: "",
+    },
+];
+
+/// `text` for `kind`: `{ID}` is the id column (a rowid alias in SQLite, an
+/// identity column in PostgreSQL), `{BLOB}` the type of compressed series
+/// (TEXT in SQLite, where version 1 stored JSON text there; BYTEA).
+pub(super) fn ddl(text: &str, kind: Kind) -> String {
+    let (id, blob) = match kind {
+        Kind::Sqlite => ("INTEGER PRIMARY KEY", "TEXT"),
+        Kind::Postgres => (
+            "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+            "BYTEA",
+        ),
+    };
+    text.replace("{ID}", id).replace("{BLOB}", blob)
+}
 
 /// The schema version this rtlab writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -282,24 +327,95 @@ impl Identity {
     }
 }
 
-/// Creates, migrates and marks the store in one immediate transaction, so that
-/// several rtlab processes doing it at once do it exactly once and a crash leaves
-/// the file as it was. What the file holds is judged again inside the
-/// transaction: another process may have created or migrated it meanwhile.
-pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let from = match Identity::read(&tx)?.judge()? {
-        found if found.is_current() => return Ok(()),
-        Found::Empty => 0,
-        Found::Store { version, .. } => version,
-    };
-    for sql in &MIGRATIONS[from as usize..] {
-        tx.execute_batch(sql)?;
+/// The table of a PostgreSQL store that holds its marker and version.
+const META: &str = "rtlab_meta";
+
+impl Identity {
+    /// Reads the identity of the database `conn` is open on (SQLite: one
+    /// snapshot; PostgreSQL: the tables of the current schema and `rtlab_meta`).
+    pub fn of(conn: &dyn Conn) -> Result<Identity> {
+        if let Some(sqlite) = conn.as_sqlite() {
+            return Ok(Identity::read(sqlite)?);
+        }
+        let mut tables: Vec<String> = conn
+            .query(
+                "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+                 WHERE table_schema = current_schema() ORDER BY 1",
+                &[],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect::<Result<_>>()?;
+        let mut id = Identity {
+            application_id: 0,
+            version: 0,
+            tables: Vec::new(),
+        };
+        if let Some(at) = tables.iter().position(|t| t == META) {
+            tables.remove(at);
+            for r in conn.query("SELECT key, value FROM rtlab_meta", &[])? {
+                let (key, value): (String, String) = (r.get(0)?, r.get(1)?);
+                match key.as_str() {
+                    "application_id" => id.application_id = value.parse().unwrap_or(-1),
+                    "schema_version" => id.version = value.parse().unwrap_or(-1),
+                    _ => {}
+                }
+            }
+        }
+        id.tables = tables;
+        Ok(id)
     }
-    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    tx.commit()?;
+}
+
+/// Marks the database as an rtlab store at [`SCHEMA_VERSION`].
+fn mark(conn: &dyn Conn) -> Result<()> {
+    if let Some(sqlite) = conn.as_sqlite() {
+        sqlite.pragma_update(None, "application_id", APPLICATION_ID)?;
+        sqlite.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        return Ok(());
+    }
+    conn.batch(
+        "CREATE TABLE IF NOT EXISTS rtlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    )?;
+    for (key, value) in [
+        ("application_id", APPLICATION_ID.to_string()),
+        ("schema_version", SCHEMA_VERSION.to_string()),
+    ] {
+        conn.execute(
+            "INSERT INTO rtlab_meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            args![key, value],
+        )?;
+    }
     Ok(())
+}
+
+/// Creates, migrates and marks the store in one transaction, so that several
+/// rtlab processes doing it at once do it exactly once and a crash leaves the
+/// database as it was. What it holds is judged again inside the transaction
+/// (PostgreSQL: once the advisory lock is held): another process may have
+/// created or migrated it meanwhile.
+pub(super) fn migrate(conn: &dyn Conn) -> Result<()> {
+    conn.in_tx(|c| {
+        if c.kind() == Kind::Postgres {
+            c.execute(
+                "SELECT pg_advisory_xact_lock(?1)",
+                args![i64::from(APPLICATION_ID)],
+            )?;
+        }
+        let from = match Identity::of(c)?.judge()? {
+            found if found.is_current() => return Ok(()),
+            Found::Empty => 0,
+            Found::Store { version, .. } => version,
+        };
+        for m in &MIGRATIONS[from as usize..] {
+            c.batch(&ddl(m.ddl, c.kind()))?;
+            if c.kind() == Kind::Sqlite {
+                c.batch(m.fill)?;
+            }
+        }
+        mark(c)
+    })
 }
 
 #[cfg(test)]
@@ -317,8 +433,8 @@ mod tests {
     #[test]
     fn unmarked_tables_are_what_the_migrations_create() {
         let conn = Connection::open_in_memory().unwrap();
-        for (i, sql) in MIGRATIONS.iter().enumerate().take(UNMARKED_TABLES.len()) {
-            conn.execute_batch(sql).unwrap();
+        for (i, m) in MIGRATIONS.iter().enumerate().take(UNMARKED_TABLES.len()) {
+            conn.execute_batch(&ddl(m.ddl, Kind::Sqlite)).unwrap();
             let tables = Identity::read(&conn).unwrap().tables;
             assert!(tables.iter().eq(UNMARKED_TABLES[i].iter()), "{tables:?}");
         }
@@ -389,8 +505,8 @@ mod tests {
 
     #[test]
     fn migrating_twice_changes_nothing_the_second_time() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate(&mut conn).unwrap();
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
         let first = Identity::read(&conn).unwrap();
         assert_eq!(
             first.judge(),
@@ -399,7 +515,7 @@ mod tests {
                 marked: true
             })
         );
-        migrate(&mut conn).unwrap();
+        migrate(&conn).unwrap();
         assert_eq!(Identity::read(&conn).unwrap(), first);
     }
 }

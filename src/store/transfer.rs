@@ -7,12 +7,18 @@
 //! transaction, with its tags, series (histograms, time series), fingerprint,
 //! analyses and, when it belongs to one, its campaign (found by the campaign's
 //! UUID, or created) and its step in it.
+//!
+//! Monitor windows go along: a window is the same window in any store when its
+//! session, host, CPU, level and start are; those already there are skipped.
+//! Either side may be a SQLite file or a PostgreSQL database.
 
+use super::db::{args, Conn};
 use super::schema::{self, Identity, Refusal};
+use super::windows::{self as win, Window, WindowFilter};
 use super::Store;
 use crate::error::UsageError;
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// What copying one run did.
@@ -33,7 +39,16 @@ pub struct Tally {
     pub present: usize,
     /// Runs not copied, with why (a damaged record, numbers no measurement gives).
     pub refused: Vec<(i64, String)>,
+    /// Monitor windows stored.
+    pub windows_new: usize,
+    /// Monitor windows the destination already had.
+    pub windows_present: usize,
+    /// Monitor windows not copied (numbers no measurement gives), with why.
+    pub windows_refused: Vec<String>,
 }
+
+/// Windows copied per transaction: a copy cut short keeps whole batches.
+const WINDOW_BATCH: usize = 500;
 
 /// The campaign of a run as the source stores it.
 struct CampaignOf {
@@ -51,10 +66,13 @@ struct CampaignOf {
 impl Store {
     /// The UUID of run `id`.
     pub fn run_uuid(&self, id: i64) -> Result<String> {
-        self.conn
-            .query_row("SELECT uuid FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .optional()?
-            .ok_or_else(|| self.no_run(id))
+        match self
+            .conn
+            .query_opt("SELECT uuid FROM runs WHERE id = ?1", args![id])?
+        {
+            Some(r) => r.get(0),
+            None => Err(self.no_run(id)),
+        }
     }
 
     /// Copies run `id` of `from` into this store, unless it is already here.
@@ -62,7 +80,7 @@ impl Store {
     /// whole is an error and nothing is written.
     fn copy_run(&mut self, from: &Store, id: i64) -> Result<Copied> {
         let uuid = from.run_uuid(id)?;
-        if let Some(here) = find_run(&self.conn, &uuid)? {
+        if let Some(here) = find_run(&*self.conn, &uuid)? {
             return Ok(Copied::Present(here));
         }
         let mut run = from.load(id)?;
@@ -71,25 +89,25 @@ impl Store {
             Some(_) => from.campaign_of(id)?,
             None => None,
         };
-        let tx = self.write_tx()?;
-        // Another process may have copied it since the check above.
-        if let Some(here) = find_run(&tx, &uuid)? {
-            return Ok(Copied::Present(here));
-        }
-        run.campaign = match &campaign {
-            Some(c) => Some(ensure_campaign(&tx, c)?),
-            None => None,
-        };
-        let new = super::insert_run(&tx, &run, Some(&uuid))?;
-        if let (Some(c), Some(cid)) = (&campaign, run.campaign) {
-            tx.execute(
-                "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![cid, c.step_index, c.step_name, new],
-            )?;
-        }
-        tx.commit()?;
-        Ok(Copied::New(new))
+        self.write(|tx| {
+            // Another process may have copied it since the check above.
+            if let Some(here) = find_run(tx, &uuid)? {
+                return Ok(Copied::Present(here));
+            }
+            run.campaign = match &campaign {
+                Some(c) => Some(ensure_campaign(tx, c)?),
+                None => None,
+            };
+            let new = super::insert_run(tx, &run, Some(&uuid))?;
+            if let (Some(c), Some(cid)) = (&campaign, run.campaign) {
+                tx.execute(
+                    "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    args![cid, c.step_index, &c.step_name, new],
+                )?;
+            }
+            Ok(Copied::New(new))
+        })
     }
 
     /// Copies the runs `ids` of `from` (oldest first, so that ids keep their
@@ -116,31 +134,53 @@ impl Store {
         Ok(tally)
     }
 
+    /// Copies the monitor windows of `from` that `f` selects and this store
+    /// does not have, read and written [`WINDOW_BATCH`] at a time (one
+    /// transaction each), until `stop` says so; adds what it did to `tally`.
+    pub fn copy_windows(
+        &mut self,
+        from: &Store,
+        f: &WindowFilter,
+        tally: &mut Tally,
+        stop: impl Fn() -> bool,
+    ) -> Result<()> {
+        let mut after = i64::MIN;
+        while !stop() {
+            let page = from.windows_after(f, after, WINDOW_BATCH)?;
+            let Some(&(last, _)) = page.last() else {
+                break;
+            };
+            after = last;
+            let batch: Vec<Window> = page.into_iter().map(|(_, w)| w).collect();
+            let (new, present, refused) = self.write(|c| copy_batch(c, &batch))?;
+            tally.windows_new += new;
+            tally.windows_present += present;
+            tally.windows_refused.extend(refused);
+        }
+        Ok(())
+    }
+
     /// The campaign run `id` belongs to, with its step.
     fn campaign_of(&self, id: i64) -> Result<Option<CampaignOf>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT c.uuid, c.name, c.scenario, c.fingerprint, c.status, c.created_at,
-                    c.ended_at, m.step_index, m.step_name
-                 FROM campaign_runs m JOIN campaigns c ON c.id = m.campaign_id
-                 WHERE m.run_id = ?1",
-                [id],
-                |r| {
-                    Ok(CampaignOf {
-                        uuid: r.get(0)?,
-                        name: r.get(1)?,
-                        scenario: r.get(2)?,
-                        fingerprint: r.get(3)?,
-                        status: r.get(4)?,
-                        created_at: r.get(5)?,
-                        ended_at: r.get(6)?,
-                        step_index: r.get(7)?,
-                        step_name: r.get(8)?,
-                    })
-                },
-            )
-            .optional()?)
+        let row = self.conn.query_opt(
+            "SELECT c.uuid, c.name, c.scenario, c.fingerprint, c.status, c.created_at,
+                c.ended_at, m.step_index, m.step_name
+             FROM campaign_runs m JOIN campaigns c ON c.id = m.campaign_id
+             WHERE m.run_id = ?1",
+            args![id],
+        )?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(CampaignOf {
+            uuid: r.get(0)?,
+            name: r.get(1)?,
+            scenario: r.get(2)?,
+            fingerprint: r.get(3)?,
+            status: r.get(4)?,
+            created_at: r.get(5)?,
+            ended_at: r.get(6)?,
+            step_index: r.get(7)?,
+            step_name: r.get(8)?,
+        }))
     }
 }
 
@@ -154,43 +194,60 @@ fn is_refusal(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Copies the windows of `batch` that `c` does not have: (new, present,
+/// refused with why).
+fn copy_batch(c: &dyn Conn, batch: &[Window]) -> Result<(usize, usize, Vec<String>)> {
+    let (mut new, mut present, mut refused) = (0, 0, Vec::new());
+    for w in batch {
+        if let Err(why) = w.check() {
+            refused.push(format!(
+                "window of {} CPU {} at {} ns: {why}",
+                w.host, w.cpu, w.start_ns
+            ));
+        } else if win::has(c, w)? {
+            present += 1;
+        } else {
+            win::insert(c, w)?;
+            new += 1;
+        }
+    }
+    Ok((new, present, refused))
+}
+
 /// The id of the run with `uuid` in `conn`.
-fn find_run(conn: &Connection, uuid: &str) -> Result<Option<i64>> {
-    Ok(conn
-        .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
-        .optional()?)
+fn find_run(conn: &dyn Conn, uuid: &str) -> Result<Option<i64>> {
+    conn.query_opt("SELECT id FROM runs WHERE uuid = ?1", args![uuid])?
+        .map(|r| r.get(0))
+        .transpose()
 }
 
 /// The id of campaign `c` in the destination, created if it is not there; its
 /// status and end follow the source's. A copied campaign has no owner: it runs
 /// in no process here.
-fn ensure_campaign(conn: &Connection, c: &CampaignOf) -> Result<i64> {
-    let found: Option<i64> = conn
-        .query_row("SELECT id FROM campaigns WHERE uuid = ?1", [&c.uuid], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    if let Some(id) = found {
+fn ensure_campaign(conn: &dyn Conn, c: &CampaignOf) -> Result<i64> {
+    let found = conn.query_opt("SELECT id FROM campaigns WHERE uuid = ?1", args![&c.uuid])?;
+    if let Some(r) = found {
+        let id: i64 = r.get(0)?;
         conn.execute(
             "UPDATE campaigns SET status = ?2, ended_at = ?3 WHERE id = ?1",
-            params![id, c.status, c.ended_at],
+            args![id, &c.status, c.ended_at.as_ref()],
         )?;
         return Ok(id);
     }
-    conn.execute(
+    conn.query_one(
         "INSERT INTO campaigns (name, scenario, fingerprint, status, created_at, ended_at, uuid)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
-            c.name,
-            c.scenario,
-            c.fingerprint,
-            c.status,
-            c.created_at,
-            c.ended_at,
-            c.uuid
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+        args![
+            &c.name,
+            &c.scenario,
+            &c.fingerprint,
+            &c.status,
+            &c.created_at,
+            c.ended_at.as_ref(),
+            &c.uuid
         ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    )?
+    .get(0)
 }
 
 /// A bundle opened to import from: a private copy of the file (migrated when an
@@ -266,6 +323,12 @@ pub fn write_bundle(
     path: &Path,
     stop: impl Fn() -> bool,
 ) -> Result<Option<Tally>> {
+    if super::is_url(path) {
+        bail!(UsageError(format!(
+            "--bundle {} is a URL; a bundle is a file: give a file name, or copy into that database with 'rtlab results push --to URL'",
+            super::shown(path)
+        )));
+    }
     if path.exists() {
         bail!(UsageError(format!(
             "--bundle {} already exists; give a new file name (a bundle is never written over a file)",
@@ -278,9 +341,12 @@ pub fn write_bundle(
     let _ = std::fs::remove_file(&part);
     let written = (|| {
         let mut to = Store::open(&part)?;
-        let tally = to.copy_runs(from, ids, &stop)?;
+        let mut tally = to.copy_runs(from, ids, &stop)?;
+        to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
         // One file: the write-ahead log folded back in, the journal of a plain file.
-        to.conn.pragma_update(None, "journal_mode", "DELETE")?;
+        if let Some(c) = to.conn.as_sqlite() {
+            c.pragma_update(None, "journal_mode", "DELETE")?;
+        }
         Ok::<_, anyhow::Error>(tally)
     })();
     let done = written.and_then(|tally| {

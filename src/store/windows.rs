@@ -2,33 +2,33 @@
 //! the hourly and daily rows that retention merges old windows into. Times are
 //! Unix ns (UTC); a row's histogram is the probe's HdrHistogram in portable form.
 
+use super::db::{args, Conn, Row};
 use super::Store;
 use anyhow::Result;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
-use rusqlite::{params, OptionalExtension, Row};
 use std::collections::BTreeMap;
 
 /// Version 5: monitor windows.
 pub(super) const V5: &str = "CREATE TABLE windows (
-        id INTEGER PRIMARY KEY,
+        id {ID},
         level TEXT NOT NULL,
         session TEXT NOT NULL,
         host TEXT NOT NULL,
         kernel TEXT NOT NULL,
-        cpu INTEGER NOT NULL,
-        start_ns INTEGER NOT NULL,
-        end_ns INTEGER NOT NULL,
-        partial INTEGER NOT NULL,
-        windows INTEGER NOT NULL,
-        samples INTEGER NOT NULL,
-        overruns INTEGER NOT NULL,
-        misses INTEGER NOT NULL,
-        min_ns INTEGER NOT NULL,
-        p50_ns INTEGER NOT NULL,
-        p99_ns INTEGER NOT NULL,
-        p999_ns INTEGER NOT NULL,
-        max_ns INTEGER NOT NULL,
-        max_at_ns INTEGER NOT NULL,
+        cpu BIGINT NOT NULL,
+        start_ns BIGINT NOT NULL,
+        end_ns BIGINT NOT NULL,
+        partial BIGINT NOT NULL,
+        windows BIGINT NOT NULL,
+        samples BIGINT NOT NULL,
+        overruns BIGINT NOT NULL,
+        misses BIGINT NOT NULL,
+        min_ns BIGINT NOT NULL,
+        p50_ns BIGINT NOT NULL,
+        p99_ns BIGINT NOT NULL,
+        p999_ns BIGINT NOT NULL,
+        max_ns BIGINT NOT NULL,
+        max_at_ns BIGINT NOT NULL,
         hist TEXT NOT NULL
     );
     CREATE INDEX windows_series ON windows(level, host, cpu, start_ns);
@@ -104,6 +104,23 @@ impl Window {
         self.hist = hist.to_data();
     }
 
+    /// Numbers no monitor writes (a window that ends before it starts, counts
+    /// below zero, percentiles out of order) are refused on copy.
+    pub(super) fn check(&self) -> Result<(), String> {
+        let counts = [self.samples, self.overruns, self.misses];
+        if self.end_ns < self.start_ns {
+            Err("it ends before it starts".into())
+        } else if self.windows < 1 || counts.iter().any(|&n| n < 0) {
+            Err("negative counts".into())
+        } else if !(self.p50_ns <= self.p99_ns && self.p99_ns <= self.p999_ns) {
+            Err("percentiles out of order".into())
+        } else if self.samples > 0 && self.min_ns > self.max_ns {
+            Err("its minimum is above its maximum".into())
+        } else {
+            Ok(())
+        }
+    }
+
     /// Adds `o` into this row: counts summed, the larger maximum, merged histograms.
     fn absorb(&mut self, o: &Window) {
         self.windows += o.windows;
@@ -160,7 +177,7 @@ pub(super) const COLUMNS: &str =
     "level, session, host, kernel, cpu, start_ns, end_ns, partial, windows,
     samples, overruns, misses, min_ns, p50_ns, p99_ns, p999_ns, max_ns, max_at_ns, hist";
 
-pub(super) fn window_row(r: &Row<'_>) -> rusqlite::Result<(i64, Window)> {
+pub(super) fn window_row(r: &Row) -> Result<(i64, Window)> {
     let level: String = r.get(1)?;
     let hist: String = r.get(19)?;
     Ok((
@@ -191,17 +208,17 @@ pub(super) fn window_row(r: &Row<'_>) -> rusqlite::Result<(i64, Window)> {
     ))
 }
 
-fn insert(tx: &rusqlite::Transaction<'_>, w: &Window) -> Result<()> {
-    tx.execute(
+pub(super) fn insert(c: &dyn Conn, w: &Window) -> Result<()> {
+    c.execute(
         &format!(
             "INSERT INTO windows ({COLUMNS}) VALUES
              (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
         ),
-        params![
+        args![
             w.level.name(),
-            w.session,
-            w.host,
-            w.kernel,
+            &w.session,
+            &w.host,
+            &w.kernel,
             w.cpu,
             w.start_ns,
             w.end_ns,
@@ -222,6 +239,28 @@ fn insert(tx: &rusqlite::Transaction<'_>, w: &Window) -> Result<()> {
     Ok(())
 }
 
+/// Whether `c` holds a row of `w`'s series (session, host, CPU, level) that
+/// starts when `w` does: the same window, copied before.
+pub(super) fn has(c: &dyn Conn, w: &Window) -> Result<bool> {
+    Ok(c.query_opt(
+        "SELECT 1 FROM windows WHERE level = ?1 AND host = ?2 AND cpu = ?3 AND start_ns = ?4
+            AND session = ?5",
+        args![w.level.name(), &w.host, w.cpu, w.start_ns, &w.session],
+    )?
+    .is_some())
+}
+
+/// The condition of a [`WindowFilter`], its values [`filter_args`] `?1` to `?4`
+/// (typed, so that PostgreSQL knows what a NULL stands for).
+const FILTER: &str = "(CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
+    AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
+    AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
+    AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)";
+
+fn filter_args(f: &WindowFilter) -> Vec<super::db::Value> {
+    args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)].to_vec()
+}
+
 /// Rows of one level merged per retention pass at most, so that a pass after a
 /// long pause stays short; the next passes take the rest.
 pub const PASS_ROWS: usize = 2000;
@@ -229,27 +268,36 @@ pub const PASS_ROWS: usize = 2000;
 impl Store {
     /// Saves the windows closed at one moment (one per CPU) in one transaction.
     pub fn save_windows(&mut self, windows: &[Window]) -> Result<()> {
-        let tx = self.write_tx()?;
-        for w in windows {
-            insert(&tx, w)?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.write(|c| windows.iter().try_for_each(|w| insert(c, w)))
     }
 
     /// The rows `f` selects, oldest first (then by CPU).
     pub fn windows(&self, f: &WindowFilter) -> Result<Vec<Window>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT id, {COLUMNS} FROM windows
-             WHERE (?1 IS NULL OR end_ns >= ?1) AND (?2 IS NULL OR cpu = ?2)
-               AND (?3 IS NULL OR host = ?3) AND (?4 IS NULL OR level = ?4)
-             ORDER BY start_ns, cpu, level"
-        ))?;
-        let rows = stmt.query_map(
-            params![f.since_ns, f.cpu, f.host, f.level.map(Level::name)],
-            window_row,
-        )?;
-        Ok(rows.map(|r| r.map(|(_, w)| w)).collect::<Result<_, _>>()?)
+        let sql = format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} ORDER BY start_ns, cpu, level"
+        );
+        let rows = self.conn.query(&sql, &filter_args(f))?;
+        rows.iter().map(|r| Ok(window_row(r)?.1)).collect()
+    }
+
+    /// At most `limit` rows `f` selects whose id is above `after`, by id, with
+    /// their ids: a long series read a page at a time.
+    pub(super) fn windows_after(
+        &self,
+        f: &WindowFilter,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Window)>> {
+        let sql = format!(
+            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} AND id > ?5 ORDER BY id LIMIT ?6"
+        );
+        let mut args = filter_args(f);
+        args.extend([after.into(), limit.into()]);
+        self.conn
+            .query(&sql, &args)?
+            .iter()
+            .map(window_row)
+            .collect()
     }
 
     /// Retention at `now_ns`: windows older than `r.windows_ns` merged into hourly
@@ -257,42 +305,41 @@ impl Store {
     /// than `r.daily_ns` deleted; at most `budget` rows of each level per call, in
     /// one transaction.
     pub fn downsample(&mut self, now_ns: i64, r: &Retention, budget: usize) -> Result<Pruned> {
-        let tx = self.write_tx()?;
-        let to_hourly = merge_level(&tx, Level::Window, now_ns - r.windows_ns, budget)?;
-        let to_daily = merge_level(&tx, Level::Hour, now_ns - r.hourly_ns, budget)?;
-        let deleted = tx.execute(
-            "DELETE FROM windows WHERE id IN
-             (SELECT id FROM windows WHERE level = 'day' AND end_ns < ?1 LIMIT ?2)",
-            params![now_ns - r.daily_ns, budget],
-        )?;
-        tx.commit()?;
-        Ok(Pruned {
-            to_hourly,
-            to_daily,
-            deleted,
+        self.write(|c| {
+            let to_hourly = merge_level(c, Level::Window, now_ns - r.windows_ns, budget)?;
+            let to_daily = merge_level(c, Level::Hour, now_ns - r.hourly_ns, budget)?;
+            let deleted = c.execute(
+                "DELETE FROM windows WHERE id IN
+                 (SELECT id FROM windows WHERE level = 'day' AND end_ns < ?1 LIMIT ?2)",
+                args![now_ns - r.daily_ns, budget],
+            )? as usize;
+            Ok(Pruned {
+                to_hourly,
+                to_daily,
+                deleted,
+            })
         })
     }
 }
 
 /// Merges the rows of `from` that ended before `cutoff_ns` into the rows of the
 /// next level (an hour or a UTC day per host, kernel and CPU), and deletes them.
-fn merge_level(
-    tx: &rusqlite::Transaction<'_>,
-    from: Level,
-    cutoff_ns: i64,
-    budget: usize,
-) -> Result<usize> {
+fn merge_level(tx: &dyn Conn, from: Level, cutoff_ns: i64, budget: usize) -> Result<usize> {
     let (to, span) = match from {
         Level::Window => (Level::Hour, HOUR_NS),
         _ => (Level::Day, DAY_NS),
     };
     let old: Vec<(i64, Window)> = tx
-        .prepare(&format!(
-            "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND end_ns < ?2
-             ORDER BY start_ns LIMIT ?3"
-        ))?
-        .query_map(params![from.name(), cutoff_ns, budget], window_row)?
-        .collect::<Result<_, _>>()?;
+        .query(
+            &format!(
+                "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND end_ns < ?2
+                 ORDER BY start_ns LIMIT ?3"
+            ),
+            args![from.name(), cutoff_ns, budget],
+        )?
+        .iter()
+        .map(window_row)
+        .collect::<Result<_>>()?;
     let mut merged: BTreeMap<(String, String, i64, i64), Window> = BTreeMap::new();
     for (id, w) in &old {
         let bucket = w.start_ns - w.start_ns.rem_euclid(span);
@@ -301,18 +348,18 @@ fn merge_level(
             Some(m) => m.absorb(w),
             None => {
                 let existing = tx
-                    .query_row(
+                    .query_opt(
                         &format!(
                             "SELECT id, {COLUMNS} FROM windows WHERE level = ?1 AND host = ?2
                              AND kernel = ?3 AND cpu = ?4 AND start_ns = ?5"
                         ),
-                        params![to.name(), key.0, key.1, key.2, bucket],
-                        window_row,
-                    )
-                    .optional()?;
+                        args![to.name(), &key.0, &key.1, key.2, bucket],
+                    )?
+                    .map(|r| window_row(&r))
+                    .transpose()?;
                 let m = match existing {
                     Some((eid, mut e)) => {
-                        tx.execute("DELETE FROM windows WHERE id = ?1", [eid])?;
+                        tx.execute("DELETE FROM windows WHERE id = ?1", args![eid])?;
                         e.absorb(w);
                         e
                     }
@@ -327,7 +374,7 @@ fn merge_level(
                 merged.insert(key, m);
             }
         }
-        tx.execute("DELETE FROM windows WHERE id = ?1", [id])?;
+        tx.execute("DELETE FROM windows WHERE id = ?1", args![*id])?;
     }
     for m in merged.values() {
         insert(tx, m)?;

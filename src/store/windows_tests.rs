@@ -55,9 +55,7 @@ fn level(s: &Store, l: Level) -> Vec<Window> {
     .unwrap()
 }
 
-#[test]
-fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
-    let (_d, mut s) = store();
+fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go(mut s: Store) {
     let now = 400 * DAY_NS;
     let two_days_ago = now - 2 * DAY_NS;
     // Three windows in one hour of CPU 1, one in the next hour, one of CPU 0,
@@ -124,9 +122,7 @@ fn old_windows_merge_into_hours_then_days_and_the_oldest_days_go() {
     assert!(level(&s, Level::Day).is_empty());
 }
 
-#[test]
-fn a_pass_takes_at_most_its_budget() {
-    let (_d, mut s) = store();
+fn a_pass_takes_at_most_its_budget(mut s: Store) {
     let ws: Vec<Window> = (0..10)
         .map(|i| window(0, i * MIN_NS, &[i as u64 + 1]))
         .collect();
@@ -142,9 +138,7 @@ fn a_pass_takes_at_most_its_budget() {
     assert_eq!(hours[0].max_ns, 10_000);
 }
 
-#[test]
-fn the_filter_selects_by_cpu_time_and_host() {
-    let (_d, mut s) = store();
+fn the_filter_selects_by_cpu_time_and_host(mut s: Store) {
     s.save_windows(&[
         window(0, 0, &[1]),
         window(1, 0, &[2]),
@@ -164,4 +158,57 @@ fn the_filter_selects_by_cpu_time_and_host() {
         ..Default::default()
     };
     assert!(s.windows(&other).unwrap().is_empty());
+}
+
+/// Copies into `to` from a SQLite store: a page at a time, each window
+/// once, a window with impossible numbers refused.
+fn copying_windows_pages_through_them_once(mut to: Store) {
+    let (_d, mut from) = store();
+    let mut ws: Vec<Window> = (0..1200)
+        .map(|i| window(i % 2, i * MIN_NS, &[i as u64 % 50 + 1]))
+        .collect();
+    ws[3].end_ns = ws[3].start_ns - 1;
+    from.save_windows(&ws).unwrap();
+    let all = WindowFilter::default();
+    let mut t = crate::store::Tally::default();
+    let asked = std::cell::Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() > 1
+    };
+    to.copy_windows(&from, &all, &mut t, stop).unwrap();
+    assert_eq!((t.windows_new, t.windows_refused.len()), (499, 1));
+    assert!(
+        t.windows_refused[0].contains("ends before it starts"),
+        "{t:?}"
+    );
+    let mut t = crate::store::Tally::default();
+    to.copy_windows(&from, &all, &mut t, || false).unwrap();
+    assert_eq!((t.windows_new, t.windows_present), (700, 499));
+    let mut copied = to.windows(&all).unwrap();
+    let mut expected = from.windows(&all).unwrap();
+    expected.remove(3);
+    copied.sort_by_key(|w| (w.start_ns, w.cpu));
+    expected.sort_by_key(|w| (w.start_ns, w.cpu));
+    assert_eq!(copied, expected);
+}
+
+/// Each test on a new SQLite store, then on a PostgreSQL database.
+const TESTS: [fn(Store); 4] = [
+    old_windows_merge_into_hours_then_days_and_the_oldest_days_go,
+    the_filter_selects_by_cpu_time_and_host,
+    a_pass_takes_at_most_its_budget,
+    copying_windows_pages_through_them_once,
+];
+
+#[test]
+fn windows_on_sqlite() {
+    crate::store::tests::each_on_sqlite(&TESTS);
+}
+
+#[test]
+#[cfg(feature = "postgres")]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn windows_on_postgres() {
+    crate::store::tests::each_on_postgres(&TESTS);
 }

@@ -11,6 +11,8 @@ mod common;
 mod compare_common;
 mod cyclictest_layout;
 mod net_common;
+#[cfg(feature = "postgres")]
+mod pg_cluster;
 mod serve_common;
 mod store_common;
 mod sysbench_layout;
@@ -51,6 +53,8 @@ mod noise_trace;
 mod perf_cli;
 mod perf_steps;
 mod periodic_cli;
+#[cfg(feature = "postgres")]
+mod pg_cli;
 mod prio_cli;
 mod progress_cli;
 mod readme;

@@ -1,0 +1,68 @@
+//! The SQLite backend: a rusqlite connection as a [`Conn`].
+
+use super::{Conn, Kind, Row, Value};
+use anyhow::Result;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params_from_iter, Connection, Transaction, TransactionBehavior};
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(i) => ToSqlOutput::Borrowed(ValueRef::Integer(*i)),
+            Value::Real(f) => ToSqlOutput::Borrowed(ValueRef::Real(*f)),
+            Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Value::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+        })
+    }
+}
+
+fn value(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+impl Conn for Connection {
+    fn kind(&self) -> Kind {
+        Kind::Sqlite
+    }
+
+    fn execute(&self, sql: &str, args: &[Value]) -> Result<u64> {
+        let n = self.prepare_cached(sql)?.execute(params_from_iter(args))?;
+        Ok(n as u64)
+    }
+
+    fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>> {
+        let mut stmt = self.prepare_cached(sql)?;
+        let n = stmt.column_count();
+        let mut rows = stmt.query(params_from_iter(args))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(Row((0..n)
+                .map(|i| r.get_ref(i).map(value))
+                .collect::<Result<_, _>>()?));
+        }
+        Ok(out)
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        Ok(self.execute_batch(sql)?)
+    }
+
+    fn transaction(&self, f: &mut dyn FnMut(&dyn Conn) -> Result<()>) -> Result<()> {
+        // Dropped without commit (an error of `f`), it rolls back.
+        let tx = Transaction::new_unchecked(self, TransactionBehavior::Immediate)?;
+        f(self)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn as_sqlite(&self) -> Option<&Connection> {
+        Some(self)
+    }
+}

@@ -1,0 +1,133 @@
+//! `postgres://` URLs: which ones name a PostgreSQL store, what may be shown of
+//! them (never the password), and the TLS parameters rtlab reads itself.
+
+#[cfg(feature = "postgres")]
+use {
+    crate::error::UsageError,
+    anyhow::{bail, Result},
+    std::path::PathBuf,
+};
+
+/// The scheme of `s` when it is a URL (`scheme://…`, RFC 3986 scheme letters).
+pub fn scheme(s: &str) -> Option<&str> {
+    let (scheme, _) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+/// Whether `s` names a PostgreSQL database (`postgres://`, `postgresql://`).
+pub fn is_postgres(s: &str) -> bool {
+    scheme(s)
+        .is_some_and(|s| s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql"))
+}
+
+pub use crate::record::without_password as redact;
+
+/// How a connection is encrypted (`sslmode=`, as libpq names them).
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// Plain TCP or a Unix socket (`disable`, or no `sslmode`).
+    Disable,
+    /// TLS, the server's certificate not checked.
+    Require,
+    /// TLS, the certificate signed by a trusted authority.
+    VerifyCa,
+    /// TLS, the certificate trusted and naming the host.
+    VerifyFull,
+}
+
+/// A PostgreSQL URL taken apart.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone)]
+pub struct PgUrl {
+    /// The URL handed to the driver (without the parameters read here).
+    pub conn: String,
+    /// What messages show: the URL without its password.
+    pub shown: String,
+    pub ssl: SslMode,
+    /// `sslrootcert=FILE`: the authorities trusted for `verify-*`.
+    pub root_cert: Option<PathBuf>,
+}
+
+/// Reads `url`; an `sslmode` rtlab does not offer is refused (exit 2).
+#[cfg(feature = "postgres")]
+pub fn parse(url: &str) -> Result<PgUrl> {
+    let shown = redact(url);
+    let (main, query) = match url.split_once('?') {
+        Some((m, q)) => (m, q),
+        None => (url, ""),
+    };
+    let mut ssl = SslMode::Disable;
+    let mut root_cert = None;
+    let mut rest = Vec::new();
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        match kv.split_once('=') {
+            Some(("sslmode", v)) => {
+                ssl = match v {
+                    "disable" => SslMode::Disable,
+                    "require" => SslMode::Require,
+                    "verify-ca" => SslMode::VerifyCa,
+                    "verify-full" => SslMode::VerifyFull,
+                    other => bail!(UsageError(format!(
+                        "{shown}: sslmode={other} is not offered; give sslmode=disable (or none), require, verify-ca or verify-full"
+                    ))),
+                }
+            }
+            Some(("sslrootcert", v)) => root_cert = Some(PathBuf::from(v)),
+            _ => rest.push(kv),
+        }
+    }
+    let conn = if rest.is_empty() {
+        main.to_string()
+    } else {
+        format!("{main}?{}", rest.join("&"))
+    };
+    Ok(PgUrl {
+        conn,
+        shown,
+        ssl,
+        root_cert,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_never_shown() {
+        for (url, shown) in [
+            ("postgres://u:pw@h:5432/db", "postgres://u:***@h:5432/db"),
+            ("postgresql://u@h/db", "postgresql://u@h/db"),
+            (
+                "postgres://h/db?password=pw&x=1",
+                "postgres://h/db?password=***&x=1",
+            ),
+            ("postgres://u:p@ss@h/db", "postgres://u:***@h/db"),
+        ] {
+            assert_eq!(redact(url), shown);
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "postgres")]
+    fn ssl_parameters_are_read_here_and_the_rest_passed_on() {
+        let u =
+            parse("postgres://u:pw@h/db?sslmode=verify-full&sslrootcert=/ca.pem&connect_timeout=3")
+                .unwrap();
+        assert_eq!(u.ssl, SslMode::VerifyFull);
+        assert_eq!(u.root_cert, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(u.conn, "postgres://u:pw@h/db?connect_timeout=3");
+        assert_eq!(parse("postgres://h/db").unwrap().ssl, SslMode::Disable);
+        let e = parse("postgres://u:pw@h/db?sslmode=prefer")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslmode=prefer is not offered"), "{e}");
+        assert!(!e.contains("pw"), "{e}");
+        assert!(is_postgres("PostgreSQL://h/db") && !is_postgres("mysql://h/db"));
+    }
+}
