@@ -207,6 +207,10 @@ pub trait Observer {
     fn wants_samples(&self) -> bool {
         false
     }
+    /// How often it wants them (at most: a quarter of the ring's time).
+    fn sample_poll(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(20)
+    }
     /// Wake-ups of latency thread `thread` since the last call, oldest first.
     fn samples(&mut self, _thread: usize, _samples: &[rtlab_engine::probe::samples::Sample]) {}
     /// /dev/cpu_dma_latency was asked for: held at this many µs, or refused (why).
