@@ -169,6 +169,10 @@ impl Observer for Monitor<'_> {
         Duration::from_secs(1)
     }
 
+    fn thread_histograms(&self) -> bool {
+        false
+    }
+
     fn samples(&mut self, thread: usize, samples: &[Sample]) {
         let (wall, probe) = (self.clocks)();
         let offset = wall - probe as i64;

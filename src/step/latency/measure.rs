@@ -127,6 +127,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         // Taken before a quarter of the ring fills at the shortest period.
         let fill = Duration::from_nanos(SAMPLE_RING as u64 / 4 * cfg.interval_ns);
         cfg.poll_ns = obs.sample_poll().min(fill).as_nanos().max(1) as u64;
+        cfg.thread_histograms = obs.thread_histograms();
     }
     warnings.extend(system::fingerprint_warnings(&fp));
     let stop = signals::install();

@@ -194,6 +194,7 @@ impl Params {
                 trace_points: a.trace_points,
                 sample_ring: 0,
                 poll_ns: 20_000_000,
+                thread_histograms: true,
                 perf: a.perf.perf,
             },
             dma_latency_us,

@@ -174,6 +174,7 @@ impl ThreadEnv<'_> {
                 deadline_ns: cfg.deadline_ns.unwrap_or(interval_ns),
                 breaktrace_ns: cfg.breaktrace_ns,
                 relative: matches!(cfg.timer, TimerMode::Relative | TimerMode::Nanosleep),
+                histograms: cfg.thread_histograms,
             };
             let first = start + interval_ns + i as u64 * cfg.offset_ns;
             match (&timer, cfg.timer) {
@@ -386,6 +387,7 @@ mod tests {
             trace_points: 64,
             sample_ring: 1024,
             poll_ns: 20_000_000,
+            thread_histograms: true,
             perf: false,
         }
     }
