@@ -137,7 +137,7 @@ impl Cut {
         let Some(&period) = self.periods.get(thread) else {
             return;
         };
-        if !self.open.back().is_some_and(|w| at_ns < w.end_ns) {
+        if self.open.back().is_none_or(|w| at_ns >= w.end_ns) {
             // Windows nobody woke in (the clock stepped forward) are not opened.
             let start = self
                 .next_start_ns
