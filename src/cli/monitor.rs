@@ -197,12 +197,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
         host: fp.hostname,
         kernel: fp.kernel_release,
         cpus: threads.iter().map(|c| c.map_or(-1, |c| c as i64)).collect(),
-        periods: (0..threads.len())
-            .map(|i| Period {
-                interval_ns: cfg.interval_of(i),
-                deadline_ns: cfg.deadline_ns.unwrap_or(cfg.interval_of(i)),
-            })
-            .collect(),
+        periods: Period::of(cfg),
         verbose: !a.out.quiet && !a.out.json,
     };
     if setup.verbose {

@@ -7,6 +7,7 @@
 //! gets to see it; a window is closed once the clock is past its end, so a late
 //! close moves when it is stored, never its bounds or its wake-ups.
 
+use rtlab_engine::probe::latency::LatencyConfig;
 use rtlab_engine::stats::hist::LatencyHistogram;
 use std::collections::VecDeque;
 
@@ -16,6 +17,18 @@ use std::collections::VecDeque;
 pub struct Period {
     pub interval_ns: u64,
     pub deadline_ns: u64,
+}
+
+impl Period {
+    /// Each measuring thread's.
+    pub fn of(cfg: &LatencyConfig) -> Vec<Period> {
+        (0..cfg.threads.len())
+            .map(|i| Period {
+                interval_ns: cfg.interval_of(i),
+                deadline_ns: cfg.deadline_ns.unwrap_or(cfg.interval_of(i)),
+            })
+            .collect()
+    }
 }
 
 /// One thread's wake-ups in one window.
