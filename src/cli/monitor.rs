@@ -4,6 +4,7 @@ use super::common::{self, Context, OutputArgs};
 use super::windows;
 use crate::error::{bad_flag, UsageError};
 use crate::monitor::alert::Alerts;
+use crate::monitor::cut::Period;
 use crate::monitor::{self, unit, Monitor, Setup};
 use crate::step::latency::{self, Params};
 use crate::step::Machine;
@@ -175,7 +176,8 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
     let quiet_ns = duration_ns("--alert-quiet", &a.alert_quiet, DefaultUnit::Seconds)?;
     let machine = Machine::this();
     let plan = a.params.plan(&machine)?;
-    let threads = &plan.config().threads;
+    let cfg = plan.config();
+    let threads = &cfg.threads;
     if a.install_unit {
         let measured: Vec<usize> = threads.iter().flatten().copied().collect();
         let housekeeping: Vec<usize> = machine
@@ -195,6 +197,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
         host: fp.hostname,
         kernel: fp.kernel_release,
         cpus: threads.iter().map(|c| c.map_or(-1, |c| c as i64)).collect(),
+        periods: Period::of(cfg),
         verbose: !a.out.quiet && !a.out.json,
     };
     if setup.verbose {
@@ -212,6 +215,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
         &mut store,
         setup,
         Alerts::new(alert_max, a.alert_cmd.clone(), quiet_ns),
+        monitor::clocks(cfg.clock),
     );
     let run = latency::measure(&a.params, &mut mon)?;
     if let Some(e) = mon.error.take() {

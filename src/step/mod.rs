@@ -244,6 +244,15 @@ pub trait Observer {
     fn wants_samples(&self) -> bool {
         false
     }
+    /// How often it wants them (at most: a quarter of the ring's time).
+    fn sample_poll(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(20)
+    }
+    /// Whether the threads keep their histograms while it takes every
+    /// wake-up (false: it keeps its own; the run's histograms stay empty).
+    fn thread_histograms(&self) -> bool {
+        true
+    }
     /// Wake-ups of latency thread `thread` since the last call, oldest first.
     fn samples(&mut self, _thread: usize, _samples: &[rtlab_engine::probe::samples::Sample]) {}
     /// /dev/cpu_dma_latency was asked for: held at this many µs, or refused (why).

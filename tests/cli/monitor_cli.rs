@@ -72,6 +72,7 @@ fn a_window_per_second_and_the_counts_add_up() {
             );
         }
     }
+    aligned(&ws);
     // Which windows are partial depends on where the run's start and end fell
     // between boundaries; the table labels exactly those.
     let partial = ws.iter().filter(|w| w["partial"] == true).count();
@@ -82,6 +83,31 @@ fn a_window_per_second_and_the_counts_add_up() {
     let text = String::from_utf8_lossy(&table.stdout).to_string();
     assert!(text.contains(&format!("{} rows", ws.len())), "{text}");
     assert_eq!(text.matches(" partial ").count(), partial, "{text}");
+}
+
+const SEC: i64 = 1_000_000_000;
+
+/// Each session's windows: all but its first and last are whole seconds on
+/// the clock's seconds; its first ends and its last begins on a second.
+fn aligned(ws: &[Value]) {
+    let mut sessions: Vec<&Value> = ws.iter().map(|w| &w["session"]).collect();
+    sessions.dedup();
+    for session in sessions {
+        let s: Vec<&Value> = ws.iter().filter(|w| &w["session"] == session).collect();
+        for (i, w) in s.iter().enumerate() {
+            let (first, last) = (i == 0, i == s.len() - 1);
+            if !first {
+                assert_eq!(n(w, "start_ns") % SEC, 0, "{w}");
+            }
+            if !last {
+                assert_eq!(n(w, "end_ns") % SEC, 0, "{w}");
+            }
+            if !first && !last {
+                assert_eq!(n(w, "end_ns") - n(w, "start_ns"), SEC, "{w}");
+                assert_eq!(w["partial"], false, "a middle window is whole: {w}");
+            }
+        }
+    }
 }
 
 fn spawn(db: &Path, extra: &[&str]) -> Child {
@@ -115,28 +141,40 @@ fn wait_for_rows(db: &Path, count: usize) -> Vec<Value> {
 fn kill_9_keeps_the_closed_windows_and_a_restart_continues_the_series() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    let mut child = spawn(&db, &[]);
-    let before = wait_for_rows(&db, 2);
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(before.len() >= 2, "{before:?}");
-    let after = rows(&db);
-    assert!(after.len() >= before.len());
-    assert_eq!(
-        &after[..before.len()],
-        &before[..],
-        "closed windows unchanged"
-    );
-    assert!(after.iter().all(|w| hist_count(w) == n(w, "samples")));
-
+    let mut kept: Vec<Value> = Vec::new();
+    // Killed at three moments between (or while) storing windows.
+    for (round, wait_ms) in [0u64, 350, 700].into_iter().enumerate() {
+        let mut child = spawn(&db, &[]);
+        let before = wait_for_rows(&db, kept.len() + 1);
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert!(before.len() > kept.len(), "round {round}: {before:?}");
+        let after = rows(&db);
+        assert!(after.len() >= before.len());
+        assert_eq!(&after[..kept.len()], &kept[..], "closed windows unchanged");
+        assert_eq!(&after[..before.len()], &before[..]);
+        assert!(after.iter().all(|w| hist_count(w) == n(w, "samples")));
+        let new = &after[kept.len()..];
+        assert!(new.iter().all(|w| w["session"] == new[0]["session"]));
+        if let Some(last) = kept.last() {
+            assert_ne!(new[0]["session"], last["session"], "a new session");
+            assert_eq!(
+                (&new[0]["host"], &new[0]["cpu"]),
+                (&last["host"], &last["cpu"])
+            );
+            assert!(n(&new[0], "start_ns") >= n(last, "end_ns"));
+        }
+        kept = after;
+    }
+    // Killed sessions never stored their last window: every row is a closed
+    // one, and each session's windows after its first are whole and aligned.
+    aligned(&kept);
     let out = expect(monitor(&db).args(["--duration", "2s"]), &[0]);
     let again = rows(&db);
-    assert!(again.len() > after.len(), "{}", shown(&out));
-    assert_eq!(&again[..after.len()], &after[..]);
-    let new = &again[after.len()..];
-    assert!(new.iter().all(|w| w["session"] == new[0]["session"]));
-    assert_ne!(new[0]["session"], after[0]["session"], "a new session");
-    assert_eq!(new[0]["host"], after[0]["host"]);
+    assert!(again.len() > kept.len(), "{}", shown(&out));
+    assert_eq!(&again[..kept.len()], &kept[..]);
+    aligned(&again);
 }
 
 #[test]

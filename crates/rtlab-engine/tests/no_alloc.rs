@@ -98,6 +98,7 @@ fn the_measuring_loop_makes_zero_allocations() {
             deadline_ns: 1,
             breaktrace_ns: None,
             relative,
+            histograms: true,
         };
         let first = clock.now() + spec.interval_ns;
 

@@ -124,6 +124,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     a.perf.check()?;
     if obs.wants_samples() {
         cfg.sample_ring = SAMPLE_RING;
+        // Taken before a quarter of the ring fills at the shortest period.
+        let fill = Duration::from_nanos(SAMPLE_RING as u64 / 4 * cfg.interval_ns);
+        cfg.poll_ns = obs.sample_poll().min(fill).as_nanos().max(1) as u64;
+        cfg.thread_histograms = obs.thread_histograms();
     }
     warnings.extend(system::fingerprint_warnings(&fp));
     let stop = signals::install();
@@ -171,7 +175,12 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         .and_then(|t| super::trace::start(t, a.timerlat, &mut cfg, &mut warnings));
     obs.start(&names);
     let overruns_before = sched::deadline::overruns();
-    let result = probe::run(&cfg, stop, Duration::from_millis(250), &mut Watcher(obs));
+    let result = probe::run(
+        &cfg,
+        stop,
+        Duration::from_millis(250).max(Duration::from_nanos(cfg.poll_ns)),
+        &mut Watcher(obs),
+    );
     obs.end();
     let why = trace.map(trace::Session::finish);
     if let Some(was) = main_was {

@@ -193,6 +193,8 @@ impl Params {
                 overflow_cycles: a.overflow_cycles,
                 trace_points: a.trace_points,
                 sample_ring: 0,
+                poll_ns: 20_000_000,
+                thread_histograms: true,
                 perf: a.perf.perf,
             },
             dma_latency_us,

@@ -37,6 +37,10 @@ pub struct LoopSpec {
     /// Sleep for the interval from each wake-up rather than until the next
     /// period: a wake-up is late against the time it slept from.
     pub relative: bool,
+    /// Record every wake-up into the thread's histograms and time series;
+    /// without, only its moments and counters (a consumer of the samples'
+    /// ring keeps its own).
+    pub histograms: bool,
 }
 
 /// Why a measuring loop ended. `Copy`, so it can leave the hot path freely.
@@ -325,9 +329,11 @@ pub fn run_loop<C: Clock>(
             stats.max_cycle = cycle;
         }
         stats.moments.record(latency);
-        stats.hist.record(latency);
-        stats.us.record(latency, cycle);
-        stats.trace.record(now.saturating_sub(origin), latency);
+        if spec.histograms {
+            stats.hist.record(latency);
+            stats.us.record(latency, cycle);
+            stats.trace.record(now.saturating_sub(origin), latency);
+        }
         stats.overruns += expired;
         if latency > spec.deadline_ns {
             stats.misses += 1;
@@ -385,6 +391,7 @@ pub(crate) fn warm_up_loop<C: Clock>(clock: &C, stats: &mut ThreadStats) {
         deadline_ns: u64::MAX,
         breaktrace_ns: None,
         relative: false,
+        histograms: true,
     };
     let live = LiveStats::default();
     let never = AtomicBool::new(false);
@@ -449,6 +456,7 @@ mod tests {
             deadline_ns: 1_000,
             breaktrace_ns: None,
             relative: false,
+            histograms: true,
         }
     }
 
@@ -546,6 +554,17 @@ mod tests {
         let (stats, end, _) = run_scripted(&sp, vec![]);
         assert_eq!(end, LoopEnd::DurationDone);
         assert_eq!(stats.moments.count, 10, "wake-ups at 1_000 ..= 10_000");
+    }
+
+    #[test]
+    fn without_histograms_only_the_moments_and_counters_record() {
+        let mut sp = spec(3);
+        sp.histograms = false;
+        let (stats, _, _) = run_scripted(&sp, vec![5, 2_500, 9]);
+        assert_eq!((stats.moments.count, stats.moments.max), (3, 2_500));
+        assert_eq!((stats.overruns, stats.misses), (2, 1));
+        assert_eq!(stats.hist.len(), 0);
+        assert_eq!(stats.us.count(0), 0);
     }
 
     #[test]

@@ -99,6 +99,23 @@ pub fn release_free_heap() {
     }
 }
 
+/// Makes every allocation of `bytes` or more a mapping of its own, given back
+/// to the kernel when freed. (glibc raises that threshold after freeing such a
+/// block, and its heap then keeps the largest blocks a long-running process
+/// ever freed, locked with the rest under `mlockall`.)
+pub fn map_large_allocations(bytes: usize) {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt(3) sets an allocator parameter; no allocation is touched.
+    unsafe {
+        libc::mallopt(
+            libc::M_MMAP_THRESHOLD,
+            i32::try_from(bytes).unwrap_or(i32::MAX),
+        );
+    }
+    #[cfg(not(target_env = "gnu"))]
+    let _ = bytes;
+}
+
 /// Undoes [`lock_all`] (`munlockall(2)`).
 pub fn unlock_all() {
     // SAFETY: munlockall(2) takes no arguments; failure leaves memory locked, which

@@ -174,6 +174,7 @@ impl ThreadEnv<'_> {
                 deadline_ns: cfg.deadline_ns.unwrap_or(interval_ns),
                 breaktrace_ns: cfg.breaktrace_ns,
                 relative: matches!(cfg.timer, TimerMode::Relative | TimerMode::Nanosleep),
+                histograms: cfg.thread_histograms,
             };
             let first = start + interval_ns + i as u64 * cfg.offset_ns;
             match (&timer, cfg.timer) {
@@ -285,7 +286,7 @@ pub fn run(
         let mut snaps = vec![LiveSnapshot::default(); n];
         let mut batch = Vec::with_capacity(cfg.sample_ring);
         if first_error.is_none() {
-            let step = Duration::from_millis(20).min(tick);
+            let step = Duration::from_nanos(cfg.poll_ns.max(1)).min(tick);
             let mut since_tick = Duration::ZERO;
             while !handles.iter().all(|h| h.is_finished()) {
                 std::thread::sleep(step);
@@ -385,6 +386,8 @@ mod tests {
             overflow_cycles: 16,
             trace_points: 64,
             sample_ring: 1024,
+            poll_ns: 20_000_000,
+            thread_histograms: true,
             perf: false,
         }
     }
