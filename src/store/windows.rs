@@ -2,7 +2,7 @@
 //! the hourly and daily rows that retention merges old windows into. Times are
 //! Unix ns (UTC); a row's histogram is the probe's HdrHistogram in portable form.
 
-use super::db::{args, Conn, Row};
+use super::db::{args, Conn, Row, Value};
 use super::Store;
 use anyhow::Result;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
@@ -33,6 +33,10 @@ pub(super) const V5: &str = "CREATE TABLE windows (
     );
     CREATE INDEX windows_series ON windows(level, host, cpu, start_ns);
     CREATE INDEX windows_end ON windows(level, end_ns);";
+
+/// Version 6: one host's windows since a time (`results windows --host H
+/// --since T`, the pages of `rtlab serve`) found by an index range.
+pub(super) const V6: &str = "CREATE INDEX windows_host_end ON windows(host, end_ns);";
 
 const HOUR_NS: i64 = 3_600_000_000_000;
 const DAY_NS: i64 = 24 * HOUR_NS;
@@ -250,15 +254,27 @@ pub(super) fn has(c: &dyn Conn, w: &Window) -> Result<bool> {
     .is_some())
 }
 
-/// The condition of a [`WindowFilter`], its values [`filter_args`] `?1` to `?4`
-/// (typed, so that PostgreSQL knows what a NULL stands for).
-const FILTER: &str = "(CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
-    AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
-    AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
-    AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)";
-
-fn filter_args(f: &WindowFilter) -> Vec<super::db::Value> {
-    args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)].to_vec()
+/// The condition of a [`WindowFilter`]: only the filters it sets, so that
+/// an index can serve them (`windows_host_end`, `windows_series`), with their
+/// values as `?1`, `?2`, ... in order ("TRUE" when it sets none).
+fn filter(f: &WindowFilter) -> (String, Vec<Value>) {
+    let given: [(&str, Option<Value>); 4] = [
+        ("end_ns >= ", f.since_ns.map(Value::from)),
+        ("cpu = ", f.cpu.map(Value::from)),
+        ("host = ", f.host.as_ref().map(Value::from)),
+        ("level = ", f.level.map(|l| Value::from(l.name()))),
+    ];
+    let (mut terms, mut args) = (Vec::new(), Vec::new());
+    for (term, value) in given {
+        if let Some(v) = value {
+            args.push(v);
+            terms.push(format!("{term}?{}", args.len()));
+        }
+    }
+    if terms.is_empty() {
+        terms.push("TRUE".into());
+    }
+    (terms.join(" AND "), args)
 }
 
 /// Rows of one level merged per retention pass at most, so that a pass after a
@@ -273,10 +289,10 @@ impl Store {
 
     /// The rows `f` selects, oldest first (then by CPU).
     pub fn windows(&self, f: &WindowFilter) -> Result<Vec<Window>> {
-        let sql = format!(
-            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} ORDER BY start_ns, cpu, level"
-        );
-        let rows = self.conn.query(&sql, &filter_args(f))?;
+        let (cond, args) = filter(f);
+        let sql =
+            format!("SELECT id, {COLUMNS} FROM windows WHERE {cond} ORDER BY start_ns, cpu, level");
+        let rows = self.conn.query(&sql, &args)?;
         rows.iter().map(|r| Ok(window_row(r)?.1)).collect()
     }
 
@@ -288,10 +304,11 @@ impl Store {
         after: i64,
         limit: usize,
     ) -> Result<Vec<(i64, Window)>> {
+        let (cond, mut args) = filter(f);
+        let (a, l) = (args.len() + 1, args.len() + 2);
         let sql = format!(
-            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} AND id > ?5 ORDER BY id LIMIT ?6"
+            "SELECT id, {COLUMNS} FROM windows WHERE {cond} AND id > ?{a} ORDER BY id LIMIT ?{l}"
         );
-        let mut args = filter_args(f);
         args.extend([after.into(), limit.into()]);
         self.conn
             .query(&sql, &args)?
