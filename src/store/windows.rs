@@ -59,7 +59,7 @@ impl Level {
         }
     }
 
-    fn parse(name: &str) -> Level {
+    pub(super) fn parse(name: &str) -> Level {
         match name {
             "hour" => Level::Hour,
             "day" => Level::Day,
@@ -212,46 +212,51 @@ pub(super) fn window_row(r: &Row) -> Result<(i64, Window)> {
     ))
 }
 
+/// Rows written per statement by [`insert_all`] (19 values each: well under
+/// either backend's limit on a statement's values).
+const INSERT_ROWS: usize = 100;
+
 pub(super) fn insert(c: &dyn Conn, w: &Window) -> Result<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO windows ({COLUMNS}) VALUES
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
-        ),
-        args![
-            w.level.name(),
-            &w.session,
-            &w.host,
-            &w.kernel,
-            w.cpu,
-            w.start_ns,
-            w.end_ns,
-            w.partial,
-            w.windows,
-            w.samples,
-            w.overruns,
-            w.misses,
-            w.min_ns,
-            w.p50_ns,
-            w.p99_ns,
-            w.p999_ns,
-            w.max_ns,
-            w.max_at_ns,
-            serde_json::to_string(&w.hist)?,
-        ],
-    )?;
-    Ok(())
+    insert_all(c, &[w])
 }
 
-/// Whether `c` holds a row of `w`'s series (session, host, CPU, level) that
-/// starts when `w` does: the same window, copied before.
-pub(super) fn has(c: &dyn Conn, w: &Window) -> Result<bool> {
-    Ok(c.query_opt(
-        "SELECT 1 FROM windows WHERE level = ?1 AND host = ?2 AND cpu = ?3 AND start_ns = ?4
-            AND session = ?5",
-        args![w.level.name(), &w.host, w.cpu, w.start_ns, &w.session],
-    )?
-    .is_some())
+/// Inserts `ws`, [`INSERT_ROWS`] to a statement.
+pub(super) fn insert_all(c: &dyn Conn, ws: &[&Window]) -> Result<()> {
+    for chunk in ws.chunks(INSERT_ROWS) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p: Vec<String> = (1..=19).map(|j| format!("?{}", i * 19 + j)).collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let mut values = Vec::with_capacity(chunk.len() * 19);
+        for w in chunk {
+            values.extend_from_slice(args![
+                w.level.name(),
+                &w.session,
+                &w.host,
+                &w.kernel,
+                w.cpu,
+                w.start_ns,
+                w.end_ns,
+                w.partial,
+                w.windows,
+                w.samples,
+                w.overruns,
+                w.misses,
+                w.min_ns,
+                w.p50_ns,
+                w.p99_ns,
+                w.p999_ns,
+                w.max_ns,
+                w.max_at_ns,
+                serde_json::to_string(&w.hist)?,
+            ]);
+        }
+        let sql = format!("INSERT INTO windows ({COLUMNS}) VALUES {}", rows.join(", "));
+        c.execute(&sql, &values)?;
+    }
+    Ok(())
 }
 
 /// The condition of a [`WindowFilter`]: only the filters it sets, so that
@@ -284,7 +289,7 @@ pub const PASS_ROWS: usize = 2000;
 impl Store {
     /// Saves the windows closed at one moment (one per CPU) in one transaction.
     pub fn save_windows(&mut self, windows: &[Window]) -> Result<()> {
-        self.write(|c| windows.iter().try_for_each(|w| insert(c, w)))
+        self.write(|c| insert_all(c, &windows.iter().collect::<Vec<_>>()))
     }
 
     /// The rows `f` selects, oldest first (then by CPU).

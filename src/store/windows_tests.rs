@@ -327,12 +327,46 @@ fn copying_windows_pages_through_them_once(mut to: Store) {
     assert_eq!(copied, expected);
 }
 
+/// A few thousand windows of several hosts pushed twice: stored once, the
+/// second push finds every one there; a window twice in the source (the same
+/// session, host, CPU, level and start) is stored once.
+fn pushing_thousands_of_windows_twice_stores_each_once(mut to: Store) {
+    let (_d, mut from) = store();
+    let ws: Vec<Window> = (0..3000)
+        .map(|i| Window {
+            host: format!("board-{}", i % 3),
+            session: format!("s{}", i % 7),
+            ..window(i % 2, i * MIN_NS, &[i as u64 % 90 + 1])
+        })
+        .collect();
+    from.save_windows(&ws).unwrap();
+    from.save_windows(&ws[10..12]).unwrap();
+    let all = WindowFilter::default();
+    let mut t = crate::store::Tally::default();
+    to.copy_windows(&from, &all, &mut t, || false).unwrap();
+    assert_eq!((t.windows_new, t.windows_present), (3000, 2));
+    assert!(t.windows_refused.is_empty());
+    let mut t = crate::store::Tally::default();
+    to.copy_windows(&from, &all, &mut t, || false).unwrap();
+    assert_eq!((t.windows_new, t.windows_present), (0, 3002));
+    let mut copied = to.windows(&all).unwrap();
+    assert_eq!(copied.len(), 3000);
+    copied.sort_by_key(|w| w.start_ns);
+    assert_eq!(copied, ws);
+    let host = WindowFilter {
+        host: Some("board-1".into()),
+        ..Default::default()
+    };
+    assert_eq!(to.windows(&host).unwrap().len(), 1000);
+}
+
 /// Each test on a new SQLite store, then on a PostgreSQL database.
-const TESTS: [fn(Store); 4] = [
+const TESTS: [fn(Store); 5] = [
     old_windows_merge_into_hours_then_days_and_the_oldest_days_go,
     the_filter_selects_by_cpu_time_host_and_level,
     a_pass_takes_at_most_its_budget,
     copying_windows_pages_through_them_once,
+    pushing_thousands_of_windows_twice_stores_each_once,
 ];
 
 #[test]
