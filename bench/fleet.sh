@@ -207,7 +207,10 @@ if [ -z "$pg" ]; then
 fi
 if [ -n "$pg" ]; then
     t0=$(now)
-    if out=$("$R" --db "$fleet" results push --to "$pg" 2>&1); then
+    rc=0
+    out=$("$R" --db "$fleet" results push --to "$pg" 2>&1) || rc=$?
+    [ "$rc" -ne 130 ] || exit 130 # Ctrl-C
+    if [ "$rc" -eq 0 ]; then
         t1=$(now)
         pg_push=$(awk -v a="$t0" -v z="$t1" 'BEGIN { printf "%.1fs", z - a }')
         echo "push (${pg_push}): ${out//$pg/postgres://...}"
