@@ -220,15 +220,24 @@ pub(super) fn insert(c: &dyn Conn, w: &Window) -> Result<()> {
     insert_all(c, &[w])
 }
 
+/// `rows` rows of placeholders numbered on from `?1`, one per entry of
+/// `types`: `(?1, ?2), (?3, ?4)`; an entry that names a type casts its value
+/// to it (`CAST(?1 AS TEXT)`).
+pub(super) fn value_rows(rows: usize, types: &[&str]) -> String {
+    let row = |i: usize| {
+        let at = |j: usize, t: &&str| match (i * types.len() + j + 1, *t) {
+            (n, "") => format!("?{n}"),
+            (n, t) => format!("CAST(?{n} AS {t})"),
+        };
+        let p: Vec<String> = types.iter().enumerate().map(|(j, t)| at(j, t)).collect();
+        format!("({})", p.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
 /// Inserts `ws`, [`INSERT_ROWS`] to a statement.
 pub(super) fn insert_all(c: &dyn Conn, ws: &[&Window]) -> Result<()> {
     for chunk in ws.chunks(INSERT_ROWS) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p: Vec<String> = (1..=19).map(|j| format!("?{}", i * 19 + j)).collect();
-                format!("({})", p.join(", "))
-            })
-            .collect();
         let mut values = Vec::with_capacity(chunk.len() * 19);
         for w in chunk {
             values.extend_from_slice(args![
@@ -253,7 +262,8 @@ pub(super) fn insert_all(c: &dyn Conn, ws: &[&Window]) -> Result<()> {
                 serde_json::to_string(&w.hist)?,
             ]);
         }
-        let sql = format!("INSERT INTO windows ({COLUMNS}) VALUES {}", rows.join(", "));
+        let rows = value_rows(chunk.len(), &[""; 19]);
+        let sql = format!("INSERT INTO windows ({COLUMNS}) VALUES {rows}");
         c.execute(&sql, &values)?;
     }
     Ok(())

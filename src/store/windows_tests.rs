@@ -380,3 +380,12 @@ fn windows_on_sqlite() {
 fn windows_on_postgres() {
     crate::store::tests::each_on_postgres(&TESTS);
 }
+
+#[test]
+fn value_rows_number_their_placeholders_on_and_cast_the_typed_ones() {
+    assert_eq!(
+        value_rows(2, &["", "TEXT"]),
+        "(?1, CAST(?2 AS TEXT)), (?3, CAST(?4 AS TEXT))"
+    );
+    assert_eq!(value_rows(1, &["", "", ""]), "(?1, ?2, ?3)");
+}

@@ -58,15 +58,7 @@ fn present(c: &dyn Conn, ws: &[&Window]) -> Result<HashSet<Key>> {
         return Ok(Default::default());
     }
     // Typed, so that PostgreSQL knows the columns of the VALUES list.
-    let rows: Vec<String> = (0..ws.len())
-        .map(|i| {
-            let n = i * 5;
-            format!(
-                "(CAST(?{} AS TEXT), CAST(?{} AS TEXT), CAST(?{} AS BIGINT), CAST(?{} AS BIGINT), CAST(?{} AS TEXT))",
-                n + 1, n + 2, n + 3, n + 4, n + 5
-            )
-        })
-        .collect();
+    let rows = win::value_rows(ws.len(), &["TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT"]);
     let mut values = Vec::with_capacity(ws.len() * 5);
     for w in ws {
         values.extend_from_slice(args![
@@ -79,9 +71,8 @@ fn present(c: &dyn Conn, ws: &[&Window]) -> Result<HashSet<Key>> {
     }
     let sql = format!(
         "SELECT w.level, w.host, w.cpu, w.start_ns, w.session
-         FROM (VALUES {}) AS v JOIN windows w ON w.level = v.column1 AND w.host = v.column2
-             AND w.cpu = v.column3 AND w.start_ns = v.column4 AND w.session = v.column5",
-        rows.join(", ")
+         FROM (VALUES {rows}) AS v JOIN windows w ON w.level = v.column1 AND w.host = v.column2
+             AND w.cpu = v.column3 AND w.start_ns = v.column4 AND w.session = v.column5"
     );
     c.query(&sql, &values)?
         .iter()
