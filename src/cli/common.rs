@@ -28,15 +28,21 @@ impl Context {
     /// Opens the results store for reading; a missing database is an input
     /// error rather than a new empty file.
     pub fn open_existing(&self) -> Result<Store> {
+        Store::open(&self.existing_db()?)
+    }
+
+    /// The store named by `--db`, `$RTLAB_DB` or the default path, which must
+    /// exist (a URL is judged when connecting).
+    pub fn existing_db(&self) -> Result<std::path::PathBuf> {
         let path = store::default_path(self.db.as_deref())?;
         if !store::exists(&path) {
             return Err(UsageError(format!(
                 "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
-                path.display()
+                store::shown(&path)
             ))
             .into());
         }
-        Store::open(&path)
+        Ok(path)
     }
 }
 

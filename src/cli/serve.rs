@@ -106,14 +106,7 @@ fn site(ctx: &Context, a: &ServeArgs) -> Result<(Site, Duration)> {
     let timeout = parse_positive_duration(&a.read_timeout, DefaultUnit::Seconds)
         .map_err(|e| bad_flag("--read-timeout", e))?;
     let reqs = requirements(&a.require)?;
-    let db = store::default_path(ctx.db.as_deref())?;
-    if !db.exists() {
-        return Err(UsageError(format!(
-            "no results database at {}: measure something first (e.g. rtlab latency), or name the database with --db PATH or RTLAB_DB",
-            db.display()
-        ))
-        .into());
-    }
+    let db = ctx.existing_db()?;
     Store::open_read_only(&db)?;
     let site = Site {
         db,
@@ -138,7 +131,7 @@ pub fn run(ctx: &Context, a: ServeArgs) -> Result<i32> {
     let stop = signals::install();
     eprintln!(
         "rtlab serve: {} read-only on http://{}/ ({})",
-        site.db.display(),
+        store::shown(&site.db),
         listener.local_addr()?,
         if site.token.is_some() {
             "token required"

@@ -134,7 +134,7 @@ pub(super) struct Migration {
 }
 
 /// Migrations in order; index `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[Migration] = &[
+pub(super) const MIGRATIONS: &[Migration] = &[
     Migration { ddl: V1, fill: "" },
     Migration {
         ddl: V2,
@@ -147,6 +147,10 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         ddl: super::windows::V5,
+        fill: "",
+    },
+    Migration {
+        ddl: super::windows::V6,
         fill: "",
     },
 ];

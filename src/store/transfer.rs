@@ -14,12 +14,15 @@
 
 use super::db::{args, Conn};
 use super::schema::{self, Identity, Refusal};
-use super::windows::{self as win, Window, WindowFilter};
+use super::windows::{Window, WindowFilter};
 use super::Store;
 use crate::error::UsageError;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
+
+mod windows;
+use windows::copy_batch;
 
 /// What copying one run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,26 +195,6 @@ fn is_refusal(e: &anyhow::Error) -> bool {
             || c.is::<serde_json::Error>()
             || c.is::<std::io::Error>()
     })
-}
-
-/// Copies the windows of `batch` that `c` does not have: (new, present,
-/// refused with why).
-fn copy_batch(c: &dyn Conn, batch: &[Window]) -> Result<(usize, usize, Vec<String>)> {
-    let (mut new, mut present, mut refused) = (0, 0, Vec::new());
-    for w in batch {
-        if let Err(why) = w.check() {
-            refused.push(format!(
-                "window of {} CPU {} at {} ns: {why}",
-                w.host, w.cpu, w.start_ns
-            ));
-        } else if win::has(c, w)? {
-            present += 1;
-        } else {
-            win::insert(c, w)?;
-            new += 1;
-        }
-    }
-    Ok((new, present, refused))
 }
 
 /// The id of the run with `uuid` in `conn`.

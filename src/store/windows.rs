@@ -2,7 +2,7 @@
 //! the hourly and daily rows that retention merges old windows into. Times are
 //! Unix ns (UTC); a row's histogram is the probe's HdrHistogram in portable form.
 
-use super::db::{args, Conn, Row};
+use super::db::{args, Conn, Row, Value};
 use super::Store;
 use anyhow::Result;
 use rtlab_engine::stats::hist::{HistogramData, LatencyHistogram};
@@ -34,6 +34,10 @@ pub(super) const V5: &str = "CREATE TABLE windows (
     CREATE INDEX windows_series ON windows(level, host, cpu, start_ns);
     CREATE INDEX windows_end ON windows(level, end_ns);";
 
+/// Version 6: one host's windows since a time (`results windows --host H
+/// --since T`, the pages of `rtlab serve`) found by an index range.
+pub(super) const V6: &str = "CREATE INDEX windows_host_end ON windows(host, end_ns);";
+
 const HOUR_NS: i64 = 3_600_000_000_000;
 const DAY_NS: i64 = 24 * HOUR_NS;
 
@@ -55,7 +59,7 @@ impl Level {
         }
     }
 
-    fn parse(name: &str) -> Level {
+    pub(super) fn parse(name: &str) -> Level {
         match name {
             "hour" => Level::Hour,
             "day" => Level::Day,
@@ -208,57 +212,84 @@ pub(super) fn window_row(r: &Row) -> Result<(i64, Window)> {
     ))
 }
 
+/// Rows written per statement by [`insert_all`] (19 values each: well under
+/// either backend's limit on a statement's values).
+const INSERT_ROWS: usize = 100;
+
 pub(super) fn insert(c: &dyn Conn, w: &Window) -> Result<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO windows ({COLUMNS}) VALUES
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
-        ),
-        args![
-            w.level.name(),
-            &w.session,
-            &w.host,
-            &w.kernel,
-            w.cpu,
-            w.start_ns,
-            w.end_ns,
-            w.partial,
-            w.windows,
-            w.samples,
-            w.overruns,
-            w.misses,
-            w.min_ns,
-            w.p50_ns,
-            w.p99_ns,
-            w.p999_ns,
-            w.max_ns,
-            w.max_at_ns,
-            serde_json::to_string(&w.hist)?,
-        ],
-    )?;
+    insert_all(c, &[w])
+}
+
+/// `rows` rows of placeholders numbered on from `?1`, one per entry of
+/// `types`: `(?1, ?2), (?3, ?4)`; an entry that names a type casts its value
+/// to it (`CAST(?1 AS TEXT)`).
+pub(super) fn value_rows(rows: usize, types: &[&str]) -> String {
+    let row = |i: usize| {
+        let at = |j: usize, t: &&str| match (i * types.len() + j + 1, *t) {
+            (n, "") => format!("?{n}"),
+            (n, t) => format!("CAST(?{n} AS {t})"),
+        };
+        let p: Vec<String> = types.iter().enumerate().map(|(j, t)| at(j, t)).collect();
+        format!("({})", p.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
+/// Inserts `ws`, [`INSERT_ROWS`] to a statement.
+pub(super) fn insert_all(c: &dyn Conn, ws: &[&Window]) -> Result<()> {
+    for chunk in ws.chunks(INSERT_ROWS) {
+        let mut values = Vec::with_capacity(chunk.len() * 19);
+        for w in chunk {
+            values.extend_from_slice(args![
+                w.level.name(),
+                &w.session,
+                &w.host,
+                &w.kernel,
+                w.cpu,
+                w.start_ns,
+                w.end_ns,
+                w.partial,
+                w.windows,
+                w.samples,
+                w.overruns,
+                w.misses,
+                w.min_ns,
+                w.p50_ns,
+                w.p99_ns,
+                w.p999_ns,
+                w.max_ns,
+                w.max_at_ns,
+                serde_json::to_string(&w.hist)?,
+            ]);
+        }
+        let rows = value_rows(chunk.len(), &[""; 19]);
+        let sql = format!("INSERT INTO windows ({COLUMNS}) VALUES {rows}");
+        c.execute(&sql, &values)?;
+    }
     Ok(())
 }
 
-/// Whether `c` holds a row of `w`'s series (session, host, CPU, level) that
-/// starts when `w` does: the same window, copied before.
-pub(super) fn has(c: &dyn Conn, w: &Window) -> Result<bool> {
-    Ok(c.query_opt(
-        "SELECT 1 FROM windows WHERE level = ?1 AND host = ?2 AND cpu = ?3 AND start_ns = ?4
-            AND session = ?5",
-        args![w.level.name(), &w.host, w.cpu, w.start_ns, &w.session],
-    )?
-    .is_some())
-}
-
-/// The condition of a [`WindowFilter`], its values [`filter_args`] `?1` to `?4`
-/// (typed, so that PostgreSQL knows what a NULL stands for).
-const FILTER: &str = "(CAST(?1 AS BIGINT) IS NULL OR end_ns >= ?1)
-    AND (CAST(?2 AS BIGINT) IS NULL OR cpu = ?2)
-    AND (CAST(?3 AS TEXT) IS NULL OR host = ?3)
-    AND (CAST(?4 AS TEXT) IS NULL OR level = ?4)";
-
-fn filter_args(f: &WindowFilter) -> Vec<super::db::Value> {
-    args![f.since_ns, f.cpu, f.host.as_ref(), f.level.map(Level::name)].to_vec()
+/// The condition of a [`WindowFilter`]: only the filters it sets, so that
+/// an index can serve them (`windows_host_end`, `windows_series`), with their
+/// values as `?1`, `?2`, ... in order ("TRUE" when it sets none).
+fn filter(f: &WindowFilter) -> (String, Vec<Value>) {
+    let given: [(&str, Option<Value>); 4] = [
+        ("end_ns >= ", f.since_ns.map(Value::from)),
+        ("cpu = ", f.cpu.map(Value::from)),
+        ("host = ", f.host.as_ref().map(Value::from)),
+        ("level = ", f.level.map(|l| Value::from(l.name()))),
+    ];
+    let (mut terms, mut args) = (Vec::new(), Vec::new());
+    for (term, value) in given {
+        if let Some(v) = value {
+            args.push(v);
+            terms.push(format!("{term}?{}", args.len()));
+        }
+    }
+    if terms.is_empty() {
+        terms.push("TRUE".into());
+    }
+    (terms.join(" AND "), args)
 }
 
 /// Rows of one level merged per retention pass at most, so that a pass after a
@@ -268,15 +299,15 @@ pub const PASS_ROWS: usize = 2000;
 impl Store {
     /// Saves the windows closed at one moment (one per CPU) in one transaction.
     pub fn save_windows(&mut self, windows: &[Window]) -> Result<()> {
-        self.write(|c| windows.iter().try_for_each(|w| insert(c, w)))
+        self.write(|c| insert_all(c, &windows.iter().collect::<Vec<_>>()))
     }
 
     /// The rows `f` selects, oldest first (then by CPU).
     pub fn windows(&self, f: &WindowFilter) -> Result<Vec<Window>> {
-        let sql = format!(
-            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} ORDER BY start_ns, cpu, level"
-        );
-        let rows = self.conn.query(&sql, &filter_args(f))?;
+        let (cond, args) = filter(f);
+        let sql =
+            format!("SELECT id, {COLUMNS} FROM windows WHERE {cond} ORDER BY start_ns, cpu, level");
+        let rows = self.conn.query(&sql, &args)?;
         rows.iter().map(|r| Ok(window_row(r)?.1)).collect()
     }
 
@@ -288,10 +319,11 @@ impl Store {
         after: i64,
         limit: usize,
     ) -> Result<Vec<(i64, Window)>> {
+        let (cond, mut args) = filter(f);
+        let (a, l) = (args.len() + 1, args.len() + 2);
         let sql = format!(
-            "SELECT id, {COLUMNS} FROM windows WHERE {FILTER} AND id > ?5 ORDER BY id LIMIT ?6"
+            "SELECT id, {COLUMNS} FROM windows WHERE {cond} AND id > ?{a} ORDER BY id LIMIT ?{l}"
         );
-        let mut args = filter_args(f);
         args.extend([after.into(), limit.into()]);
         self.conn
             .query(&sql, &args)?

@@ -138,26 +138,160 @@ fn a_pass_takes_at_most_its_budget(mut s: Store) {
     assert_eq!(hours[0].max_ns, 10_000);
 }
 
-fn the_filter_selects_by_cpu_time_and_host(mut s: Store) {
+/// The (host, CPU, start in hours) of each row `f` selects.
+fn picked(s: &Store, f: WindowFilter) -> Vec<(String, i64, i64)> {
+    let rows = s.windows(&f).unwrap();
+    let mut keys: Vec<_> = rows
+        .into_iter()
+        .map(|w| (w.host, w.cpu, w.start_ns / HOUR_NS))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The names of the indexes of table `windows`, sorted.
+fn window_indexes(s: &Store) -> Vec<String> {
+    let sql = match s.conn.kind() {
+        super::super::db::Kind::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'windows'
+             AND name NOT LIKE 'sqlite%' ORDER BY name"
+        }
+        super::super::db::Kind::Postgres => {
+            "SELECT CAST(indexname AS TEXT) FROM pg_indexes WHERE tablename = 'windows'
+             AND indexname NOT LIKE '%pkey' ORDER BY 1"
+        }
+    };
+    let rows = s.conn.query(sql, &[]).unwrap();
+    rows.iter().map(|r| r.get(0).unwrap()).collect()
+}
+
+fn the_filter_selects_by_cpu_time_host_and_level(mut s: Store) {
+    let on = |host: &str, w: Window| Window {
+        host: host.into(),
+        ..w
+    };
+    let mut hourly = window(1, 2 * HOUR_NS, &[4]);
+    hourly.level = Level::Hour;
     s.save_windows(&[
         window(0, 0, &[1]),
         window(1, 0, &[2]),
         window(1, HOUR_NS, &[3]),
+        on("other", window(1, HOUR_NS, &[3])),
+        on("other", window(0, 3 * HOUR_NS, &[3])),
+        hourly,
     ])
     .unwrap();
-    let f = |cpu, since_ns| WindowFilter {
+    let key = |h: &str, cpu, hour| (h.to_string(), cpu, hour);
+    let f = |cpu, since_ns, host: Option<&str>, level| WindowFilter {
         cpu,
         since_ns,
+        host: host.map(str::to_string),
+        level,
+    };
+    assert_eq!(picked(&s, f(None, None, None, None)).len(), 6);
+    assert_eq!(
+        picked(&s, f(Some(1), None, Some("board"), None)),
+        [key("board", 1, 0), key("board", 1, 1), key("board", 1, 2)]
+    );
+    // Since: the rows that end at or after it (a window of 5 minutes).
+    assert_eq!(
+        picked(&s, f(None, Some(HOUR_NS + 5 * 60_000_000_000), None, None)),
+        [
+            key("board", 1, 1),
+            key("board", 1, 2),
+            key("other", 0, 3),
+            key("other", 1, 1)
+        ]
+    );
+    assert_eq!(
+        picked(&s, f(None, Some(HOUR_NS), Some("other"), None)),
+        [key("other", 0, 3), key("other", 1, 1)]
+    );
+    assert_eq!(
+        picked(
+            &s,
+            f(Some(1), Some(HOUR_NS), Some("board"), Some(Level::Window))
+        ),
+        [key("board", 1, 1)]
+    );
+    assert_eq!(
+        picked(&s, f(None, None, None, Some(Level::Hour))),
+        [key("board", 1, 2)]
+    );
+    assert_eq!(
+        picked(&s, f(Some(0), None, None, None)),
+        [key("board", 0, 0), key("other", 0, 3)]
+    );
+    assert!(picked(&s, f(None, None, Some("nowhere"), None)).is_empty());
+    // Paged by id with the same filter.
+    let host = f(None, None, Some("other"), None);
+    let first = s.windows_after(&host, i64::MIN, 1).unwrap();
+    assert_eq!(first.len(), 1);
+    let rest = s.windows_after(&host, first[0].0, 10).unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].1.start_ns, 3 * HOUR_NS);
+    assert!(window_indexes(&s).contains(&"windows_host_end".to_string()));
+}
+
+/// Writes a store as an rtlab of schema version 5 made it, with `w`.
+fn write_v5_store(path: &std::path::Path, w: &Window) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    for m in &crate::store::schema::MIGRATIONS[..5] {
+        let kind = super::super::db::Kind::Sqlite;
+        conn.execute_batch(&crate::store::schema::ddl(m.ddl, kind))
+            .unwrap();
+        conn.execute_batch(m.fill).unwrap();
+    }
+    conn.pragma_update(None, "application_id", crate::store::schema::APPLICATION_ID)
+        .unwrap();
+    conn.pragma_update(None, "user_version", 5).unwrap();
+    insert(&conn, w).unwrap();
+}
+
+#[test]
+fn a_version_5_store_gains_the_host_index_and_keeps_its_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    let w = window(1, HOUR_NS, &[7, 9]);
+    write_v5_store(&path, &w);
+    let s = Store::open(&path).unwrap();
+    let sqlite = s.conn.as_sqlite().unwrap();
+    let version: i64 = sqlite
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
+    assert_eq!(
+        window_indexes(&s),
+        ["windows_end", "windows_host_end", "windows_series"]
+    );
+    let f = WindowFilter {
+        host: Some("board".into()),
+        since_ns: Some(HOUR_NS),
         ..Default::default()
     };
-    assert_eq!(s.windows(&f(None, None)).unwrap().len(), 3);
-    assert_eq!(s.windows(&f(Some(1), None)).unwrap().len(), 2);
-    assert_eq!(s.windows(&f(Some(1), Some(HOUR_NS))).unwrap().len(), 1);
-    let other = WindowFilter {
-        host: Some("other".into()),
-        ..Default::default()
-    };
-    assert!(s.windows(&other).unwrap().is_empty());
+    assert_eq!(s.windows(&f).unwrap(), [w]);
+    // One host since a time is an index range, not a scan of every row.
+    let (cond, args) = filter(&f);
+    let plan: Vec<String> = sqlite
+        .prepare(&format!(
+            "EXPLAIN QUERY PLAN SELECT id FROM windows WHERE {cond}"
+        ))
+        .unwrap()
+        .query_map(
+            rusqlite::params_from_iter(args.iter().map(|v| match v {
+                Value::Int(i) => rusqlite::types::Value::Integer(*i),
+                Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
+                _ => rusqlite::types::Value::Null,
+            })),
+            |r| r.get(3),
+        )
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(
+        plan.iter().any(|p| p.contains("windows_host_end")),
+        "{plan:?}"
+    );
 }
 
 /// Copies into `to` from a SQLite store: a page at a time, each window
@@ -193,12 +327,46 @@ fn copying_windows_pages_through_them_once(mut to: Store) {
     assert_eq!(copied, expected);
 }
 
+/// A few thousand windows of several hosts pushed twice: stored once, the
+/// second push finds every one there; a window twice in the source (the same
+/// session, host, CPU, level and start) is stored once.
+fn pushing_thousands_of_windows_twice_stores_each_once(mut to: Store) {
+    let (_d, mut from) = store();
+    let ws: Vec<Window> = (0..3000)
+        .map(|i| Window {
+            host: format!("board-{}", i % 3),
+            session: format!("s{}", i % 7),
+            ..window(i % 2, i * MIN_NS, &[i as u64 % 90 + 1])
+        })
+        .collect();
+    from.save_windows(&ws).unwrap();
+    from.save_windows(&ws[10..12]).unwrap();
+    let all = WindowFilter::default();
+    let mut t = crate::store::Tally::default();
+    to.copy_windows(&from, &all, &mut t, || false).unwrap();
+    assert_eq!((t.windows_new, t.windows_present), (3000, 2));
+    assert!(t.windows_refused.is_empty());
+    let mut t = crate::store::Tally::default();
+    to.copy_windows(&from, &all, &mut t, || false).unwrap();
+    assert_eq!((t.windows_new, t.windows_present), (0, 3002));
+    let mut copied = to.windows(&all).unwrap();
+    assert_eq!(copied.len(), 3000);
+    copied.sort_by_key(|w| w.start_ns);
+    assert_eq!(copied, ws);
+    let host = WindowFilter {
+        host: Some("board-1".into()),
+        ..Default::default()
+    };
+    assert_eq!(to.windows(&host).unwrap().len(), 1000);
+}
+
 /// Each test on a new SQLite store, then on a PostgreSQL database.
-const TESTS: [fn(Store); 4] = [
+const TESTS: [fn(Store); 5] = [
     old_windows_merge_into_hours_then_days_and_the_oldest_days_go,
-    the_filter_selects_by_cpu_time_and_host,
+    the_filter_selects_by_cpu_time_host_and_level,
     a_pass_takes_at_most_its_budget,
     copying_windows_pages_through_them_once,
+    pushing_thousands_of_windows_twice_stores_each_once,
 ];
 
 #[test]
@@ -211,4 +379,13 @@ fn windows_on_sqlite() {
 #[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
 fn windows_on_postgres() {
     crate::store::tests::each_on_postgres(&TESTS);
+}
+
+#[test]
+fn value_rows_number_their_placeholders_on_and_cast_the_typed_ones() {
+    assert_eq!(
+        value_rows(2, &["", "TEXT"]),
+        "(?1, CAST(?2 AS TEXT)), (?3, CAST(?4 AS TEXT))"
+    );
+    assert_eq!(value_rows(1, &["", "", ""]), "(?1, ?2, ?3)");
 }

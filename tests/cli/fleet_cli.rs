@@ -270,7 +270,7 @@ fn push_and_pull_copy_a_selection_once_and_continue_where_they_stopped() {
         (vec!["push", "--to", to, "9"], "no run with id 9"),
     ] {
         let (_, err) = results(&b, &args, 2);
-        assert!(err.contains(says) && !err.contains("pw"), "{err}");
+        assert!(err.contains(says) && !err.contains(":pw@"), "{err}");
     }
 }
 

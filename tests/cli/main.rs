@@ -63,6 +63,8 @@ mod run_cli;
 mod serve;
 mod serve_browser;
 mod serve_metrics;
+#[cfg(feature = "postgres")]
+mod serve_pg;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;

@@ -123,9 +123,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// `rtlab --db DB serve --listen 127.0.0.1:0 ARGS`, once it listens.
+    /// `rtlab --db DB serve --listen 127.0.0.1:0 ARGS`, once it listens; its
+    /// stderr beside the store file.
     pub fn start(db: &Path, args: &[&str]) -> Server {
         let log = db.with_extension(format!("serve{}.log", std::process::id() ^ rand_suffix()));
+        Server::start_logged(db, args, log)
+    }
+
+    /// [`Server::start`] with its stderr in `log` (a store named by a URL).
+    pub fn start_logged(db: &Path, args: &[&str], log: PathBuf) -> Server {
         let child = Command::new(cargo_bin("rtlab"))
             .env_remove("RTLAB_DB")
             .arg("--db")
