@@ -1,7 +1,7 @@
 //! Scalar metrics: which of a benchmark's is its headline rate, and which way
 //! each improves.
 
-use super::compare::Better;
+use crate::record::Better;
 use std::collections::BTreeMap;
 
 /// The rates that head a benchmark's results, the first one a run has winning:

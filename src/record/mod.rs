@@ -53,6 +53,20 @@ impl Status {
     }
 }
 
+/// Which way a figure improves (a comparison's row, a probe's metric).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Smaller is better, down to zero (latencies, misses, spreads): a negative
+    /// spread (p95 below the mean, a few large values pulling the mean up) is
+    /// not better than a small positive one.
+    Lower,
+    /// Larger is better (throughput).
+    Higher,
+    /// Neither (sample counts, observation time).
+    Neither,
+}
+
 /// Counters of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Counters {
