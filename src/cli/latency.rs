@@ -6,8 +6,9 @@ use crate::format;
 use crate::format::histfile::Layout;
 use crate::record::Run;
 use crate::step::latency::{self, Params};
+use crate::step::value::{Dur, Us};
 use crate::step::{Observer, Step};
-use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::latency::LiveSnapshot;
@@ -43,7 +44,7 @@ pub struct LatencyArgs {
         value_name = "DUR",
         conflicts_with = "histogram_max"
     )]
-    histofall: Option<String>,
+    histofall: Option<Dur<Us>>,
     /// One pinned thread per CPU (the default; cyclictest's -S).
     #[arg(short = 'S', long, conflicts_with_all = ["threads", "cpus"])]
     smp: bool,
@@ -85,7 +86,7 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
         // -v prints every wake-up on the terminal: no progress line among them.
         live: match a.verbose {
             true => live,
-            false => live.with_progress("latency", planned_ns(&a.params)),
+            false => live.with_progress("latency", a.params.planned_ns()),
         },
         refresh_on_max: a.refresh_on_max,
         max_ns: Vec::new(),
@@ -115,15 +116,9 @@ pub fn execute(
     out: &OutputArgs,
     save: &SaveArgs,
 ) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", planned_ns(p));
+    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", p.planned_ns());
     let mut run = common::audited(|| latency::measure(p, &mut live))?;
     finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
-}
-
-/// How long `p` is planned to run (ns): its --duration, else --loops periods.
-fn planned_ns(p: &Params) -> Option<u64> {
-    let period = || parse_positive_duration(&p.interval, DefaultUnit::Micros).ok();
-    p.planned_ns().or_else(|| p.loops?.checked_mul(period()?))
 }
 
 /// Writes `histfile` if asked, saves and prints the run.

@@ -363,6 +363,6 @@ mod tests {
             panic!("not latency")
         };
         assert!(p.trace);
-        assert_eq!(p.trace_threshold.as_deref(), Some("50us"));
+        assert_eq!(p.trace_threshold.as_ref().map(|v| v.text()), Some("50us"));
     }
 }

@@ -11,7 +11,8 @@ pub use plan::{Plan, Work};
 
 use super::latency::PolicyArg;
 use super::loads::LoadArgs;
-use super::{de, Machine};
+use super::value::{Cpus, Dur, Sec, Us};
+use super::Machine;
 use crate::record::RunParams;
 use anyhow::Result;
 use clap::Args;
@@ -40,18 +41,15 @@ pub struct Params {
     pub placement: PlacementArg,
     /// CPUs --placement uses, in order [default: every CPU rtlab may use].
     #[arg(short = 'a', long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Pin pair N's sender to the Nth CPU of this list (round robin);
     /// overrides --placement for the senders [default: as --placement].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub sender_cpus: Option<String>,
+    pub sender_cpus: Option<Cpus>,
     /// Pin pair N's receiver to the Nth CPU of this list (round robin)
     /// [default: as --placement].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub receiver_cpus: Option<String>,
+    pub receiver_cpus: Option<Cpus>,
     /// Real-time priority of pair 0's threads (1-99); pair N runs at priority −
     /// N, as in pmqtest [default: none, SCHED_OTHER, as pmqtest without -p].
     #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
@@ -70,26 +68,22 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub interval: String,
+    pub interval: Dur<Us>,
     /// Pair N's interval is interval + N × distance (pmqtest's -d; a bare
     /// number is µs).
     #[arg(short, long, default_value = "500us", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub distance: String,
+    pub distance: Dur<Us>,
     /// Wake-ups per pair (and per mechanism), then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
     /// Run this long (per mechanism with --mechanism all; a bare number is
     /// seconds) [default: until --loops, or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// Exit 1 if a wake-up latency exceeds this (CI gate; a bare number is µs)
     /// [default: no gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_latency: Option<String>,
+    pub max_latency: Option<Dur<Us>>,
     /// Instead: the priority-inversion check (low/medium/high threads around a
     /// mutex on one CPU, with and without priority inheritance).
     #[arg(long)]
@@ -244,8 +238,6 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
         return None;
     };
     let (policy, priority) = p.sched();
-    let us =
-        |t: &str| crate::units::parse_positive_duration(t, crate::units::DefaultUnit::Micros).ok();
     let placement = if p.sender_cpus.is_some() || p.receiver_cpus.is_some() {
         "cpus".to_string()
     } else {
@@ -262,8 +254,8 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
         placement,
         policy: policy.name().into(),
         priority,
-        interval_ns: us(&p.interval).unwrap_or(0),
-        max_latency_ns: p.max_latency.as_deref().and_then(us),
+        interval_ns: p.interval.get().unwrap_or(0),
+        max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
     })
 }
 
@@ -278,7 +270,7 @@ impl super::Step for Params {
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        let d = super::seconds(self.duration.as_deref())?;
+        let d = self.duration.as_ref()?.get()?;
         let runs = if self.mechanism == MechanismArg::All {
             MechanismArg::EACH.len() as u64
         } else {

@@ -10,9 +10,9 @@ pub use plan::Plan;
 
 use super::deadline::DeadlineArgs;
 use super::loads::LoadArgs;
+use super::value::{Cpus, Dur, Sec, Us};
 use super::{de, Machine};
 use crate::record::RunParams;
-use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::sched::Policy;
@@ -32,16 +32,14 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub interval: String,
+    pub interval: Dur<Us>,
     /// Wake-ups per thread, then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
     /// Run this long, then stop (e.g. 30s, 5m; a bare number is seconds)
     /// [default: until --loops or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// CPUs to measure on, one pinned thread each (e.g. 1-3 or 0,2) [default:
     /// all online CPUs, as -a alone].
     #[arg(
@@ -51,8 +49,7 @@ pub struct Params {
         num_args = 0..=1,
         default_missing_value = "all"
     )]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Number of threads: unpinned, or spread over --cpus in round-robin order
     /// [default: one per CPU, as -t alone].
     #[arg(short, long, value_name = "N")]
@@ -69,8 +66,7 @@ pub struct Params {
     pub priospread: bool,
     /// Thread N runs at interval + N×distance (cyclictest's -d; a bare number is µs).
     #[arg(short, long, default_value = "0", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub distance: String,
+    pub distance: Dur<Us>,
     /// Clock to sleep on and read.
     #[arg(long, value_enum, default_value_t = ClockArg::Monotonic)]
     pub clock: ClockArg,
@@ -80,8 +76,7 @@ pub struct Params {
     /// Thread N's first period begins N×offset after the common start
     /// (cyclictest's -A; a bare number is µs).
     #[arg(long, default_value = "0", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub offset: String,
+    pub offset: Dur<Us>,
     /// Start at the next full second of the clock, plus this offset
     /// (cyclictest's --secaligned; a bare number is µs) [default: off; given
     /// alone: offset 0].
@@ -91,8 +86,7 @@ pub struct Params {
         num_args = 0..=1,
         default_missing_value = "0"
     )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub second_aligned: Option<String>,
+    pub second_aligned: Option<Dur<Us>>,
     /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
     #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -113,21 +107,18 @@ pub struct Params {
     /// Pin rtlab's main thread (live view, output) to these CPUs for the run
     /// (cyclictest's --mainaffinity) [default: not pinned].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub main_cpus: Option<String>,
+    pub main_cpus: Option<Cpus>,
     /// Range of the 1-µs histogram (--histfile, overflow counts; a bare number
     /// is µs, 1us to 10s); -h as in cyclictest.
     #[arg(short = 'h', long, default_value = "10ms", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub histogram_max: String,
+    pub histogram_max: Dur<Us>,
     /// Wake-up numbers of the first N histogram overflows kept per thread.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub overflow_cycles: usize,
     /// Stop all threads when a latency exceeds this (a bare number is µs)
     /// [default: never].
     #[arg(short, long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub breaktrace: Option<String>,
+    pub breaktrace: Option<Dur<Us>>,
     /// When --breaktrace stops the run, write an ftrace marker and stop tracing.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -135,13 +126,11 @@ pub struct Params {
     /// A wake-up later than this is a deadline miss (a bare number is µs)
     /// [default: the interval].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub deadline: Option<String>,
+    pub deadline: Option<Dur<Us>>,
     /// Exit 1 if the maximum latency exceeds this (CI gate; a bare number is µs)
     /// [default: no gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_latency: Option<String>,
+    pub max_latency: Option<Dur<Us>>,
     /// Points kept per thread in the latency-over-time series (block maxima;
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
@@ -158,8 +147,7 @@ pub struct Params {
         requires = "trace",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub trace_threshold: Option<String>,
+    pub trace_threshold: Option<Dur<Us>>,
     /// With --trace: also run the kernel's timerlat tracer on the measured
     /// CPUs at the probe's interval and report its timer IRQ versus thread
     /// latency (its own threads then share those CPUs with the probe).
@@ -254,12 +242,11 @@ pub struct Asked {
 pub fn asked(params: &RunParams) -> Asked {
     if let Some(super::Params::Latency(p)) = params.step() {
         let (policy, priority) = p.sched();
-        let us = |t: &str| parse_positive_duration(t, DefaultUnit::Micros).ok();
         return Asked {
             policy: policy.name().to_string(),
             priority: i64::from(priority),
-            interval_ns: us(&p.interval).unwrap_or(0),
-            max_latency_ns: p.max_latency.as_deref().and_then(us),
+            interval_ns: p.interval.get().unwrap_or(0),
+            max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
         };
     }
     Asked {
@@ -308,9 +295,12 @@ impl super::Step for Params {
         self.load.check()
     }
 
-    /// How long it is planned to run (ns), when it says.
+    /// How long it is planned to run (ns): its --duration, else --loops
+    /// periods.
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(self.duration.as_deref())
+        let period = || self.interval.get();
+        let loops = || self.loops?.checked_mul(period()?);
+        self.duration.as_ref().and_then(Dur::get).or_else(loops)
     }
 
     /// The real-time scheduling it needs, and the flag that asks for it.

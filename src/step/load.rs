@@ -2,6 +2,7 @@
 //! for a while and record what each achieved.
 
 use super::loads::PlacementArgs;
+use super::value::{opt_positive, Dur, Sec, Size};
 use super::{de, Machine, Observer};
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loads::guard;
@@ -10,7 +11,6 @@ use crate::loads::set::LoadSet;
 use crate::loads::spec::{self, LoadSpec};
 use crate::record::{self, Run, Status};
 use crate::system;
-use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::sched::Policy;
@@ -35,8 +35,7 @@ pub struct Params {
     /// Run this long, then stop (a bare number is seconds) [default: until
     /// Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// cpu: the arithmetic: int, float, sqrt, prime or mix [default: mix].
     #[arg(long, value_name = "METHOD")]
     pub method: Option<String>,
@@ -47,8 +46,7 @@ pub struct Params {
     /// file (e.g. 4096, 64K, 256M, 1G) [default: vm 256M, memcopy larger than the
     /// last-level cache, io 1M].
     #[arg(long, value_name = "SIZE")]
-    #[serde(deserialize_with = "de::opt_size")]
-    pub bytes: Option<String>,
+    pub bytes: Option<Size>,
     /// vm: keep the mapping and re-dirty it instead of unmapping it.
     #[arg(long)]
     pub keep: bool,
@@ -102,15 +100,7 @@ impl Params {
             specs.extend(spec::parse(&text).map_err(|e| bad_flag("--load", e))?);
         }
         let placement = self.place.placement()?;
-        let duration = self
-            .duration
-            .as_deref()
-            .map(|d| {
-                parse_positive_duration(d, DefaultUnit::Seconds)
-                    .map_err(|e| bad_flag("--duration", e))
-            })
-            .transpose()?
-            .map(Duration::from_nanos);
+        let duration = opt_positive("--duration", &self.duration)?.map(Duration::from_nanos);
         Ok(Plan {
             specs,
             placement,
@@ -147,7 +137,7 @@ impl Params {
             ("--workers", "workers", self.workers.map(|n| n.to_string())),
             ("--method", "method", self.method.clone()),
             ("--cpu-load", "load", self.cpu_load.clone()),
-            ("--bytes", "bytes", self.bytes.clone()),
+            ("--bytes", "bytes", self.bytes.as_ref().map(Size::to_string)),
             ("--dir", "dir", self.dir.clone()),
             ("--root", "root", self.root.clone()),
         ];
@@ -272,7 +262,7 @@ impl super::Step for Params {
 
     /// How long it is planned to run (ns), when it says.
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(self.duration.as_deref())
+        self.duration.as_ref()?.get()
     }
 
     /// The real-time scheduling its workers need, and the key that asks for it.
@@ -304,8 +294,8 @@ mod tests {
             "root": "/usr", "force": true, "load_cpus": [0], "load_nice": 5,
             "load_policy": "batch",
         }));
-        assert_eq!(all.bytes.as_deref(), Some("1048576"));
-        assert_eq!(all.place.load_cpus.as_deref(), Some("0"));
+        assert_eq!(all.bytes.as_ref().map(|v| v.text()), Some("1048576"));
+        assert_eq!(all.place.load_cpus.as_ref().map(|v| v.text()), Some("0"));
         for p in [all, Params::default(), params(json!({"load": "dohell"}))] {
             let tagged = super::super::Params::Load(p);
             let text = serde_json::to_string(&tagged).unwrap();

@@ -18,6 +18,7 @@ pub mod net;
 pub mod noise;
 pub mod perf;
 pub mod periodic;
+pub mod value;
 
 use crate::record::{self, Run, RunParams};
 use anyhow::Result;
@@ -299,11 +300,6 @@ pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) 
     )
 }
 
-/// A `--duration` (bare numbers are seconds) in ns, when given and valid.
-pub fn seconds(duration: Option<&str>) -> Option<u64> {
-    crate::units::parse_positive_duration(duration?, crate::units::DefaultUnit::Seconds).ok()
-}
-
 /// The defaults of a step's parameters: its flags, none given.
 pub fn defaults<A: clap::Args + clap::FromArgMatches>() -> A {
     let cmd = A::augment_args(
@@ -352,6 +348,14 @@ impl Machine {
             mem_available: rtlab_engine::sysinfo::meminfo_kib(&meminfo, "MemAvailable")
                 .saturating_mul(1024),
         }
+    }
+
+    /// The CPUs of `list`, refused naming `flag` when it does not read, is
+    /// empty or names a CPU this process cannot use.
+    pub fn usable(&self, flag: &str, list: &value::Cpus) -> Result<Vec<usize>> {
+        let cpus = list.list(flag)?;
+        self.check_cpus(flag, &cpus)?;
+        Ok(cpus.cpus().to_vec())
     }
 
     /// Refuses CPUs of `list` that this process cannot use, naming `flag`.

@@ -12,14 +12,14 @@ pub use measure::measure;
 use super::latency::PolicyArg;
 use super::loads::LoadArgs;
 use super::perf::PerfArgs;
-use super::{de, Machine};
+use super::value::{Cpus, Dur, Read, Sec, Us, Word};
+use super::Machine;
 use crate::error::bad_flag;
 use crate::record::RunParams;
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::noise::{NoiseClock, NoiseConfig};
-use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
 
@@ -36,8 +36,7 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub duration: String,
+    pub duration: Dur<Sec>,
     /// CPUs to measure, one pinned spinning thread each [default: every usable
     /// CPU but the first, which stays with the system; -a alone: all].
     #[arg(
@@ -47,8 +46,7 @@ pub struct Params {
         num_args = 0..=1,
         default_missing_value = "all"
     )]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Real-time priority of the spinning threads (1-99; 0 with --policy
     /// other, batch or idle) [default: 90; 0 with other, batch or idle].
     #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
@@ -64,8 +62,7 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub threshold: String,
+    pub threshold: Dur<Us>,
     /// Clock the loop reads: the TSC (as oslat; auto picks it where it is
     /// constant and non-stop) or clock_gettime(CLOCK_MONOTONIC) via the vDSO.
     #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
@@ -74,12 +71,11 @@ pub struct Params {
     /// number: 100ppm), a percentage (0.01%) or time per second (100us/s)
     /// [default: no gate].
     #[arg(long, value_name = "PPM|%|RATE")]
-    pub max_noise: Option<String>,
+    pub max_noise: Option<Word<Ppm>>,
     /// Exit 1 if any single gap exceeds this (a bare number is µs) [default: no
     /// gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_gap: Option<String>,
+    pub max_gap: Option<Dur<Us>>,
     /// Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a
     /// tracefs instance of rtlab's own and explain every gap at or above
     /// --trace-threshold: which IRQs, softirqs, NMIs and threads took it (needs
@@ -94,8 +90,7 @@ pub struct Params {
         requires = "trace",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub trace_threshold: Option<String>,
+    pub trace_threshold: Option<Dur<Us>>,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
@@ -138,6 +133,17 @@ pub struct Plan {
     pub trace_threshold_ns: Option<u64>,
 }
 
+/// A noise budget (`--max-noise`), read in ppm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ppm;
+
+impl Read for Ppm {
+    type Value = f64;
+    fn read(text: &str) -> Result<f64, String> {
+        parse_noise(text)
+    }
+}
+
 /// Reads `--max-noise`: `N` or `Nppm`, `N%`, or a duration per second
 /// (`100us/s`), in ppm.
 pub fn parse_noise(text: &str) -> Result<f64, String> {
@@ -169,10 +175,8 @@ impl Params {
     /// Every value checked on machine `m`, turned into the engine's
     /// configuration; a bad value names its flag.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
-        let duration_ns = parse_positive_duration(&self.duration, DefaultUnit::Seconds)
-            .map_err(|e| bad_flag("--duration", e))?;
-        let threshold_ns = parse_positive_duration(&self.threshold, DefaultUnit::Micros)
-            .map_err(|e| bad_flag("--threshold", e))?;
+        let duration_ns = self.duration.positive("--duration")?;
+        let threshold_ns = self.threshold.positive("--threshold")?;
         if threshold_ns > 1_000_000_000 {
             return Err(bad_flag(
                 "--threshold",
@@ -182,16 +186,9 @@ impl Params {
                 ),
             ));
         }
-        let cpus = match self.cpus.as_deref() {
-            Some("all") => m.cpus.clone(),
-            Some(list) => {
-                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
-                if cpus.is_empty() {
-                    return Err(bad_flag("--cpus", "the list is empty"));
-                }
-                m.check_cpus("--cpus", &cpus)?;
-                cpus.cpus().to_vec()
-            }
+        let cpus = match &self.cpus {
+            Some(l) if l.is_all() => m.cpus.clone(),
+            Some(l) => m.usable("--cpus", l)?,
             None if m.cpus.len() > 1 => m.cpus[1..].to_vec(),
             None => m.cpus.clone(),
         };
@@ -218,16 +215,10 @@ impl Params {
         };
         let max_noise_ppm = self
             .max_noise
-            .as_deref()
-            .map(parse_noise)
-            .transpose()
-            .map_err(|e| bad_flag("--max-noise", e))?;
-        let max_gap_ns = self
-            .max_gap
-            .as_deref()
-            .map(|t| parse_positive_duration(t, DefaultUnit::Micros))
-            .transpose()
-            .map_err(|e| bad_flag("--max-gap", e))?;
+            .as_ref()
+            .map(|w| w.value("--max-noise"))
+            .transpose()?;
+        let max_gap_ns = super::value::opt_positive("--max-gap", &self.max_gap)?;
         let trace_threshold_ns = self.trace_threshold_ns(threshold_ns)?;
         Ok(Plan {
             cfg: NoiseConfig {
@@ -259,7 +250,7 @@ impl super::Step for Params {
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(Some(&self.duration))
+        self.duration.get()
     }
 
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
@@ -274,7 +265,7 @@ pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
         Some(super::Params::Noise(p)) => {
             let (policy, priority) = p.sched();
             Some((
-                parse_positive_duration(&p.threshold, DefaultUnit::Micros).unwrap_or(0),
+                p.threshold.get().unwrap_or(0),
                 format!("{} {priority}", policy.name()),
                 serde_json::to_value(p.clock)
                     .ok()

@@ -8,6 +8,7 @@ use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
 use crate::step::latency::{Params, PolicyArg, TimerArg};
+use crate::step::value::{Cpus, Dur};
 use crate::step::Machine;
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
@@ -127,32 +128,32 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
     let histogram = o.histogram.min(HIST_MAX_US);
     let defaults = Params::default();
     let params = Params {
-        interval: o.interval.to_string(),
+        interval: Dur::new(o.interval.to_string()),
         loops: (o.loops > 0).then_some(o.loops),
-        duration: o.duration.clone(),
-        cpus: Some(CpuList::from_cpus(cpus).to_string()),
+        duration: o.duration.as_deref().map(Dur::new),
+        cpus: Some(Cpus::of(cpus)),
         threads: Some(Some(threads)),
         priority: Some(priority),
         policy,
         priospread: o.priospread,
         distance: if histogram > 0 {
-            "0".into()
+            Dur::new("0")
         } else {
-            o.distance.unwrap_or(DEFAULT_DISTANCE_US).to_string()
+            Dur::new(o.distance.unwrap_or(DEFAULT_DISTANCE_US).to_string())
         },
         clock,
         timer,
-        offset: o.aligned.unwrap_or(0).to_string(),
-        second_aligned: o.secaligned.map(|s| s.to_string()),
+        offset: Dur::new(o.aligned.unwrap_or(0).to_string()),
+        second_aligned: o.secaligned.map(|s| Dur::new(s.to_string())),
         mlock: o.mlockall,
         dma_latency,
         deepest_idle_state: o
             .deepest_idle_state
             .filter(|&n| n >= 0)
             .map(|n| n.try_into().unwrap_or(u32::MAX)),
-        main_cpus: o.mainaffinity.clone(),
+        main_cpus: o.mainaffinity.as_deref().map(Cpus::new),
         histogram_max: if histogram > 0 {
-            histogram.to_string()
+            Dur::new(histogram.to_string())
         } else {
             defaults.histogram_max.clone()
         },
@@ -162,7 +163,8 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
             defaults.overflow_cycles
         },
         // cyclictest compares whole µs: -b 30 stops at 31 µs, not at 30.4.
-        breaktrace: (o.breaktrace > 0).then(|| format!("{}ns", o.breaktrace * 1000 + 999)),
+        breaktrace: (o.breaktrace > 0)
+            .then(|| Dur::new(format!("{}ns", o.breaktrace * 1000 + 999))),
         tracemark: o.tracemark,
         ..defaults
     };
@@ -266,12 +268,18 @@ mod tests {
     fn cyclictests_defaults() {
         let d = s("");
         let p = &d.params;
-        assert_eq!((p.interval.as_str(), p.distance.as_str()), ("1000", "500"));
-        assert_eq!((p.cpus.as_deref(), p.threads), (Some("0-3"), Some(Some(1))));
+        assert_eq!((p.interval.text(), p.distance.text()), ("1000", "500"));
+        assert_eq!(
+            (p.cpus.as_ref().map(|v| v.text()), p.threads),
+            (Some("0-3"), Some(Some(1)))
+        );
         assert_eq!((p.policy, p.priority), (PolicyArg::Other, Some(0)));
         assert!(!p.mlock);
         assert_eq!(p.dma_latency, "0");
-        assert_eq!((p.loops, p.duration.as_deref()), (None, None));
+        assert_eq!(
+            (p.loops, p.duration.as_ref().map(|v| v.text())),
+            (None, None)
+        );
         assert_eq!(p.timer, TimerArg::Absolute);
         assert_eq!(d.output.histogram, None);
         assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
@@ -285,24 +293,21 @@ mod tests {
         let a = s("-l100000 -m -n -a0 -t1 -p99 -i400 -h1000 -q");
         let p = &a.params;
         assert_eq!(
-            (p.loops, p.mlock, p.cpus.as_deref()),
+            (p.loops, p.mlock, p.cpus.as_ref().map(|v| v.text())),
             (Some(100_000), true, Some("0"))
         );
         assert_eq!(
             (p.threads, p.priority, p.policy),
             (Some(Some(1)), Some(99), PolicyArg::Fifo)
         );
-        assert_eq!(
-            (p.interval.as_str(), p.histogram_max.as_str()),
-            ("400", "1000")
-        );
-        assert_eq!((p.overflow_cycles, p.distance.as_str()), (1000, "0"));
+        assert_eq!((p.interval.text(), p.histogram_max.text()), ("400", "1000"));
+        assert_eq!((p.overflow_cycles, p.distance.text()), (1000, "0"));
         assert_eq!(a.output.histogram, Some((1000, Layout::PerThread)));
         assert!(a.output.quiet && a.notes.is_empty());
         let b = s("-p 30 -t -n -l 100000 -H 1000 --histfile hist");
         let p = &b.params;
         assert_eq!(
-            (p.threads, p.cpus.as_deref(), p.priority),
+            (p.threads, p.cpus.as_ref().map(|v| v.text()), p.priority),
             (Some(Some(4)), Some("0-3"), Some(30))
         );
         assert_eq!(b.output.histogram, Some((1000, Layout::WithTotal)));
@@ -315,15 +320,21 @@ mod tests {
         assert_eq!(s("-t 3").params.threads, Some(Some(3)));
         let a = s("-a 1-2 -t");
         assert_eq!(
-            (a.params.cpus.as_deref(), a.params.threads),
+            (a.params.cpus.as_ref().map(|v| v.text()), a.params.threads),
             (Some("1-2"), Some(Some(2)))
         );
         assert_eq!(a.output.affinity_cpus, Some(2));
-        assert_eq!(s("-a !0 -t").params.cpus.as_deref(), Some("1-3"));
-        assert_eq!(s("-a").params.cpus.as_deref(), Some("0-3"));
+        assert_eq!(
+            s("-a !0 -t").params.cpus.as_ref().map(|v| v.text()),
+            Some("1-3")
+        );
+        assert_eq!(s("-a").params.cpus.as_ref().map(|v| v.text()), Some("0-3"));
         let smp = s("-S -t 1 -a 2 -p 80");
         assert_eq!(
-            (smp.params.threads, smp.params.cpus.as_deref()),
+            (
+                smp.params.threads,
+                smp.params.cpus.as_ref().map(|v| v.text())
+            ),
             (Some(Some(4)), Some("0-3"))
         );
         assert!(smp
@@ -377,16 +388,19 @@ mod tests {
         let x = s("-d 100 -D 10m -b 50 --tracemark -c 1 -A 10 -m -x --laptop -e 7 --mainaffinity 1 --deepest-idle-state=0");
         let p = &x.params;
         assert_eq!(
-            (p.distance.as_str(), p.duration.as_deref()),
+            (p.distance.text(), p.duration.as_ref().map(|v| v.text())),
             ("100", Some("10m"))
         );
         assert_eq!(
-            (p.breaktrace.as_deref(), p.tracemark),
+            (p.breaktrace.as_ref().map(|v| v.text()), p.tracemark),
             (Some("50999ns"), true)
         );
-        assert_eq!((p.offset.as_str(), p.timer), ("10", TimerArg::Posix));
+        assert_eq!((p.offset.text(), p.timer), ("10", TimerArg::Posix));
         assert_eq!(
-            (p.dma_latency.as_str(), p.main_cpus.as_deref()),
+            (
+                p.dma_latency.as_str(),
+                p.main_cpus.as_ref().map(|v| v.text())
+            ),
             ("off", Some("1"))
         );
         assert_eq!(p.deepest_idle_state, Some(0));
@@ -398,7 +412,11 @@ mod tests {
         assert_eq!(s("-s").params.timer, TimerArg::Nanosleep);
         assert_eq!(s("-s -x").notes[..3].len(), 3);
         assert_eq!(
-            s("--secaligned 20").params.second_aligned.as_deref(),
+            s("--secaligned 20")
+                .params
+                .second_aligned
+                .as_ref()
+                .map(|v| v.text()),
             Some("20")
         );
         assert_eq!(s("-h 2000000").params.histogram_max, "1000000");

@@ -5,6 +5,7 @@ use super::{bytes, size_flag, Common, Interrupted, Lim, DEFAULT_TIME_NS, MIB};
 use crate::error::{bad_flag, SystemError};
 use crate::limits;
 use crate::record::Run;
+use crate::step::value::Size;
 use crate::step::{de, Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -30,8 +31,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "file-total-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub total_size: String,
+    pub total_size: Size,
     /// Number of files.
     #[arg(long, default_value_t = 128, value_name = "N", alias = "file-num")]
     pub files: u32,
@@ -42,8 +42,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "file-block-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub block_size: String,
+    pub block_size: Size,
     /// Test mode.
     #[arg(long, value_enum, default_value_t = ModeArg::Rndrw, alias = "file-test-mode")]
     pub mode: ModeArg,
@@ -189,8 +188,7 @@ impl Params {
 
     /// What it was asked, for [`super::asked`].
     pub(super) fn asked(&self) -> Value {
-        let size = |t: &str| crate::units::parse_size(t).ok();
-        let (total, block) = (size(&self.total_size), size(&self.block_size));
+        let (total, block) = (self.total_size.get(), self.block_size.get());
         let file_size = match (total, block) {
             (Some(t), Some(b)) if b > 0 && self.files > 0 => {
                 Some(t / u64::from(self.files) / b * b)

@@ -5,7 +5,8 @@ use super::{bytes, size_flag, Common, Lim, DEFAULT_TIME_NS, MIB};
 use crate::error::bad_flag;
 use crate::limits;
 use crate::record::{Run, Warning};
-use crate::step::{de, Machine, Observer};
+use crate::step::value::Size;
+use crate::step::{Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Oper, Scope};
@@ -23,8 +24,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "memory-block-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub block_size: String,
+    pub block_size: Size,
     /// Stop after moving this much over all threads (e.g. 10G).
     #[arg(
         long,
@@ -32,8 +32,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "memory-total-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub total_size: String,
+    pub total_size: Size,
     /// Load or store the words.
     #[arg(long, value_enum, default_value_t = OperArg::Write, alias = "memory-oper")]
     pub oper: OperArg,
@@ -137,13 +136,12 @@ impl Params {
 
     /// What it was asked, for [`super::asked`].
     pub(super) fn asked(&self) -> Value {
-        let size = |t: &str| crate::units::parse_size(t).ok();
         let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
         super::with_threads(
             &self.common,
             json!({
-                "block_size": size(&self.block_size),
-                "total_size": size(&self.total_size),
+                "block_size": self.block_size.get(),
+                "total_size": self.total_size.get(),
                 "oper": word(json!(self.oper)),
                 "access": word(json!(self.access)),
                 "scope": word(json!(self.scope)),
@@ -207,7 +205,7 @@ mod tests {
             "scope": "local", "threads": 2, "time": "1s",
         }))
         .unwrap();
-        assert_eq!((p.block_size.as_str(), p.scope), ("4096", ScopeArg::Local));
+        assert_eq!((p.block_size.text(), p.scope), ("4096", ScopeArg::Local));
         round_trip(&p);
         let a = p.asked();
         assert_eq!(

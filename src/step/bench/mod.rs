@@ -57,11 +57,11 @@ pub mod mutex;
 pub mod prepared;
 pub mod threads;
 
-use super::{de, Observer};
+use super::value::{opt_positive, Dur, Sec, Size};
+use super::Observer;
 use crate::error::bad_flag;
 use crate::record::{self, Counters, Run, RunParams, Series, Status, Warning};
 use crate::system;
-use crate::units::{parse_positive_duration, parse_size, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::bench::{self, Bench, Limits, Outcome, Report, Snapshot, ThreadStats};
@@ -92,16 +92,14 @@ pub struct Common {
     /// Stop after this long (e.g. 10s, 1m; a bare number is seconds) [default:
     /// 10s; no time limit when --events is given].
     #[arg(long, value_name = "DUR", alias = "max-time")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub time: Option<String>,
+    pub time: Option<Dur<Sec>>,
     /// Stop after this many events over all threads [default: no limit].
     #[arg(long, value_name = "N", alias = "max-requests")]
     pub events: Option<u64>,
     /// Print the rates of each interval of this length while running (e.g. 1s; a
     /// bare number is seconds) [default: none].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub report_interval: Option<String>,
+    pub report_interval: Option<Dur<Sec>>,
     #[command(flatten)]
     #[serde(flatten)]
     pub perf: super::perf::PerfArgs,
@@ -135,8 +133,7 @@ impl Common {
             ));
         }
         let time_ns = match (&self.time, self.events) {
-            (Some(t), _) => parse_positive_duration(t, DefaultUnit::Seconds)
-                .map_err(|e| bad_flag("--time", e))?,
+            (Some(t), _) => t.positive("--time")?,
             (None, Some(_)) => 0,
             (None, None) => default_time,
         };
@@ -146,13 +143,9 @@ impl Common {
                 "0 events measures nothing; give a count above 0 or leave it out",
             ));
         }
-        let interval = match &self.report_interval {
-            Some(i) => Duration::from_nanos(
-                parse_positive_duration(i, DefaultUnit::Seconds)
-                    .map_err(|e| bad_flag("--report-interval", e))?,
-            ),
-            None => Duration::ZERO,
-        };
+        let interval = Duration::from_nanos(
+            opt_positive("--report-interval", &self.report_interval)?.unwrap_or(0),
+        );
         self.perf.check()?;
         Ok(Lim {
             limits: Limits {
@@ -169,7 +162,7 @@ impl Common {
     /// `default_time` unless --events is given.
     pub fn planned_ns(&self, default_time: u64) -> Option<u64> {
         match (&self.time, self.events) {
-            (Some(t), _) => parse_positive_duration(t, DefaultUnit::Seconds).ok(),
+            (Some(t), _) => t.get(),
             (None, Some(_)) => None,
             (None, None) => (default_time > 0).then_some(default_time),
         }
@@ -177,11 +170,11 @@ impl Common {
 }
 
 /// A size flag above zero, in bytes.
-fn size_flag(flag: &str, text: &str) -> Result<u64> {
-    match parse_size(text).map_err(|e| bad_flag(flag, e))? {
+fn size_flag(flag: &str, size: &Size) -> Result<u64> {
+    match size.bytes(flag)? {
         0 => Err(bad_flag(
             flag,
-            format!("'{text}' is zero; give a size above 0"),
+            format!("'{size}' is zero; give a size above 0"),
         )),
         v => Ok(v),
     }

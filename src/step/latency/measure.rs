@@ -6,10 +6,10 @@ use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
+use crate::step::value::Dur;
 use crate::step::{Machine, Observer};
 use crate::system;
 use crate::trace;
-use crate::units::exact;
 use anyhow::Result;
 use rtlab_engine::probe::latency::{self as probe, LoopEnd, ThreadStats};
 use rtlab_engine::probe::samples::Sample;
@@ -297,17 +297,17 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     // Recorded as run: durations exactly, with their units, and the priority
     // the threads had.
     let recorded = Params {
-        interval: exact(cfg.interval_ns),
-        distance: exact(cfg.distance_ns),
-        duration: (cfg.duration_ns > 0).then(|| exact(cfg.duration_ns)),
+        interval: Dur::exact(cfg.interval_ns),
+        distance: Dur::exact(cfg.distance_ns),
+        duration: (cfg.duration_ns > 0).then(|| Dur::exact(cfg.duration_ns)),
         threads: a.threads.flatten().map(Some),
         priority: Some(cfg.priority),
-        offset: exact(cfg.offset_ns),
-        second_aligned: cfg.second_aligned.map(exact),
-        histogram_max: exact(u64::from(cfg.hist_max_us) * 1_000),
-        breaktrace: cfg.breaktrace_ns.map(exact),
-        deadline: cfg.deadline_ns.map(exact),
-        max_latency: max_latency_ns.map(exact),
+        offset: Dur::exact(cfg.offset_ns),
+        second_aligned: cfg.second_aligned.map(Dur::exact),
+        histogram_max: Dur::exact(u64::from(cfg.hist_max_us) * 1_000),
+        breaktrace: cfg.breaktrace_ns.map(Dur::exact),
+        deadline: cfg.deadline_ns.map(Dur::exact),
+        max_latency: max_latency_ns.map(Dur::exact),
         ..a.clone()
     };
     let mut run = crate::step::new_run(

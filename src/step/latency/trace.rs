@@ -32,7 +32,7 @@ impl Params {
             ));
         }
         Ok(Some(
-            super::plan::opt_us("--trace-threshold", &self.trace_threshold)?
+            crate::step::value::opt_positive("--trace-threshold", &self.trace_threshold)?
                 .unwrap_or(deadline_ns.unwrap_or(interval_ns)),
         ))
     }

@@ -5,9 +5,10 @@ use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
+use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Observer};
 use crate::system;
-use crate::units::{exact, Human};
+use crate::units::Human;
 use anyhow::Result;
 use rtlab_engine::probe::noise::{self as probe, GapStats, NoiseClock, NoiseThread};
 use rtlab_engine::rt::{mem, signals};
@@ -202,16 +203,16 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     );
 
     let recorded = Params {
-        duration: exact(cfg.duration_ns),
-        cpus: Some(rtlab_engine::rt::cpuset::CpuList::from_cpus(cfg.cpus.clone()).to_string()),
+        duration: Dur::exact(cfg.duration_ns),
+        cpus: Some(Cpus::of(cfg.cpus.clone())),
         priority: Some(cfg.priority),
-        threshold: exact(cfg.threshold_ns),
+        threshold: Dur::exact(cfg.threshold_ns),
         clock: match cfg.clock {
             NoiseClock::Tsc => super::ClockArg::Tsc,
             NoiseClock::Monotonic => super::ClockArg::Monotonic,
         },
-        max_gap: plan.max_gap_ns.map(exact),
-        trace_threshold: plan.trace_threshold_ns.map(exact),
+        max_gap: plan.max_gap_ns.map(Dur::exact),
+        trace_threshold: plan.trace_threshold_ns.map(Dur::exact),
         ..a.clone()
     };
     let mut run = crate::step::new_run(

@@ -5,7 +5,7 @@ use super::Params;
 use crate::error::bad_flag;
 use crate::record::Warning;
 use crate::trace;
-use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use crate::units::Human;
 use anyhow::Result;
 use rtlab_engine::probe::noise::{GapMarks, NoiseConfig};
 
@@ -23,10 +23,9 @@ impl Params {
             }
             return Ok(None);
         }
-        let t = match self.trace_threshold.as_deref() {
+        let t = match &self.trace_threshold {
             None => return Ok(Some(threshold_ns.saturating_mul(DEFAULT_FACTOR))),
-            Some(t) => parse_positive_duration(t, DefaultUnit::Micros)
-                .map_err(|e| bad_flag("--trace-threshold", e))?,
+            Some(t) => t.positive("--trace-threshold")?,
         };
         if t <= threshold_ns {
             return Err(bad_flag(

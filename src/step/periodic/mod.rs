@@ -12,9 +12,9 @@ pub use measure::measure;
 use super::deadline::DeadlineArgs;
 use super::latency::PolicyArg;
 use super::loads::LoadArgs;
+use super::value::{Dur, Ms, Sec, Us};
 use super::{de, Machine};
 use crate::error::bad_flag;
-use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::periodic::{Method, Sched};
@@ -35,16 +35,14 @@ pub struct Params {
     /// this long with what it found (a bare number is seconds) [default: 1s;
     /// 120s with --sweep].
     #[arg(short = 'D', long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// How the thread waits for each period (all: each in turn, with --sweep).
     #[arg(long, value_enum, default_value_t = MethodArg::Sleep)]
     pub method: MethodArg,
     /// With --method hybrid: busy-wait this long before each period (a bare
     /// number is µs).
     #[arg(long, default_value = "50us", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub spin: String,
+    pub spin: Dur<Us>,
     /// A period (and the achieved frequency) further than this from nominal
     /// fails: a percentage above 0% and below 100%.
     #[arg(long, default_value = "10%", value_name = "PCT")]
@@ -57,8 +55,7 @@ pub struct Params {
     pub sweep: Option<String>,
     /// How long each sweep point runs, 10ms-2s (a bare number is ms).
     #[arg(long, default_value = "200ms", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub point_duration: String,
+    pub point_duration: Dur<Ms>,
     /// Sweep points per decade while stepping up (1-20).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub steps_per_decade: u32,
@@ -200,10 +197,6 @@ impl Plan {
     }
 }
 
-fn duration(flag: &str, text: &str, unit: DefaultUnit) -> Result<u64> {
-    parse_positive_duration(text, unit).map_err(|e| bad_flag(flag, e))
-}
-
 /// The longest a busy or hybrid run may keep a CPU at SCHED_FIFO.
 const MAX_BUSY_NS: u64 = 2_000_000_000;
 
@@ -211,16 +204,12 @@ impl Params {
     /// Every value checked on machine `m`.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let frequency_hz = parse_hz(&self.frequency).map_err(|e| bad_flag("--frequency", e))?;
-        let duration_ns = duration("--duration", self.duration_text(), DefaultUnit::Seconds)?;
-        let point_ns = duration(
-            "--point-duration",
-            &self.point_duration,
-            DefaultUnit::Millis,
-        )?;
+        let duration_ns = self.duration_ns()?;
+        let point_ns = self.point_duration.positive("--point-duration")?;
         if !(10_000_000..=MAX_BUSY_NS).contains(&point_ns) {
             return Err(bad_flag("--point-duration", "must be between 10ms and 2s"));
         }
-        let spin_ns = duration("--spin", &self.spin, DefaultUnit::Micros)?;
+        let spin_ns = self.spin.positive("--spin")?;
         let pct = self.tolerance.trim().trim_end_matches('%').trim();
         let tolerance = pct
             .parse::<f64>()
@@ -304,12 +293,12 @@ impl Params {
         })
     }
 
-    /// --duration as given, or its default: 1s, 120s for a sweep.
-    fn duration_text(&self) -> &str {
+    /// --duration (ns) as given, or its default: 1s, 120s for a sweep.
+    fn duration_ns(&self) -> Result<u64> {
         match (&self.duration, &self.sweep) {
-            (Some(d), _) => d,
-            (None, Some(_)) => "120s",
-            (None, None) => "1s",
+            (Some(d), _) => d.positive("--duration"),
+            (None, Some(_)) => Ok(120_000_000_000),
+            (None, None) => Ok(1_000_000_000),
         }
     }
 
@@ -354,7 +343,7 @@ impl super::Step for Params {
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(Some(self.duration_text()))
+        self.duration_ns().ok()
     }
 
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
