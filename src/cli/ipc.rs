@@ -1,9 +1,8 @@
 //! `rtlab ipc`: wake-up latency between two threads through an IPC mechanism,
 //! and the priority-inversion check.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::ipc as text;
-use crate::step::ipc::{self, Params};
+use super::common::{Context, OutputArgs, SaveArgs};
+use crate::step::ipc::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -24,18 +23,5 @@ pub struct IpcArgs {
 
 /// Runs `rtlab ipc`.
 pub fn run(ctx: &Context, a: IpcArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("ipc", p),
-        |live| ipc::measure(p, live),
-        |r| text::render(r, unit),
-    )
+    super::probe::run(ctx, &a.params, &a.out, &a.save)
 }

@@ -4,7 +4,7 @@
 
 use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::format::text::net as text;
-use crate::step::net::{self, serve, Params};
+use crate::step::net::{serve, Params};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
@@ -21,7 +21,7 @@ pub struct NetArgs {
 
 #[derive(Debug, Subcommand)]
 enum NetCommand {
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     Ping(Box<PingArgs>),
 }
 
@@ -71,22 +71,9 @@ struct PingArgs {
 /// Runs `rtlab net ...`.
 pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
     match a.command {
-        NetCommand::Serve(s) => serve(s),
-        NetCommand::Ping(p) => execute(ctx, &p.params, &p.out, &p.save),
+        NetCommand::Serve(s) => serve(*s),
+        NetCommand::Ping(p) => super::probe::run(ctx, &p.params, &p.out, &p.save),
     }
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("net ping", p),
-        |live| net::measure(p, live),
-        |r| text::render(r, unit),
-    )
 }
 
 fn serve(a: ServeArgs) -> Result<i32> {

@@ -1,8 +1,7 @@
 //! `rtlab noise`: OS noise seen by a spinning thread per CPU.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::{noise as text, why};
-use crate::step::noise::{self, Params};
+use super::common::{Context, OutputArgs, SaveArgs};
+use crate::step::noise::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -33,21 +32,5 @@ pub struct NoiseArgs {
 
 /// Runs `rtlab noise`.
 pub fn run(ctx: &Context, a: NoiseArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("noise", p),
-        |live| noise::measure(p, live),
-        |r| {
-            let why = r.why.as_ref().map(|w| why::end_of_run(w, r.id));
-            text::render(r, unit) + &why.map(|w| format!("\n{w}")).unwrap_or_default()
-        },
-    )
+    super::probe::run(ctx, &a.params, &a.out, &a.save)
 }

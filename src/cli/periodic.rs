@@ -1,9 +1,8 @@
 //! `rtlab periodic`: a periodic task toggling an output, and the highest
 //! frequency it holds.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::periodic as text;
-use crate::step::periodic::{self, Params};
+use super::common::{Context, OutputArgs, SaveArgs};
+use crate::step::periodic::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -32,18 +31,5 @@ pub struct PeriodicArgs {
 
 /// Runs `rtlab periodic`.
 pub fn run(ctx: &Context, a: PeriodicArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("periodic", p),
-        |live| periodic::measure(p, live),
-        |r| text::render(r, unit),
-    )
+    super::probe::run(ctx, &a.params, &a.out, &a.save)
 }

@@ -340,15 +340,7 @@ impl Run {
     /// benchmark or a load has no period to overrun and no deadline to miss)
     /// and its source reported it (see [`Run::unreported`]).
     pub fn reports(&self, field: &str) -> bool {
-        let periodic = !(self.kind.starts_with("bench.")
-            || matches!(self.kind.as_str(), "load" | "noise" | "perf"));
-        // An ipc run keeps a period (overruns) but has no deadline to miss.
-        let measured = match field {
-            "overruns" => periodic,
-            "deadline_misses" => periodic && self.kind != "ipc",
-            _ => true,
-        };
-        measured && !self.unreported().contains(&field)
+        crate::step::kind(&self.kind).measures(field) && !self.unreported().contains(&field)
     }
 
     /// Summary fields the run's source did not report (`params.unreported`, set

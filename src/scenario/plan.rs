@@ -331,7 +331,7 @@ pub fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::step::latency::PolicyArg;
+    use crate::step::rt::PolicyArg;
 
     fn latency(p: &PlannedStep) -> &step::latency::Params {
         match &p.params {
@@ -370,10 +370,16 @@ repeat = 3
         assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
         let first = latency(&plan[0]);
         assert_eq!(first.duration.as_ref().map(|v| v.text()), Some("60s"));
-        assert_eq!((first.policy, first.priority), (PolicyArg::Other, Some(0)));
+        assert_eq!(
+            (first.sched.policy, first.sched.priority),
+            (PolicyArg::Other, Some(0))
+        );
         assert_eq!(first.interval, "1ms");
         let sixth = latency(&plan[5]);
-        assert_eq!((sixth.policy, sixth.priority), (PolicyArg::Fifo, Some(90)));
+        assert_eq!(
+            (sixth.sched.policy, sixth.sched.priority),
+            (PolicyArg::Fifo, Some(90))
+        );
         // The matrix axis replaced the fixed interval.
         assert_eq!(sixth.interval, "200us");
         assert_eq!(
@@ -487,13 +493,13 @@ repeat = 3
             expand(&s.unwrap(), None, DEFAULT_MAX_STEPS).unwrap()
         };
         let p = plan("policy = \"other\"\npriority = 0\n");
-        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        assert_eq!(latency(&p[0]).sched.policy, PolicyArg::Other);
         let p = plan("priority = 0\n");
-        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        assert_eq!(latency(&p[0]).sched.policy, PolicyArg::Other);
         // Given both, the check refuses the pair rather than guessing.
         let p = plan("policy = \"fifo\"\npriority = 0\n");
         assert_eq!(
-            (latency(&p[0]).policy, latency(&p[0]).priority),
+            (latency(&p[0]).sched.policy, latency(&p[0]).sched.priority),
             (PolicyArg::Fifo, Some(0))
         );
     }

@@ -9,11 +9,11 @@ mod plan;
 pub use measure::measure;
 pub use plan::{Plan, Work};
 
-use super::latency::PolicyArg;
 use super::loads::LoadArgs;
+use super::rt::{Options, PolicyArg};
 use super::value::{Cpus, Dur, Sec, Us};
-use super::Machine;
-use crate::record::RunParams;
+use super::{Kind, Machine, Observer, View};
+use crate::record::{Better, Run, RunParams};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::ipc::Mechanism;
@@ -106,8 +106,15 @@ impl Default for Params {
     }
 }
 
-/// How a scenario reads `ipc` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("ipc", "duration");
+/// Ipc runs: wake-up latency, per pair, with periods but no deadline.
+pub const KIND: Kind = Kind::probe::<Params>("ipc", "duration")
+    .quantity("wake-up latency")
+    .periods(true, false)
+    .view(View::Ipc)
+    .metrics(&[
+        ("latency_p*", Better::Lower),
+        ("round_trip_*", Better::Neither),
+    ]);
 
 /// `--mechanism`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -260,13 +267,20 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+    fn check_plan(&self, m: &Machine) -> Result<()> {
+        self.plan(m).map(drop)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            perf: Some(&self.perf),
+            sched: None,
+        }
     }
 
     fn planned_ns(&self) -> Option<u64> {
@@ -277,6 +291,10 @@ impl super::Step for Params {
             1
         };
         Some(d.saturating_mul(runs))
+    }
+
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {

@@ -10,12 +10,12 @@ pub use plan::Plan;
 
 use super::deadline::DeadlineArgs;
 use super::loads::LoadArgs;
+use super::rt::{Options, SchedArgs};
 use super::value::{Cpus, Dur, Sec, Us};
-use super::{de, Machine};
-use crate::record::RunParams;
+use super::{de, Kind, Machine, Observer, View};
+use crate::record::{Better, Run, RunParams};
 use anyhow::Result;
 use clap::Args;
-use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -54,13 +54,9 @@ pub struct Params {
     /// [default: one per CPU, as -t alone].
     #[arg(short, long, value_name = "N")]
     pub threads: Option<Option<usize>>,
-    /// Real-time priority of the measuring threads (1-99; 0 with --policy
-    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
-    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     /// Thread N runs at priority − N (cyclictest's --priospread).
     #[arg(long)]
     pub priospread: bool,
@@ -170,9 +166,16 @@ impl Default for Params {
     }
 }
 
-/// How a scenario reads `latency` steps.
-pub const PROBE: super::Probe =
-    super::Probe::of::<Params>("latency", "duration").with_shorthand(priority_zero_is_other);
+/// Latency runs: how a scenario reads their steps, how they are shown.
+pub const KIND: Kind = Kind::probe::<Params>("latency", "duration")
+    .with_shorthand(priority_zero_is_other)
+    .view(View::Latency)
+    .metrics(&[("dl_overruns", Better::Lower)])
+    .why(
+        "measure again with 'rtlab latency --trace' (as root, with tracefs), or \
+         'rtlab run --trace' for a campaign",
+    )
+    .holds(super::kind::threads_samples_max);
 
 /// In a scenario, `priority = 0` without a policy means SCHED_OTHER (as in
 /// cyclictest), so that `matrix.priority = [0, 90]` compares the two.
@@ -180,19 +183,6 @@ fn priority_zero_is_other(values: &mut serde_json::Map<String, serde_json::Value
     if values.get("priority") == Some(&json!(0)) && !values.contains_key("policy") {
         values.insert("policy".into(), json!("other"));
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PolicyArg {
-    Fifo,
-    Rr,
-    Other,
-    Batch,
-    Idle,
-    // SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
-    // and --dl-period (no doc comment: clap would list every value).
-    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -216,14 +206,6 @@ pub enum TimerArg {
     Posix,
 }
 
-impl Params {
-    /// The policy and priority of the measuring threads: priority 90 unless
-    /// given, 0 under a time-sharing policy.
-    fn sched(&self) -> (Policy, i32) {
-        self.policy.with_priority(self.priority)
-    }
-}
-
 /// What a latency run was asked, for its headline and its gate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Asked {
@@ -241,7 +223,7 @@ pub struct Asked {
 /// an import or by an rtlab from before runs recorded their step's parameters.
 pub fn asked(params: &RunParams) -> Asked {
     if let Some(super::Params::Latency(p)) = params.step() {
-        let (policy, priority) = p.sched();
+        let (policy, priority) = p.sched.get();
         return Asked {
             policy: policy.name().to_string(),
             priority: i64::from(priority),
@@ -261,38 +243,21 @@ pub fn asked(params: &RunParams) -> Asked {
     }
 }
 
-impl PolicyArg {
-    /// The policy with `priority`, or with its default: 90 for a real-time
-    /// policy, 0 for the others.
-    pub(crate) fn with_priority(self, priority: Option<i32>) -> (Policy, i32) {
-        let policy = self.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        (policy, priority.unwrap_or(default))
-    }
-
-    pub(crate) fn policy(self) -> Policy {
-        match self {
-            PolicyArg::Fifo => Policy::Fifo,
-            PolicyArg::Rr => Policy::Rr,
-            PolicyArg::Other => Policy::Other,
-            PolicyArg::Batch => Policy::Batch,
-            PolicyArg::Idle => Policy::Idle,
-            PolicyArg::Deadline => Policy::Deadline,
-        }
-    }
-}
-
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.perf.check()?;
-        self.load.check()
+    fn check_plan(&self, m: &Machine) -> Result<()> {
+        self.plan(m).map(drop)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            perf: Some(&self.perf),
+            sched: Some(&self.sched),
+        }
     }
 
     /// How long it is planned to run (ns): its --duration, else --loops
@@ -303,9 +268,7 @@ impl super::Step for Params {
         self.duration.as_ref().and_then(Dur::get).or_else(loops)
     }
 
-    /// The real-time scheduling it needs, and the flag that asks for it.
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let (policy, priority) = self.sched();
-        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 }

@@ -2,14 +2,15 @@
 //! for a while and record what each achieved.
 
 use super::loads::PlacementArgs;
+use super::rt::Options;
 use super::value::{opt_positive, Dur, Sec, Size};
-use super::{de, Machine, Observer};
+use super::{de, Kind, Machine, Observer, View};
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loads::guard;
 use crate::loads::placement::Placement;
 use crate::loads::set::LoadSet;
 use crate::loads::spec::{self, LoadSpec};
-use crate::record::{self, Run, Status};
+use crate::record::{self, Better, Run, Status};
 use crate::system;
 use anyhow::Result;
 use clap::Args;
@@ -74,7 +75,11 @@ impl Default for Params {
 }
 
 /// How a scenario reads `load` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("load", "duration").requiring(&["load"]);
+pub const KIND: Kind = Kind::probe::<Params>("load", "duration")
+    .requiring(&["load"])
+    .periods(false, false)
+    .view(View::Load)
+    .metrics(&[("*ops_per_s*", Better::Higher)]);
 
 /// The loads to start, where, and for how long, validated.
 pub struct Plan {
@@ -232,7 +237,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
             }
         }
     }
-    let mut run = super::new_run("load", fp, started_at, super::Params::Load(p.clone()));
+    let mut run = super::new_run(fp, started_at, p.clone());
     run.status = status;
     run.exit_code = if all_ended {
         EXIT_SYSTEM
@@ -248,21 +253,31 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    /// Every check before the loads start: [`Params::plan`], and whether this
-    /// machine can carry them (memory, free space for io).
-    fn check(&self, _m: &Machine) -> Result<()> {
+    /// [`Params::plan`], and whether this machine can carry the loads
+    /// (memory, free space for io).
+    fn check_plan(&self, _m: &Machine) -> Result<()> {
         let plan = self.plan()?;
         guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
-        self.perf.check()
+        Ok(())
     }
 
-    /// How long it is planned to run (ns), when it says.
+    fn options(&self) -> Options<'_> {
+        Options {
+            perf: Some(&self.perf),
+            ..Options::default()
+        }
+    }
+
     fn planned_ns(&self) -> Option<u64> {
         self.duration.as_ref()?.get()
+    }
+
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 
     /// The real-time scheduling its workers need, and the key that asks for it.
@@ -280,7 +295,12 @@ mod tests {
     use serde_json::json;
 
     fn params(v: serde_json::Value) -> Params {
-        match PROBE.params(v.as_object().unwrap().clone()).unwrap() {
+        match KIND
+            .probe
+            .unwrap()
+            .params(v.as_object().unwrap().clone())
+            .unwrap()
+        {
             super::super::Params::Load(p) => p,
             other => panic!("not a load step: {other:?}"),
         }
@@ -306,7 +326,7 @@ mod tests {
 
     #[test]
     fn its_keys_are_its_flags_and_the_loads() {
-        let mut keys = PROBE.keys();
+        let mut keys = KIND.probe.unwrap().keys();
         keys.sort();
         let mut want = [
             "load",
@@ -326,8 +346,8 @@ mod tests {
         ];
         want.sort();
         assert_eq!(keys, want);
-        assert_eq!(super::super::probe("load"), Some(&PROBE));
-        assert_eq!(PROBE.required, ["load"]);
+        assert_eq!(super::super::probe("load"), KIND.probe.as_ref());
+        assert_eq!(KIND.probe.unwrap().required, ["load"]);
     }
 
     #[test]

@@ -9,24 +9,32 @@ mod trace;
 pub use gates::{gates, metric};
 pub use measure::measure;
 
-use super::latency::PolicyArg;
 use super::loads::LoadArgs;
 use super::perf::PerfArgs;
+use super::rt::{Options, SchedArgs};
 use super::value::{Cpus, Dur, Read, Sec, Us, Word};
-use super::Machine;
+use super::{Kind, Machine, Observer, View};
 use crate::error::bad_flag;
-use crate::record::RunParams;
+use crate::record::{Better, Run, RunParams};
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::noise::{NoiseClock, NoiseConfig};
-use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
 
 /// The parameters of the noise probe: `rtlab noise` flags and the keys of a
 /// `noise` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(
+    mut_arg("priority", |a| a.help(
+        "Real-time priority of the spinning threads (1-99; 0 with --policy other, batch or \
+         idle) [default: 90; 0 with other, batch or idle]"
+    )),
+    mut_arg("policy", |a| a.help(
+        "Scheduling policy of the spinning threads (other: housekeeping CPUs)"
+    ))
+)]
 pub struct Params {
     /// Run this long on every CPU (a bare number is seconds).
     #[arg(
@@ -47,13 +55,9 @@ pub struct Params {
         default_missing_value = "all"
     )]
     pub cpus: Option<Cpus>,
-    /// Real-time priority of the spinning threads (1-99; 0 with --policy
-    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
-    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the spinning threads (other: housekeeping CPUs).
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     /// A gap between two clock reads above this is noise (a bare number is µs).
     #[arg(
         short = 'T',
@@ -117,8 +121,19 @@ pub enum ClockArg {
     Monotonic,
 }
 
-/// How a scenario reads `noise` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("noise", "duration");
+/// Noise runs: gaps, per CPU, with no period to overrun or deadline to miss.
+pub const KIND: Kind = Kind::probe::<Params>("noise", "duration")
+    .quantity("gap")
+    .periods(false, false)
+    .view(View::Noise)
+    .metrics(&[
+        ("noise_*", Better::Lower),
+        ("loop_*", Better::Lower),
+        ("max_gap_at_ns", Better::Neither),
+        ("clock_ticks_per_us", Better::Neither),
+    ])
+    .why("measure again with 'rtlab noise --trace' (as root, with tracefs)")
+    .total_figure("gaps between clock reads");
 
 /// A run's configuration and gates, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,10 +183,6 @@ pub fn parse_noise(text: &str) -> Result<f64, String> {
 }
 
 impl Params {
-    fn sched(&self) -> (Policy, i32) {
-        self.policy.with_priority(self.priority)
-    }
-
     /// Every value checked on machine `m`, turned into the engine's
     /// configuration; a bad value names its flag.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
@@ -192,15 +203,7 @@ impl Params {
             None if m.cpus.len() > 1 => m.cpus[1..].to_vec(),
             None => m.cpus.clone(),
         };
-        let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            let name = policy.name().to_uppercase();
-            return Err(bad_flag(
-                "--priority",
-                format!("{priority} is outside {lo}-{hi} for SCHED_{name}"),
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
         let clock = match self.clock {
             ClockArg::Monotonic => NoiseClock::Monotonic,
             ClockArg::Tsc if !cfg!(target_arch = "x86_64") => {
@@ -239,23 +242,28 @@ impl Params {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.perf.check()?;
-        self.load.check()
+    fn check_plan(&self, m: &Machine) -> Result<()> {
+        self.plan(m).map(drop)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            perf: Some(&self.perf),
+            sched: Some(&self.sched),
+        }
     }
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration.get()
     }
 
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let (policy, priority) = self.sched();
-        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 }
 
@@ -263,7 +271,7 @@ impl super::Step for Params {
 pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
     match params.step() {
         Some(super::Params::Noise(p)) => {
-            let (policy, priority) = p.sched();
+            let (policy, priority) = p.sched.get();
             Some((
                 p.threshold.get().unwrap_or(0),
                 format!("{} {priority}", policy.name()),
@@ -280,6 +288,7 @@ pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_engine::rt::sched::Policy;
 
     fn plan(args: &[&str]) -> Result<Plan> {
         use clap::Parser;

@@ -212,7 +212,7 @@ The keys of a probe are its command's flags, with _ for - (interval, load_cpus),
 same values; lists may be TOML arrays (cpus = [0, 2], load = [\"cpu\", \"vm\"]).
 ",
     );
-    for p in step::PROBES {
+    for p in step::probes() {
         s.push_str(&probe_keys(p));
     }
     s.push_str(

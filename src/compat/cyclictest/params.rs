@@ -7,7 +7,8 @@ use super::observer::Output;
 use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
-use crate::step::latency::{Params, PolicyArg, TimerArg};
+use crate::step::latency::{Params, TimerArg};
+use crate::step::rt::{PolicyArg, SchedArgs};
 use crate::step::value::{Cpus, Dur};
 use crate::step::Machine;
 use anyhow::Result;
@@ -133,8 +134,10 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
         duration: o.duration.as_deref().map(Dur::new),
         cpus: Some(Cpus::of(cpus)),
         threads: Some(Some(threads)),
-        priority: Some(priority),
-        policy,
+        sched: SchedArgs {
+            priority: Some(priority),
+            policy,
+        },
         priospread: o.priospread,
         distance: if histogram > 0 {
             Dur::new("0")
@@ -273,7 +276,10 @@ mod tests {
             (p.cpus.as_ref().map(|v| v.text()), p.threads),
             (Some("0-3"), Some(Some(1)))
         );
-        assert_eq!((p.policy, p.priority), (PolicyArg::Other, Some(0)));
+        assert_eq!(
+            (p.sched.policy, p.sched.priority),
+            (PolicyArg::Other, Some(0))
+        );
         assert!(!p.mlock);
         assert_eq!(p.dma_latency, "0");
         assert_eq!(
@@ -297,7 +303,7 @@ mod tests {
             (Some(100_000), true, Some("0"))
         );
         assert_eq!(
-            (p.threads, p.priority, p.policy),
+            (p.threads, p.sched.priority, p.sched.policy),
             (Some(Some(1)), Some(99), PolicyArg::Fifo)
         );
         assert_eq!((p.interval.text(), p.histogram_max.text()), ("400", "1000"));
@@ -307,7 +313,11 @@ mod tests {
         let b = s("-p 30 -t -n -l 100000 -H 1000 --histfile hist");
         let p = &b.params;
         assert_eq!(
-            (p.threads, p.cpus.as_ref().map(|v| v.text()), p.priority),
+            (
+                p.threads,
+                p.cpus.as_ref().map(|v| v.text()),
+                p.sched.priority
+            ),
             (Some(Some(4)), Some("0-3"), Some(30))
         );
         assert_eq!(b.output.histogram, Some((1000, Layout::WithTotal)));
@@ -353,7 +363,7 @@ mod tests {
     fn priority_and_policy_settle_as_cyclictest_settles_them() {
         let f = s("--policy=fifo -t 2");
         assert_eq!(
-            (f.params.policy, f.params.priority),
+            (f.params.sched.policy, f.params.sched.priority),
             (PolicyArg::Fifo, Some(3))
         );
         assert!(f
@@ -361,13 +371,13 @@ mod tests {
             .contains(&"defaulting realtime priority to 3".to_string()));
         let b = s("--policy=batch");
         assert_eq!(
-            (b.params.policy, b.output.policy),
+            (b.params.sched.policy, b.output.policy),
             (PolicyArg::Other, (PolicyName::Batch, true))
         );
         assert!(b.notes[0].contains("--policy=batch runs as SCHED_OTHER"));
         let m = s("-p 5 --policy=idle");
         assert_eq!(
-            (m.params.policy, m.params.priority),
+            (m.params.sched.policy, m.params.sched.priority),
             (PolicyArg::Fifo, Some(5))
         );
         assert!(m
@@ -375,8 +385,11 @@ mod tests {
             .iter()
             .any(|n| n.starts_with("policy and priority don't match")));
         let sp = s("--priospread -t 3");
-        assert_eq!((sp.params.priority, sp.params.priospread), (Some(4), true));
-        assert_eq!(s("--policy=rr -p 9").params.policy, PolicyArg::Rr);
+        assert_eq!(
+            (sp.params.sched.priority, sp.params.priospread),
+            (Some(4), true)
+        );
+        assert_eq!(s("--policy=rr -p 9").params.sched.policy, PolicyArg::Rr);
         assert!(try_s("-p 100")
             .unwrap_err()
             .to_string()

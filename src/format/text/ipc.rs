@@ -11,7 +11,7 @@ use crate::units::{Human, TimeUnit};
 /// The text report of an ipc run.
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let Some(a) = ipc::asked(&run.params) else {
-        return super::run::report(run, unit);
+        return super::run::plain(run, unit);
     };
     let mut out = format!(
         "rtlab ipc {}  {}  [{}]\n",

@@ -115,11 +115,6 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             Human(max)
         ));
     }
-    if !run.warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
-        }
-    }
+    out.push_str(&super::run::own_warnings(run));
     out
 }

@@ -11,6 +11,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rtlab_engine::bench::fileio::{self, FileSet, Fileio, FileioConfig, Mode, PrepareError};
 use rtlab_engine::bench::EventError;
+use rtlab_engine::bench::Tally;
 use rtlab_engine::rt::{self, signals};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -76,7 +77,33 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.fileio", DEFAULT_TIME_NS);
+bench_step!("bench.fileio", BenchFileio, "bench fileio", DEFAULT_TIME_NS);
+
+/// What a fileio run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!(
+        "{} in {}: {} files × {}, block {}{}",
+        a.word("mode"),
+        a.word("dir"),
+        a.count("files"),
+        a.size("file_size"),
+        a.size("block_size"),
+        if a.on("direct") { ", O_DIRECT" } else { "" }
+    )
+}
+
+/// The rates of a fileio interval: requests and MiB per second.
+pub(super) fn rates(now: &Tally, prev: &Tally, dt: f64) -> String {
+    let rate = |n: u64, p: u64| super::per_s(n, p, dt);
+    format!(
+        "  reads/s {:.2}  writes/s {:.2}  fsyncs/s {:.2}  read MiB/s {:.2}  written MiB/s {:.2}",
+        rate(now.reads, prev.reads),
+        rate(now.writes, prev.writes),
+        rate(now.fsyncs, prev.fsyncs),
+        rate(now.bytes_read, prev.bytes_read) / MIB,
+        rate(now.bytes_written, prev.bytes_written) / MIB,
+    )
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -307,8 +334,7 @@ pub(super) fn run_on(
 ) -> Result<Run> {
     let dir = &p.dir;
     let w = Fileio::open(plan.cfg, set).map_err(|e| io_failure(dir, e, after))?;
-    let params = crate::step::Params::BenchFileio(p.clone());
-    let mut m = super::measure(&w, plan.lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, plan.lim, (p.clone().into(), rates), Vec::new(), obs);
     drop(w);
     if let Some(e) = m.outcome.error {
         return Err(io_failure(dir, e, after));

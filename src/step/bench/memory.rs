@@ -10,6 +10,7 @@ use crate::step::{Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Oper, Scope};
+use rtlab_engine::bench::Tally;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -47,7 +48,25 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.memory", DEFAULT_TIME_NS);
+bench_step!("bench.memory", BenchMemory, "bench memory", DEFAULT_TIME_NS);
+
+/// What a memory run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!(
+        "block {}, {} {} {}, total {}",
+        a.size("block_size"),
+        a.word("access"),
+        a.word("oper"),
+        a.word("scope"),
+        a.size("total_size")
+    )
+}
+
+/// The rate of a memory interval: MiB moved per second.
+fn rates(now: &Tally, prev: &Tally, dt: f64) -> String {
+    let moved = (now.bytes_read + now.bytes_written) - (prev.bytes_read + prev.bytes_written);
+    format!("  MiB/s {:.2}", moved as f64 / dt / MIB)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -183,8 +202,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
     let w = Memory::new(c, lim.limits.threads).map_err(|e| bad_flag("--block-size", e))?;
-    let params = crate::step::Params::BenchMemory(p.clone());
-    let mut m = super::measure(&w, lim, params, warnings, obs);
+    let mut m = super::measure(&w, lim, (p.clone().into(), rates), warnings, obs);
     let t = m.total.tally;
     let moved = (t.bytes_read + t.bytes_written) as f64;
     m.run.metrics.insert("total_mib".into(), moved / MIB);

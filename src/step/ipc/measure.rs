@@ -84,7 +84,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         // With inheritance the kernel must never let the medium thread in.
         Work::PiCheck(_) => g.metrics.get("pi_on_inversions").is_some_and(|&n| n > 0.0),
     };
-    let mut run = crate::step::new_run("ipc", fp, started_at, crate::step::Params::Ipc(a.clone()));
+    let mut run = crate::step::new_run(fp, started_at, a.clone());
     run.status = status;
     run.exit_code = if status == Status::Failed {
         EXIT_SYSTEM

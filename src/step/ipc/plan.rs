@@ -49,7 +49,6 @@ impl Params {
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let max_latency_ns = opt_positive("--max-latency", &self.max_latency)?;
         let duration_ns = opt_positive("--duration", &self.duration)?;
-        self.perf.check()?;
         let pool = cpu_list("--cpus", &self.cpus, m)?.unwrap_or_else(|| m.cpus.clone());
         if self.pi_check {
             self.only_check_flags()?;
@@ -161,18 +160,8 @@ impl Params {
     /// or when the last pair would fall below it.
     fn checked_sched(&self) -> Result<(Policy, i32)> {
         let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        let name = policy.name().to_uppercase();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                if policy.is_realtime() {
-                    format!("{priority} is outside {lo}-{hi} for SCHED_{name}")
-                } else {
-                    format!("SCHED_{name} takes priority 0, not {priority} (use --policy fifo for RT priorities)")
-                },
-            ));
-        }
+        crate::step::rt::check_priority("--priority", policy, priority)?;
+        let (lo, _) = policy.priority_range();
         let last = priority - (self.pairs as i32 - 1);
         if policy.is_realtime() && last < lo {
             return Err(bad_flag(
@@ -256,7 +245,9 @@ mod tests {
     }
 
     fn with(values: Value) -> Params {
-        match super::super::PROBE
+        match super::super::KIND
+            .probe
+            .unwrap()
             .params(values.as_object().unwrap().clone())
             .unwrap()
         {

@@ -6,6 +6,7 @@ use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
+use crate::step::rt::SchedArgs;
 use crate::step::value::Dur;
 use crate::step::{Machine, Observer};
 use crate::system;
@@ -301,7 +302,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         distance: Dur::exact(cfg.distance_ns),
         duration: (cfg.duration_ns > 0).then(|| Dur::exact(cfg.duration_ns)),
         threads: a.threads.flatten().map(Some),
-        priority: Some(cfg.priority),
+        sched: SchedArgs {
+            priority: Some(cfg.priority),
+            ..a.sched.clone()
+        },
         offset: Dur::exact(cfg.offset_ns),
         second_aligned: cfg.second_aligned.map(Dur::exact),
         histogram_max: Dur::exact(u64::from(cfg.hist_max_us) * 1_000),
@@ -310,12 +314,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         max_latency: max_latency_ns.map(Dur::exact),
         ..a.clone()
     };
-    let mut run = crate::step::new_run(
-        "latency",
-        fp,
-        started_at,
-        crate::step::Params::Latency(recorded),
-    );
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.status = status;
     run.exit_code = status.exit_code(by_signal, threshold_failed);
     run.duration_ns = outcome.elapsed_ns;

@@ -91,7 +91,7 @@ impl Params {
         ));
         }
         let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
-        let (policy, priority) = a.sched();
+        let (policy, priority) = a.sched.get();
         let dl = a.dl.params(policy, interval_ns)?;
         // Deadline threads run unpinned: one per CPU unless -t says.
         let pins = [
@@ -217,24 +217,8 @@ impl Params {
     /// Refuses a priority outside the policy's range (for every thread, with
     /// --priospread); warns of priority 99 and of a time-sharing policy.
     fn check_priorities(&self, threads: usize, warnings: &mut Vec<Warning>) -> Result<()> {
-        let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                if policy.is_realtime() {
-                    format!(
-                        "{priority} is outside {lo}-{hi} for SCHED_{}",
-                        policy.name().to_uppercase()
-                    )
-                } else {
-                    format!(
-                        "SCHED_{} takes priority 0, not {priority} (use --policy fifo for RT priorities)",
-                        policy.name().to_uppercase()
-                    )
-                },
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
+        let (lo, _) = policy.priority_range();
         if self.priospread {
             if !policy.is_realtime() {
                 return Err(bad_flag(

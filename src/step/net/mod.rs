@@ -9,10 +9,11 @@ pub use ping::measure;
 pub(crate) use ping::series_from;
 
 use super::loads::LoadArgs;
+use super::rt::{check_priority, Options};
 use super::value::{opt_positive, Cpus, Dur, Ms, Sec, Size};
-use super::Machine;
+use super::{Kind, Machine, Observer, View};
 use crate::error::{bad_flag, SystemError};
-use crate::record::{RunParams, Warning};
+use crate::record::{Better, Run, RunParams, Warning};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::net::client::{PingConfig, SetupError, ThreadSetup};
@@ -118,10 +119,17 @@ pub struct Reached {
     pub server: Option<BTreeMap<String, String>>,
 }
 
-/// How a scenario reads `net` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("net", "duration")
+/// Net runs: the round trips of messages to a server.
+pub const KIND: Kind = Kind::probe::<Params>("net", "duration")
     .requiring(&["target"])
-    .with_shorthand(priority_zero_is_none);
+    .with_shorthand(priority_zero_is_none)
+    .command("net ping")
+    .view(View::Net)
+    .metrics(&[
+        ("messages_per_s", Better::Higher),
+        ("messages_lost", Better::Lower),
+        ("*cpu_ns_per*", Better::Lower),
+    ]);
 
 /// In a scenario, `priority = 0` (and `server_priority = 0`) means no RT
 /// priority: the thread runs SCHED_OTHER, as without the key.
@@ -167,11 +175,8 @@ impl Params {
             m.check_cpus("--cpus", &CpuList::from_cpus(setup.cpus.clone()))?;
         }
         if self.local_server {
-            if let Some(p) = self.server_priority.filter(|p| !(1..=99).contains(p)) {
-                return Err(bad_flag(
-                    "--server-priority",
-                    format!("{p} is outside 1-99 (SCHED_FIFO); leave it out for SCHED_OTHER"),
-                ));
+            if let Some(p) = self.server_priority {
+                check_priority("--server-priority", Policy::Fifo, p)?;
             }
         }
         let target = self.target.as_deref().ok_or_else(|| {
@@ -353,14 +358,9 @@ pub fn asked(params: &RunParams) -> Asked {
 fn thread_setup(priority: Option<i32>, cpus: Option<&Cpus>) -> Result<ThreadSetup> {
     let (policy, priority) = match priority {
         None => (Policy::Other, 0),
-        Some(p) if (1..=99).contains(&p) => (Policy::Fifo, p),
-        Some(p) => {
-            return Err(bad_flag(
-                "--priority",
-                format!("{p} is outside 1-99 (SCHED_FIFO); leave it out for SCHED_OTHER"),
-            ))
-        }
+        Some(p) => (Policy::Fifo, p),
     };
+    check_priority("--priority", policy, priority)?;
     let cpus = match cpus {
         Some(list) => list.list("--cpus")?.cpus().to_vec(),
         None => Vec::new(),
@@ -415,19 +415,27 @@ fn settings_map(info: &[u8]) -> BTreeMap<String, String> {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+    fn check_plan(&self, m: &Machine) -> Result<()> {
+        self.plan(m).map(drop)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            ..Options::default()
+        }
     }
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration.as_ref()?.get()
+    }
+
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 
     /// The real-time scheduling it needs, and the key that asks for it: the
@@ -456,7 +464,12 @@ mod tests {
     }
 
     fn with(values: Value) -> Params {
-        match PROBE.params(values.as_object().unwrap().clone()).unwrap() {
+        match KIND
+            .probe
+            .unwrap()
+            .params(values.as_object().unwrap().clone())
+            .unwrap()
+        {
             super::super::Params::Net(p) => p,
             other => panic!("{other:?}"),
         }
@@ -504,7 +517,7 @@ mod tests {
 
     #[test]
     fn every_scenario_key_is_a_parameter() {
-        let keys = PROBE.keys();
+        let keys = KIND.probe.unwrap().keys();
         for k in [
             "target",
             "local_server",
@@ -527,9 +540,12 @@ mod tests {
             assert!(keys.iter().any(|x| x == k), "{k} missing from {keys:?}");
         }
         for recorded in ["address", "session", "server"] {
-            assert!(!PROBE.takes(recorded), "{recorded} is not given");
+            assert!(
+                !KIND.probe.unwrap().takes(recorded),
+                "{recorded} is not given"
+            );
         }
-        assert_eq!(PROBE.required, ["target"]);
+        assert_eq!(KIND.probe.unwrap().required, ["target"]);
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         session: Some(p.cfg.session),
         server: Some(settings),
     };
-    let mut run = crate::step::new_run("net", fp, started_at, crate::step::Params::Net(recorded));
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.status = status;
     run.exit_code = exit_code;
     run.duration_ns = outcome.elapsed_ns;

@@ -5,6 +5,7 @@ use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
+use crate::step::rt::SchedArgs;
 use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Observer};
 use crate::system;
@@ -205,7 +206,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let recorded = Params {
         duration: Dur::exact(cfg.duration_ns),
         cpus: Some(Cpus::of(cfg.cpus.clone())),
-        priority: Some(cfg.priority),
+        sched: SchedArgs {
+            priority: Some(cfg.priority),
+            ..a.sched.clone()
+        },
         threshold: Dur::exact(cfg.threshold_ns),
         clock: match cfg.clock {
             NoiseClock::Tsc => super::ClockArg::Tsc,
@@ -215,12 +219,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_threshold: plan.trace_threshold_ns.map(Dur::exact),
         ..a.clone()
     };
-    let mut run = crate::step::new_run(
-        "noise",
-        fp,
-        started_at,
-        crate::step::Params::Noise(recorded),
-    );
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.series = threads
         .iter()
         .zip(names)

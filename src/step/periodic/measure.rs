@@ -115,12 +115,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ),
         ));
     }
-    let mut run = crate::step::new_run(
-        "periodic",
-        fp,
-        started_at,
-        crate::step::Params::Periodic(a.clone()),
-    );
+    let mut run = crate::step::new_run(fp, started_at, a.clone());
     obs.start(&["periodic".into()]);
     let result = match p.sweep {
         Some(s) => sweep_all(&p, &s, a, &mut target, stop, &mut run),

@@ -10,11 +10,12 @@ pub mod sweep;
 pub use measure::measure;
 
 use super::deadline::DeadlineArgs;
-use super::latency::PolicyArg;
 use super::loads::LoadArgs;
+use super::rt::{Options, SchedArgs};
 use super::value::{Dur, Ms, Sec, Us};
-use super::{de, Machine};
+use super::{de, Kind, Machine, Observer, View};
 use crate::error::bad_flag;
+use crate::record::{Better, Run};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::periodic::{Method, Sched};
@@ -25,6 +26,10 @@ use serde::{Deserialize, Serialize};
 /// of a `periodic` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(
+    mut_arg("priority", |a| a.help("Real-time priority of the thread (1-99) [default: 90]")),
+    mut_arg("policy", |a| a.help("Scheduling policy of the thread"))
+)]
 pub struct Params {
     /// Toggles per second (Hz, kHz, MHz; bare number: Hz). The output toggles
     /// once a period, so a scope sees a square wave of half this frequency.
@@ -66,12 +71,9 @@ pub struct Params {
     /// others to the system].
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
-    /// Real-time priority of the thread (1-99) [default: 90].
-    #[arg(short, long, value_name = "PRIO")]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the thread.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub dl: DeadlineArgs,
@@ -105,8 +107,16 @@ impl Default for Params {
     }
 }
 
-/// How a scenario reads `periodic` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("periodic", "duration");
+/// Periodic runs: period jitter, or a sweep's highest frequencies.
+pub const KIND: Kind = Kind::probe::<Params>("periodic", "duration")
+    .quantity("period jitter")
+    .view(View::Periodic)
+    .metrics(&[
+        ("best_hz.*", Better::Higher),
+        ("missed_periods", Better::Lower),
+        ("late_periods", Better::Lower),
+        ("dl_overruns", Better::Lower),
+    ]);
 
 /// `--method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -233,19 +243,7 @@ impl Params {
             ));
         }
         let methods = self.method.methods();
-        let policy = self.policy.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        let priority = self.priority.unwrap_or(default);
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                format!(
-                    "{priority} is outside {lo}-{hi} for SCHED_{}",
-                    policy.name().to_uppercase()
-                ),
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
         // The reservation is checked now at the highest frequency asked.
         self.dl.params(policy, (1e9 / frequency_hz) as u64)?;
         let cpu = match (self.cpu, policy) {
@@ -276,7 +274,6 @@ impl Params {
             ));
         }
         output::check(self)?;
-        self.perf.check()?;
         Ok(Plan {
             frequency_hz,
             sweep,
@@ -333,25 +330,28 @@ impl Params {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+    fn check_plan(&self, m: &Machine) -> Result<()> {
+        self.plan(m).map(drop)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            perf: Some(&self.perf),
+            sched: Some(&self.sched),
+        }
     }
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration_ns().ok()
     }
 
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let policy = self.policy.policy();
-        let priority = self.priority.unwrap_or(90);
-        policy
-            .is_realtime()
-            .then_some((policy, priority, "priority"))
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 }
 
