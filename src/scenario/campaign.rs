@@ -208,10 +208,8 @@ fn planned(
     if trace {
         let mut traced = 0;
         for step in &mut plan {
-            let flag = match &mut step.params {
-                crate::step::Params::Latency(p) => &mut p.trace,
-                crate::step::Params::Noise(p) => &mut p.trace,
-                _ => continue,
+            let Some(flag) = step.params.step_mut().trace() else {
+                continue;
             };
             *flag = true;
             step.values.retain(|(k, _)| k != "trace");

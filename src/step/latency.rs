@@ -271,4 +271,8 @@ impl super::Step for Params {
     fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
         measure(self, obs)
     }
+
+    fn trace(&mut self) -> Option<&mut bool> {
+        Some(&mut self.trace)
+    }
 }

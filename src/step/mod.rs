@@ -57,6 +57,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The step these parameters are, to change.
+            pub fn step_mut(&mut self) -> &mut dyn Step {
+                match self {
+                    $(Params::$variant(p) => p,)*
+                }
+            }
+
             /// The parameters of the probe `name` from `values` (`None`:
             /// no probe is so named).
             fn typed(name: &str, values: Map<String, Value>) -> Option<serde_json::Result<Params>> {
@@ -287,6 +294,12 @@ pub trait Step {
     /// The real-time scheduling it needs, and the key that asks for it.
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
         self.options().sched.and_then(rt::SchedArgs::rt_need)
+    }
+
+    /// Its `trace` switch, when it can trace the kernel and explain what it
+    /// saw (`rtlab run --trace` turns it on).
+    fn trace(&mut self) -> Option<&mut bool> {
+        None
     }
 
     /// Measures, after refusing what no probe can do here (`--perf` on a

@@ -265,6 +265,10 @@ impl super::Step for Params {
     fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
         measure(self, obs)
     }
+
+    fn trace(&mut self) -> Option<&mut bool> {
+        Some(&mut self.trace)
+    }
 }
 
 /// What a noise run was asked: its threshold (ns) and clock, for its headline.
