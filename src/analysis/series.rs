@@ -19,7 +19,7 @@ pub fn all(run: &Run) -> impl Iterator<Item = &Series> {
 /// fill). A figure a run does not have holds 0 and is shown as unknown, never
 /// as a value.
 pub fn reported(run: &Run, field: &str) -> bool {
-    run.reports(field)
+    crate::step::reports(run, field)
 }
 
 /// The figures a run does not have (see [`reported`]): of the order

@@ -335,14 +335,6 @@ impl RunParams {
 }
 
 impl Run {
-    /// Whether the run has this figure (a summary field such as `p99_ns`, or
-    /// the counter `overruns` or `deadline_misses`): its kind measures it (a
-    /// benchmark or a load has no period to overrun and no deadline to miss)
-    /// and its source reported it (see [`Run::unreported`]).
-    pub fn reports(&self, field: &str) -> bool {
-        crate::step::kind(&self.kind).measures(field) && !self.unreported().contains(&field)
-    }
-
     /// Summary fields the run's source did not report (`params.unreported`, set
     /// by importers: sysbench gives no stddev and one percentile). They hold 0
     /// and must be shown as unknown.

@@ -206,6 +206,14 @@ fn matches(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// Whether `run` has the figure `field` (a summary field such as `p99_ns`,
+/// or the counter `overruns` or `deadline_misses`): its kind measures it (a
+/// benchmark or a load has no period to overrun and no deadline to miss) and
+/// its source reported it (see [`Run::unreported`]).
+pub fn reports(run: &Run, field: &str) -> bool {
+    super::kind(&run.kind).measures(field) && !run.unreported().contains(&field)
+}
+
 /// What `rtlab why` says of a run whose kind is never analysed: the kinds
 /// that are, and how to measure them.
 pub fn analysed() -> String {

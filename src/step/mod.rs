@@ -23,7 +23,7 @@ pub mod periodic;
 pub mod rt;
 pub mod value;
 
-pub use kind::{Kind, View};
+pub use kind::{reports, Kind, View};
 
 use crate::record::{self, Better, Run, RunParams};
 use anyhow::Result;

@@ -5,18 +5,7 @@ use super::series::{self, Col};
 use super::table::Table;
 use crate::record::sweep::Sweep;
 use crate::record::Run;
-use crate::units::{Human, TimeUnit};
-
-/// A frequency in words (`50 kHz`, `1.25 MHz`).
-pub fn hz(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.3} MHz", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.3} kHz", v / 1e3)
-    } else {
-        format!("{v:.1} Hz")
-    }
-}
+use crate::units::{hz, Human, TimeUnit};
 
 /// The table of a sweep: methods down, loads across, the highest frequency held.
 pub fn sweep_table(s: &Sweep) -> String {
