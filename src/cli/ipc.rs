@@ -1,7 +1,8 @@
 //! `rtlab ipc`: wake-up latency between two threads through an IPC mechanism,
 //! and the priority-inversion check.
 
-use super::common::{Context, OutputArgs, SaveArgs};
+use super::common::Context;
+use super::probe::ProbeArgs;
 use crate::step::ipc::Params;
 use anyhow::Result;
 use clap::Args;
@@ -14,14 +15,10 @@ use clap::Args;
   rtlab ipc --pi-check")]
 pub struct IpcArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab ipc`.
 pub fn run(ctx: &Context, a: IpcArgs) -> Result<i32> {
-    super::probe::run(ctx, &a.params, &a.out, &a.save)
+    a.probe.run(ctx)
 }

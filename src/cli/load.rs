@@ -1,7 +1,8 @@
 //! `rtlab load`: run load generators on their own, and the hidden entry point of
 //! load worker processes.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
+use super::common::{self, Context};
+use super::probe::ProbeArgs;
 use crate::error::{BadValue, UsageError};
 use crate::loads::set::WORKER_COMMAND;
 use crate::loads::spec;
@@ -33,11 +34,7 @@ pub struct LoadCmdArgs {
     #[arg(long)]
     list: bool,
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab load`: its SPEC words are one spec.
@@ -46,9 +43,9 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
         common::print(&spec::listing());
         return Ok(0);
     }
-    let mut params = a.params;
-    params.load = vec![a.spec.join(" ")];
-    super::probe::run(ctx, &params, &a.out, &a.save).map_err(spec_words)
+    let mut probe = a.probe;
+    probe.params.load = vec![a.spec.join(" ")];
+    probe.run(ctx).map_err(spec_words)
 }
 
 /// The command line gives the spec as words, not as `--load`: a bad spec is said

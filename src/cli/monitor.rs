@@ -131,12 +131,12 @@ fn refuse_run_options(p: &Params) -> Result<()> {
         ("--max-latency", p.max_latency.is_some(), "use --alert-max"),
         (
             "--trace",
-            p.trace,
+            p.tracing.trace,
             "rtlab latency --trace explains spikes in a bounded run",
         ),
         (
             "--perf",
-            p.perf.perf,
+            p.shared.perf.perf,
             "counters over days would overflow; use rtlab latency --perf",
         ),
     ];

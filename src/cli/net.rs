@@ -2,7 +2,8 @@
 //! network, with a mock server that separates network jitter from application
 //! jitter.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
+use super::common::{self, Context};
+use super::probe::ProbeArgs;
 use crate::format::text::net as text;
 use crate::step::net::{serve, Params};
 use anyhow::Result;
@@ -61,18 +62,14 @@ struct ServeArgs {
   rtlab net ping 10.0.0.2 --tcp -p 80 --load cpu:2")]
 struct PingArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab net ...`.
 pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
     match a.command {
         NetCommand::Serve(s) => serve(*s),
-        NetCommand::Ping(p) => super::probe::run(ctx, &p.params, &p.out, &p.save),
+        NetCommand::Ping(p) => p.probe.run(ctx),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `rtlab noise`: OS noise seen by a spinning thread per CPU.
 
-use super::common::{Context, OutputArgs, SaveArgs};
+use super::common::Context;
+use super::probe::ProbeArgs;
 use crate::step::noise::Params;
 use anyhow::Result;
 use clap::Args;
@@ -23,14 +24,10 @@ use clap::Args;
   rtlab noise -a 1 -D 1s --trace --trace-threshold 20us")]
 pub struct NoiseArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab noise`.
 pub fn run(ctx: &Context, a: NoiseArgs) -> Result<i32> {
-    super::probe::run(ctx, &a.params, &a.out, &a.save)
+    a.probe.run(ctx)
 }

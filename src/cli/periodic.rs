@@ -1,7 +1,8 @@
 //! `rtlab periodic`: a periodic task toggling an output, and the highest
 //! frequency it holds.
 
-use super::common::{Context, OutputArgs, SaveArgs};
+use super::common::Context;
+use super::probe::ProbeArgs;
 use crate::step::periodic::Params;
 use anyhow::Result;
 use clap::Args;
@@ -22,14 +23,10 @@ use clap::Args;
   rtlab periodic --frequency 1kHz --output /tmp/pin --policy deadline --dl-runtime 100us")]
 pub struct PeriodicArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab periodic`.
 pub fn run(ctx: &Context, a: PeriodicArgs) -> Result<i32> {
-    super::probe::run(ctx, &a.params, &a.out, &a.save)
+    a.probe.run(ctx)
 }

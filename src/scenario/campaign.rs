@@ -313,7 +313,7 @@ mod tests {
     fn traced(plan: &[PlannedStep]) -> Vec<(String, bool)> {
         plan.iter()
             .map(|s| match &s.params {
-                crate::step::Params::Latency(p) => (s.name.clone(), p.trace),
+                crate::step::Params::Latency(p) => (s.name.clone(), p.tracing.trace),
                 _ => (s.name.clone(), false),
             })
             .collect()
@@ -348,7 +348,7 @@ mod tests {
         let crate::step::Params::Noise(p) = &plan[0].params else {
             panic!("not noise")
         };
-        assert!(p.trace, "a noise step is traced");
+        assert!(p.tracing.trace, "a noise step is traced");
     }
 
     #[test]
@@ -360,7 +360,7 @@ mod tests {
         let crate::step::Params::Latency(p) = &plan[0].params else {
             panic!("not latency")
         };
-        assert!(p.trace);
-        assert_eq!(p.trace_threshold.as_ref().map(|v| v.text()), Some("50us"));
+        assert!(p.tracing.trace);
+        assert_eq!(p.tracing.trace_threshold, Some("50us".into()));
     }
 }

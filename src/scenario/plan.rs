@@ -409,13 +409,13 @@ repeat = 3
             .map(|p| p.attribution.as_ref().unwrap())
             .collect();
         assert_eq!(group[0].role, Role::Baseline);
-        assert!(latency(&plan[1]).load.load.is_empty());
+        assert!(latency(&plan[1]).shared.load.load.is_empty());
         for (i, part) in parts.iter().enumerate() {
             assert_eq!(group[i + 1].role, Role::Part(part.to_string()));
-            assert_eq!(latency(&plan[i + 2]).load.load, [*part]);
+            assert_eq!(latency(&plan[i + 2]).shared.load.load, [*part]);
         }
         assert_eq!(group.last().unwrap().role, Role::Whole);
-        assert_eq!(latency(plan.last().unwrap()).load.load, ["dohell"]);
+        assert_eq!(latency(plan.last().unwrap()).shared.load.load, ["dohell"]);
         assert!(plan.last().unwrap().name.ends_with("(dohell whole)"));
     }
 

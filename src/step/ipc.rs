@@ -9,12 +9,10 @@ mod plan;
 pub use measure::measure;
 pub use plan::{Plan, Work};
 
-use super::loads::LoadArgs;
-use super::rt::{Options, PolicyArg};
+use super::rt::{MlockArgs, Options, PolicyArg, SharedArgs};
 use super::value::{Cpus, Dur, Sec, Us};
-use super::{Kind, Machine, Observer, View};
-use crate::record::{Better, Run, RunParams};
-use anyhow::Result;
+use super::{Kind, View};
+use crate::record::{Better, RunParams};
 use clap::Args;
 use rtlab_engine::rt::ipc::Mechanism;
 use rtlab_engine::rt::sched::Policy;
@@ -88,22 +86,12 @@ pub struct Params {
     /// mutex on one CPU, with and without priority inheritance).
     #[arg(long)]
     pub pi_check: bool,
-    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
-    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
+    pub shared: SharedArgs,
 }
 
 /// Ipc runs: wake-up latency, per pair, with periods but no deadline.
@@ -266,21 +254,9 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
     })
 }
 
-impl super::Step for Params {
-    fn kind(&self) -> &'static Kind {
-        &KIND
-    }
-
-    fn check_plan(&self, m: &Machine) -> Result<()> {
-        self.plan(m).map(drop)
-    }
-
+step! {
     fn options(&self) -> Options<'_> {
-        Options {
-            load: Some(&self.load),
-            perf: Some(&self.perf),
-            sched: None,
-        }
+        Options::of(&self.shared, None)
     }
 
     fn planned_ns(&self) -> Option<u64> {
@@ -291,10 +267,6 @@ impl super::Step for Params {
             1
         };
         Some(d.saturating_mul(runs))
-    }
-
-    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
-        measure(self, obs)
     }
 
     fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {

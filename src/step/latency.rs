@@ -9,12 +9,10 @@ pub use measure::measure;
 pub use plan::Plan;
 
 use super::deadline::DeadlineArgs;
-use super::loads::LoadArgs;
-use super::rt::{Options, SchedArgs};
+use super::rt::{MlockArgs, Options, SchedArgs, SharedArgs, TraceArgs};
 use super::value::{Cpus, Dur, Sec, Us};
-use super::{de, Kind, Machine, Observer, View};
-use crate::record::{Better, Run, RunParams};
-use anyhow::Result;
+use super::{de, Kind, View};
+use crate::record::{Better, RunParams};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -83,10 +81,9 @@ pub struct Params {
         default_missing_value = "0"
     )]
     pub second_aligned: Option<Dur<Us>>,
-    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
-    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub lock: MlockArgs,
     /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": leave it).
     #[arg(
         long,
@@ -131,19 +128,9 @@ pub struct Params {
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     pub trace_points: usize,
-    /// Trace the kernel's scheduler, IRQ, softirq, timer and idle events in
-    /// a tracefs instance of rtlab's own and explain every spike (needs root).
-    #[arg(long)]
-    pub trace: bool,
-    /// With --trace: the wake-ups this late or later are explained (a bare
-    /// number is µs) [default: the deadline].
-    #[arg(
-        long,
-        value_name = "DUR",
-        requires = "trace",
-        allow_negative_numbers = true
-    )]
-    pub trace_threshold: Option<Dur<Us>>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tracing: TraceArgs,
     /// With --trace: also run the kernel's timerlat tracer on the measured
     /// CPUs at the probe's interval and report its timer IRQ versus thread
     /// latency (its own threads then share those CPUs with the probe).
@@ -154,16 +141,7 @@ pub struct Params {
     pub dl: DeadlineArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
+    pub shared: SharedArgs,
 }
 
 /// Latency runs: how a scenario reads their steps, how they are shown.
@@ -243,21 +221,9 @@ pub fn asked(params: &RunParams) -> Asked {
     }
 }
 
-impl super::Step for Params {
-    fn kind(&self) -> &'static Kind {
-        &KIND
-    }
-
-    fn check_plan(&self, m: &Machine) -> Result<()> {
-        self.plan(m).map(drop)
-    }
-
+step! {
     fn options(&self) -> Options<'_> {
-        Options {
-            load: Some(&self.load),
-            perf: Some(&self.perf),
-            sched: Some(&self.sched),
-        }
+        Options::of(&self.shared, Some(&self.sched))
     }
 
     /// How long it is planned to run (ns): its --duration, else --loops
@@ -268,11 +234,7 @@ impl super::Step for Params {
         self.duration.as_ref().and_then(Dur::get).or_else(loops)
     }
 
-    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
-        measure(self, obs)
-    }
-
     fn trace(&mut self) -> Option<&mut bool> {
-        Some(&mut self.trace)
+        Some(&mut self.tracing.trace)
     }
 }

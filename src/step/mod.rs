@@ -8,6 +8,40 @@
 //! child process by handing the serialised `Params` to `rtlab __step`. A run
 //! records the `Params` it was made with (tagged with the probe's name).
 
+/// The [`Step`] of a probe's `Params`, in the probe's module, which holds
+/// its `KIND`, `Params::plan(&self, &Machine)` and `measure(&Params, &mut
+/// dyn Observer)`: its kind, the check of its plan and its measuring, with
+/// the other methods given (`options`, `planned_ns`, and those the probe has
+/// of its own); and its defaults, its flags when none is given.
+macro_rules! step {
+    ($($methods:tt)*) => {
+        impl Default for Params {
+            fn default() -> Self {
+                crate::step::defaults()
+            }
+        }
+
+        impl crate::step::Step for Params {
+            fn kind(&self) -> &'static crate::step::Kind {
+                &KIND
+            }
+
+            fn check_plan(&self, m: &crate::step::Machine) -> anyhow::Result<()> {
+                self.plan(m).map(drop)
+            }
+
+            fn measure(
+                &self,
+                obs: &mut dyn crate::step::Observer,
+            ) -> anyhow::Result<crate::record::Run> {
+                measure(self, obs)
+            }
+
+            $($methods)*
+        }
+    };
+}
+
 pub mod bench;
 pub mod de;
 pub mod deadline;

@@ -9,13 +9,11 @@ mod trace;
 pub use gates::{gates, metric};
 pub use measure::measure;
 
-use super::loads::LoadArgs;
-use super::perf::PerfArgs;
-use super::rt::{Options, SchedArgs};
+use super::rt::{Options, SchedArgs, SharedArgs, TraceArgs};
 use super::value::{Cpus, Dur, Read, Sec, Us, Word};
-use super::{Kind, Machine, Observer, View};
+use super::{Kind, Machine, View};
 use crate::error::bad_flag;
-use crate::record::{Better, Run, RunParams};
+use crate::record::{Better, RunParams};
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
@@ -33,6 +31,15 @@ use serde::{Deserialize, Serialize};
     )),
     mut_arg("policy", |a| a.help(
         "Scheduling policy of the spinning threads (other: housekeeping CPUs)"
+    )),
+    mut_arg("trace", |a| a.help(
+        "Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a tracefs \
+         instance of rtlab's own and explain every gap at or above --trace-threshold: which \
+         IRQs, softirqs, NMIs and threads took it (needs root)"
+    )),
+    mut_arg("trace_threshold", |a| a.help(
+        "With --trace: the gaps this long or longer are explained (a bare number is µs) \
+         [default: 10 × --threshold]"
     ))
 )]
 pub struct Params {
@@ -80,33 +87,12 @@ pub struct Params {
     /// gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
     pub max_gap: Option<Dur<Us>>,
-    /// Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a
-    /// tracefs instance of rtlab's own and explain every gap at or above
-    /// --trace-threshold: which IRQs, softirqs, NMIs and threads took it (needs
-    /// root).
-    #[arg(long)]
-    pub trace: bool,
-    /// With --trace: the gaps this long or longer are explained (a bare number
-    /// is µs) [default: 10 × --threshold].
-    #[arg(
-        long,
-        value_name = "DUR",
-        requires = "trace",
-        allow_negative_numbers = true
-    )]
-    pub trace_threshold: Option<Dur<Us>>,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub tracing: TraceArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: PerfArgs,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
+    pub shared: SharedArgs,
 }
 
 /// The clock of the loop.
@@ -231,7 +217,7 @@ impl Params {
                 duration_ns,
                 threshold_ns,
                 clock,
-                perf: self.perf.perf,
+                perf: self.shared.perf.perf,
                 gap_marks: None,
             },
             max_noise_ppm,
@@ -241,33 +227,17 @@ impl Params {
     }
 }
 
-impl super::Step for Params {
-    fn kind(&self) -> &'static Kind {
-        &KIND
-    }
-
-    fn check_plan(&self, m: &Machine) -> Result<()> {
-        self.plan(m).map(drop)
-    }
-
+step! {
     fn options(&self) -> Options<'_> {
-        Options {
-            load: Some(&self.load),
-            perf: Some(&self.perf),
-            sched: Some(&self.sched),
-        }
+        Options::of(&self.shared, Some(&self.sched))
     }
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration.get()
     }
 
-    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
-        measure(self, obs)
-    }
-
     fn trace(&mut self) -> Option<&mut bool> {
-        Some(&mut self.trace)
+        Some(&mut self.tracing.trace)
     }
 }
 

@@ -1,11 +1,14 @@
-//! The real-time options probes share, and their one check: `--policy` and
+//! The options probes share, each checked once: `--policy` and
 //! `--priority` of the measuring threads ([`SchedArgs`], flattened into the
-//! probes whose threads take both), the priority check that every probe
-//! with RT threads makes ([`check_priority`]), and the options a step hands
-//! the shared step code to check before it measures ([`Options`]).
+//! probes whose threads take both) with the priority check that every probe
+//! with RT threads makes ([`check_priority`]), `--mlock` ([`MlockArgs`]),
+//! loads and counters ([`SharedArgs`]), `--trace` ([`TraceArgs`]), and the
+//! options a step hands the shared step code to check before it measures
+//! ([`Options`]).
 
 use super::loads::LoadArgs;
 use super::perf::PerfArgs;
+use super::value::{opt_positive, Dur, Us};
 use crate::error::bad_flag;
 use anyhow::Result;
 use clap::Args;
@@ -106,6 +109,69 @@ pub fn check_priority(flag: &str, policy: Policy, priority: i32) -> Result<()> {
     ))
 }
 
+/// `--mlock`: memory locked before measuring.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MlockArgs {
+    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
+    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub mlock: bool,
+}
+
+impl Default for MlockArgs {
+    fn default() -> Self {
+        super::defaults()
+    }
+}
+
+/// `--trace` and `--trace-threshold`: the kernel traced while measuring, and
+/// what it saw explained.
+#[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceArgs {
+    /// Trace the kernel's scheduler, IRQ, softirq, timer and idle events in
+    /// a tracefs instance of rtlab's own and explain every spike (needs root).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace: the wake-ups this late or later are explained (a bare
+    /// number is µs) [default: the deadline].
+    #[arg(
+        long,
+        value_name = "DUR",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
+    pub trace_threshold: Option<Dur<Us>>,
+}
+
+impl TraceArgs {
+    /// With --trace, the threshold of what is explained (ns): as given, else
+    /// `default`. `None` without --trace, where --trace-threshold is refused.
+    pub fn threshold(&self, default: impl FnOnce() -> u64) -> Result<Option<u64>> {
+        match (self.trace, &self.trace_threshold) {
+            (false, Some(_)) => Err(bad_flag("--trace-threshold", "needs --trace")),
+            (false, None) => Ok(None),
+            (true, t) => Ok(Some(
+                opt_positive("--trace-threshold", t)?.unwrap_or_else(default),
+            )),
+        }
+    }
+}
+
+/// What a probe with measuring threads of its own takes besides: loads
+/// (`--load`, their placement) and performance counters (`--perf`).
+#[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SharedArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub load: LoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub perf: PerfArgs,
+}
+
 /// The options a step shares with other probes, handed to the step code
 /// that checks them the same way for every probe.
 #[derive(Debug, Clone, Copy, Default)]
@@ -119,7 +185,16 @@ pub struct Options<'a> {
     pub sched: Option<&'a SchedArgs>,
 }
 
-impl Options<'_> {
+impl<'a> Options<'a> {
+    /// The loads and `--perf` of `shared`, and the scheduling `sched`.
+    pub fn of(shared: &'a SharedArgs, sched: Option<&'a SchedArgs>) -> Options<'a> {
+        Options {
+            load: Some(&shared.load),
+            perf: Some(&shared.perf),
+            sched,
+        }
+    }
+
     /// Refuses `--perf` when the machine opens no counter (exit 3), before
     /// anything is measured.
     pub fn check_perf(&self) -> Result<()> {

@@ -8,7 +8,7 @@ use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
 use crate::step::latency::{Params, TimerArg};
-use crate::step::rt::{PolicyArg, SchedArgs};
+use crate::step::rt::{MlockArgs, PolicyArg, SchedArgs};
 use crate::step::value::{Cpus, Dur};
 use crate::step::Machine;
 use anyhow::Result;
@@ -148,7 +148,7 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
         timer,
         offset: Dur::new(o.aligned.unwrap_or(0).to_string()),
         second_aligned: o.secaligned.map(|s| Dur::new(s.to_string())),
-        mlock: o.mlockall,
+        lock: MlockArgs { mlock: o.mlockall },
         dma_latency,
         deepest_idle_state: o
             .deepest_idle_state
@@ -280,7 +280,7 @@ mod tests {
             (p.sched.policy, p.sched.priority),
             (PolicyArg::Other, Some(0))
         );
-        assert!(!p.mlock);
+        assert!(!p.lock.mlock);
         assert_eq!(p.dma_latency, "0");
         assert_eq!(
             (p.loops, p.duration.as_ref().map(|v| v.text())),
@@ -299,7 +299,7 @@ mod tests {
         let a = s("-l100000 -m -n -a0 -t1 -p99 -i400 -h1000 -q");
         let p = &a.params;
         assert_eq!(
-            (p.loops, p.mlock, p.cpus.as_ref().map(|v| v.text())),
+            (p.loops, p.lock.mlock, p.cpus.as_ref().map(|v| v.text())),
             (Some(100_000), true, Some("0"))
         );
         assert_eq!(

@@ -1,7 +1,6 @@
 //! The text of an ipc run: the wake-up table and the round trips, or the
 //! priority-inversion check's verdict.
 
-use super::run::warnings_text;
 use super::series::{self, Col};
 use super::table::Table;
 use crate::record::Run;
@@ -25,11 +24,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         out.push_str(&pairs(run, &a, unit));
     }
     out.push_str(&super::perf::of_run(run));
-    let warnings = warnings_text(std::slice::from_ref(run));
-    if !warnings.is_empty() {
-        out.push('\n');
-        out.push_str(&warnings);
-    }
+    out.push_str(&super::run::warnings_after(run));
     out
 }
 

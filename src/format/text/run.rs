@@ -83,12 +83,17 @@ pub fn plain(run: &Run, unit: TimeUnit) -> String {
         out.push_str(&series_table(run, unit));
     }
     out.push_str(&super::perf::of_run(run));
-    let warnings = warnings_text(std::slice::from_ref(run));
-    if !warnings.is_empty() {
-        out.push('\n');
-        out.push_str(&warnings);
-    }
+    out.push_str(&warnings_after(run));
     out
+}
+
+/// The warnings of `run` and whether it completed, after a blank line (""
+/// when there is nothing to say).
+pub fn warnings_after(run: &Run) -> String {
+    match warnings_text(std::slice::from_ref(run)) {
+        w if w.is_empty() => w,
+        w => format!("\n{w}"),
+    }
 }
 
 /// The text report of any kind of run: its view, what its trace explained,

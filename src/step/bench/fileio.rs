@@ -77,7 +77,13 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.fileio", BenchFileio, "bench fileio", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.fileio",
+    BenchFileio,
+    "bench fileio",
+    DEFAULT_TIME_NS,
+    rates
+);
 
 /// What a fileio run was asked, in words.
 fn what(a: &super::Asked) -> String {
@@ -334,7 +340,7 @@ pub(super) fn run_on(
 ) -> Result<Run> {
     let dir = &p.dir;
     let w = Fileio::open(plan.cfg, set).map_err(|e| io_failure(dir, e, after))?;
-    let mut m = super::measure(&w, plan.lim, (p.clone().into(), rates), Vec::new(), obs);
+    let mut m = super::measure(&w, plan.lim, p.recorded(), Vec::new(), obs);
     drop(w);
     if let Some(e) = m.outcome.error {
         return Err(io_failure(dir, e, after));

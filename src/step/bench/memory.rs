@@ -48,7 +48,13 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.memory", BenchMemory, "bench memory", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.memory",
+    BenchMemory,
+    "bench memory",
+    DEFAULT_TIME_NS,
+    rates
+);
 
 /// What a memory run was asked, in words.
 fn what(a: &super::Asked) -> String {
@@ -202,7 +208,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
     let w = Memory::new(c, lim.limits.threads).map_err(|e| bad_flag("--block-size", e))?;
-    let mut m = super::measure(&w, lim, (p.clone().into(), rates), warnings, obs);
+    let mut m = super::measure(&w, lim, p.recorded(), warnings, obs);
     let t = m.total.tally;
     let moved = (t.bytes_read + t.bytes_written) as f64;
     m.run.metrics.insert("total_mib".into(), moved / MIB);

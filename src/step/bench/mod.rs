@@ -12,18 +12,12 @@
 /// registry: the defaults (parsing no flags), its `KIND` (`$name`, the
 /// variant `$variant` of the step parameters, the progress line's
 /// `$command`), its step, what its runs were asked (the module's `what`
-/// says its own values in words), and the limits of the common options,
-/// where `$default_time` (ns; 0: until the work is done) applies when
-/// neither --time nor --events is given. The module gives `plan`, `measure`,
-/// `asked` and `what`.
+/// says its own values in words), its own interval rates (`$rates`), and the
+/// limits of the common options, where `$default_time` (ns; 0: until the work
+/// is done) applies when neither --time nor --events is given. The module
+/// gives `plan`, `measure`, `asked` and `what`.
 macro_rules! bench_step {
-    ($name:literal, $variant:ident, $command:literal, $default_time:expr) => {
-        impl Default for Params {
-            fn default() -> Self {
-                crate::step::defaults()
-            }
-        }
-
+    ($name:literal, $variant:ident, $command:literal, $default_time:expr, $rates:expr) => {
         /// Runs of this bench: how a scenario reads its steps (its duration
         /// key is `time`, as in sysbench) and how they are shown.
         pub const KIND: crate::step::Kind = crate::step::Kind::probe::<Params>($name, "time")
@@ -39,15 +33,7 @@ macro_rules! bench_step {
                 super::Asked::of(asked).describe(what)
             });
 
-        impl crate::step::Step for Params {
-            fn kind(&self) -> &'static crate::step::Kind {
-                &KIND
-            }
-
-            fn check_plan(&self, m: &crate::step::Machine) -> anyhow::Result<()> {
-                self.plan(m).map(drop)
-            }
-
+        step! {
             fn options(&self) -> crate::step::rt::Options<'_> {
                 crate::step::rt::Options {
                     perf: Some(&self.common.perf),
@@ -58,19 +44,18 @@ macro_rules! bench_step {
             fn planned_ns(&self) -> Option<u64> {
                 self.common.planned_ns($default_time)
             }
-
-            fn measure(
-                &self,
-                obs: &mut dyn crate::step::Observer,
-            ) -> anyhow::Result<crate::record::Run> {
-                measure(self, obs)
-            }
         }
 
         impl Params {
             /// The limits the common options set, checked.
             fn lim(&self) -> anyhow::Result<super::Lim> {
                 self.common.lim($default_time)
+            }
+
+            /// The step a run of these parameters records, and the bench's
+            /// own rates of an interval.
+            fn recorded(&self) -> (crate::step::Params, super::Rates) {
+                (self.clone().into(), $rates)
             }
         }
     };

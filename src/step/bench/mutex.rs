@@ -40,7 +40,13 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.mutex", BenchMutex, "bench mutex", 0);
+bench_step!(
+    "bench.mutex",
+    BenchMutex,
+    "bench mutex",
+    0,
+    super::lock_rates
+);
 
 /// What a mutex run was asked, in words.
 fn what(a: &super::Asked) -> String {
@@ -83,13 +89,7 @@ impl Params {
 pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let lim = p.plan(&Machine::this())?;
     let w = MutexBench::new(p.mutexes, p.locks, p.loops);
-    let mut m = super::measure(
-        &w,
-        lim,
-        (p.clone().into(), super::lock_rates),
-        Vec::new(),
-        obs,
-    );
+    let mut m = super::measure(&w, lim, p.recorded(), Vec::new(), obs);
     let taken = m.total.tally.ops;
     let planned = p.locks.saturating_mul(lim.limits.threads as u64);
     debug_assert_eq!(w.increments(), taken);

@@ -35,7 +35,8 @@ bench_step!(
     "bench.threads",
     BenchThreads,
     "bench threads",
-    DEFAULT_TIME_NS
+    DEFAULT_TIME_NS,
+    super::lock_rates
 );
 
 /// What a threads run was asked, in words.
@@ -74,13 +75,7 @@ impl Params {
 pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let lim = p.plan(&Machine::this())?;
     let w = Threads::new(p.yields, p.locks);
-    let mut m = super::measure(
-        &w,
-        lim,
-        (p.clone().into(), super::lock_rates),
-        Vec::new(),
-        obs,
-    );
+    let mut m = super::measure(&w, lim, p.recorded(), Vec::new(), obs);
     let ops = m.total.tally.ops as f64;
     m.run.metrics.insert("total_ops".into(), ops);
     super::rate(&mut m.run, "ops_per_s", ops);

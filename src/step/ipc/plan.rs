@@ -145,7 +145,7 @@ impl Params {
                         loops: self.loops.unwrap_or(0),
                         duration_ns: duration_ns.unwrap_or(0),
                         pairs: pairs.clone(),
-                        perf: self.perf.perf,
+                        perf: self.shared.perf.perf,
                     },
                 ))
             })

@@ -122,7 +122,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_threshold_ns,
         mut warnings,
     } = a.plan(&Machine::this())?;
-    a.perf.check()?;
+    a.shared.perf.check()?;
     if obs.wants_samples() {
         cfg.sample_ring = SAMPLE_RING;
         // Taken before a quarter of the ring fills at the shortest period.
@@ -134,7 +134,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let stop = signals::install();
     let started_at = record::now_rfc3339();
     // Loads start before memory is locked and before any probe thread exists.
-    let loads = a.load.start(&cfg.threads)?;
+    let loads = a.shared.load.start(&cfg.threads)?;
     warnings.extend(loads.warnings.iter().cloned());
 
     let dma = dma_latency_us.and_then(|us| hold_dma_latency(us, obs, &mut warnings));
@@ -142,7 +142,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         .map(|(cpus, n)| IdleLimit::apply(&cpus, n))
         .transpose()?;
     mem::release_free_heap();
-    if a.mlock {
+    if a.lock.mlock {
         if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
                 "mlock",
@@ -187,7 +187,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     if let Some(was) = main_was {
         let _ = sched::set_thread_affinity(0, &was);
     }
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     drop(idle);

@@ -173,7 +173,7 @@ impl Params {
                 sample_ring: 0,
                 poll_ns: 20_000_000,
                 thread_histograms: true,
-                perf: a.perf.perf,
+                perf: a.shared.perf.perf,
             },
             dma_latency_us,
             max_latency_ns,

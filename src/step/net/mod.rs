@@ -9,11 +9,11 @@ pub use ping::measure;
 pub(crate) use ping::series_from;
 
 use super::loads::LoadArgs;
-use super::rt::{check_priority, Options};
+use super::rt::{check_priority, MlockArgs, Options};
 use super::value::{opt_positive, Cpus, Dur, Ms, Sec, Size};
-use super::{Kind, Machine, Observer, View};
+use super::{Kind, Machine, View};
 use crate::error::{bad_flag, SystemError};
-use crate::record::{Better, Run, RunParams, Warning};
+use crate::record::{Better, RunParams, Warning};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::net::client::{PingConfig, SetupError, ThreadSetup};
@@ -32,6 +32,9 @@ use std::net::SocketAddr;
 /// the keys of a `net` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(mut_arg("mlock", |a| a.short(None).help(
+        "Lock all memory (mlockall) while measuring; --mlock=false to skip"
+    )))]
 pub struct Params {
     /// The server, HOST:PORT or HOST (port 7700).
     #[arg(value_name = "HOST:PORT")]
@@ -78,10 +81,9 @@ pub struct Params {
     /// sockperf does): no wake-up cost in the first leg, but a whole CPU is busy.
     #[arg(long)]
     pub busy_wait: bool,
-    /// Lock all memory (mlockall) while measuring; --mlock=false to skip.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
@@ -95,12 +97,6 @@ pub struct Params {
     #[arg(skip)]
     #[serde(flatten)]
     pub reached: Reached,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
 }
 
 /// The server a run talked to, recorded with its parameters (as rtlab has
@@ -414,15 +410,7 @@ fn settings_map(info: &[u8]) -> BTreeMap<String, String> {
     proto::parse_info(info).into_iter().collect()
 }
 
-impl super::Step for Params {
-    fn kind(&self) -> &'static Kind {
-        &KIND
-    }
-
-    fn check_plan(&self, m: &Machine) -> Result<()> {
-        self.plan(m).map(drop)
-    }
-
+step! {
     fn options(&self) -> Options<'_> {
         Options {
             load: Some(&self.load),
@@ -432,10 +420,6 @@ impl super::Step for Params {
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration.as_ref()?.get()
-    }
-
-    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
-        measure(self, obs)
     }
 
     /// The real-time scheduling it needs, and the key that asks for it: the

@@ -172,7 +172,7 @@ fn send<T: Transport + Send>(
     };
     let running = a.load.start(&probe_cpus)?;
     warnings.extend(running.warnings.iter().cloned());
-    if a.mlock {
+    if a.lock.mlock {
         warnings.extend(lock_memory());
     }
     obs.start(&["net".into()]);
@@ -185,7 +185,7 @@ fn send<T: Transport + Send>(
         &mut |snap| obs.latency(&[snap]),
     );
     obs.end();
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     let (records, load_warnings) = running.finish();

@@ -5,7 +5,7 @@ use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
-use crate::step::rt::SchedArgs;
+use crate::step::rt::{SchedArgs, TraceArgs};
 use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Observer};
 use crate::system;
@@ -109,12 +109,12 @@ fn metrics_of(prefix: &str, st: &GapStats, cpu_ns: u64, m: &mut BTreeMap<String,
 pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let fp = system::fingerprint();
     let mut plan = a.plan(&Machine::this())?;
-    a.perf.check()?;
+    a.shared.perf.check()?;
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
     let probe_cpus: Vec<Option<usize>> = plan.cfg.cpus.iter().map(|&c| Some(c)).collect();
-    let loads = a.load.start(&probe_cpus)?;
+    let loads = a.shared.load.start(&probe_cpus)?;
     warnings.extend(loads.warnings.iter().cloned());
     if let Err(errno) = mem::lock_all() {
         warnings.push(Warning::new(
@@ -216,7 +216,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             NoiseClock::Monotonic => super::ClockArg::Monotonic,
         },
         max_gap: plan.max_gap_ns.map(Dur::exact),
-        trace_threshold: plan.trace_threshold_ns.map(Dur::exact),
+        tracing: TraceArgs {
+            trace_threshold: plan.trace_threshold_ns.map(Dur::exact),
+            ..a.tracing.clone()
+        },
         ..a.clone()
     };
     let mut run = crate::step::new_run(fp, started_at, recorded);

@@ -17,15 +17,9 @@ impl Params {
     /// `threshold_ns` (--threshold); never below it, since only recorded gaps
     /// are marked.
     pub(super) fn trace_threshold_ns(&self, threshold_ns: u64) -> Result<Option<u64>> {
-        if !self.trace {
-            if self.trace_threshold.is_some() {
-                return Err(bad_flag("--trace-threshold", "needs --trace"));
-            }
+        let default = || threshold_ns.saturating_mul(DEFAULT_FACTOR);
+        let Some(t) = self.tracing.threshold(default)? else {
             return Ok(None);
-        }
-        let t = match &self.trace_threshold {
-            None => return Ok(Some(threshold_ns.saturating_mul(DEFAULT_FACTOR))),
-            Some(t) => t.positive("--trace-threshold")?,
         };
         if t <= threshold_ns {
             return Err(bad_flag(

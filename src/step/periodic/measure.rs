@@ -86,10 +86,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
-    a.load.parse()?;
+    a.shared.load.parse()?;
     let mut target = output::open(a)?;
     let edges = a.gpio_in.as_deref().map(Edges::open).transpose()?;
-    if a.mlock {
+    if a.lock.mlock {
         if let Err(e) = mem::lock_all() {
             warnings.push(Warning::new(
                 "mlock",
@@ -122,7 +122,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         None => single(&p, &mut target, edges.as_ref(), a, stop, &mut run),
     };
     obs.end();
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     result?;
@@ -144,7 +144,7 @@ fn single(
     run: &mut Run,
 ) -> Result<()> {
     let probe_cpus = vec![p.cpu];
-    let loads = a.load.start(&probe_cpus)?;
+    let loads = a.shared.load.start(&probe_cpus)?;
     run.warnings.extend(loads.warnings.iter().cloned());
     let method = p.methods[0];
     let period_ns = ((1e9 / p.frequency_hz).round() as u64).max(1);
@@ -243,8 +243,8 @@ fn sweep_all(
     let clock = std::time::Instant::now();
     let mut curves = Vec::new();
     let mut loadsets = vec![("idle".to_string(), None)];
-    if !a.load.load.is_empty() {
-        loadsets.push((a.load.load.join("+"), Some(&a.load)));
+    if !a.shared.load.load.is_empty() {
+        loadsets.push((a.shared.load.load.join("+"), Some(&a.shared.load)));
     }
     let mut first_error = None;
     let mut perf = Vec::new();

@@ -10,12 +10,11 @@ pub mod sweep;
 pub use measure::measure;
 
 use super::deadline::DeadlineArgs;
-use super::loads::LoadArgs;
-use super::rt::{Options, SchedArgs};
+use super::rt::{MlockArgs, Options, SchedArgs, SharedArgs};
 use super::value::{Dur, Ms, Sec, Us};
-use super::{de, Kind, Machine, Observer, View};
+use super::{de, Kind, Machine, View};
 use crate::error::bad_flag;
-use crate::record::{Better, Run};
+use crate::record::Better;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::periodic::{Method, Sched};
@@ -28,7 +27,10 @@ use serde::{Deserialize, Serialize};
 #[serde(default)]
 #[command(
     mut_arg("priority", |a| a.help("Real-time priority of the thread (1-99) [default: 90]")),
-    mut_arg("policy", |a| a.help("Scheduling policy of the thread"))
+    mut_arg("policy", |a| a.help("Scheduling policy of the thread")),
+    mut_arg("mlock", |a| a.short(None).help(
+        "Lock all memory (mlockall) while measuring; --mlock=false to skip"
+    ))
 )]
 pub struct Params {
     /// Toggles per second (Hz, kHz, MHz; bare number: Hz). The output toggles
@@ -89,22 +91,12 @@ pub struct Params {
     /// edge-event timestamps: CHIP:LINE [default: no line wired back].
     #[arg(long, value_name = "CHIP:LINE", requires = "gpio")]
     pub gpio_in: Option<String>,
-    /// Lock all memory (mlockall) while measuring; --mlock=false to skip.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
+    pub shared: SharedArgs,
 }
 
 /// Periodic runs: period jitter, or a sweep's highest frequencies.
@@ -286,7 +278,7 @@ impl Params {
             policy,
             priority,
             dl: self.dl.clone(),
-            perf: self.perf.perf,
+            perf: self.shared.perf.perf,
         })
     }
 
@@ -329,29 +321,13 @@ impl Params {
     }
 }
 
-impl super::Step for Params {
-    fn kind(&self) -> &'static Kind {
-        &KIND
-    }
-
-    fn check_plan(&self, m: &Machine) -> Result<()> {
-        self.plan(m).map(drop)
-    }
-
+step! {
     fn options(&self) -> Options<'_> {
-        Options {
-            load: Some(&self.load),
-            perf: Some(&self.perf),
-            sched: Some(&self.sched),
-        }
+        Options::of(&self.shared, Some(&self.sched))
     }
 
     fn planned_ns(&self) -> Option<u64> {
         self.duration_ns().ok()
-    }
-
-    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
-        measure(self, obs)
     }
 }
 
