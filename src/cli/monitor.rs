@@ -204,7 +204,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
         println!(
             "monitoring {} thread(s) every {}, windows of {} into {} (session {})",
             threads.len(),
-            a.params.interval,
+            a.params.period.interval,
             a.window,
             store.path().display(),
             setup.session

@@ -374,14 +374,14 @@ repeat = 3
             (first.sched.policy, first.sched.priority),
             (PolicyArg::Other, Some(0))
         );
-        assert_eq!(first.interval, "1ms");
+        assert_eq!(first.period.interval, "1ms");
         let sixth = latency(&plan[5]);
         assert_eq!(
             (sixth.sched.policy, sixth.sched.priority),
             (PolicyArg::Fifo, Some(90))
         );
         // The matrix axis replaced the fixed interval.
-        assert_eq!(sixth.interval, "200us");
+        assert_eq!(sixth.period.interval, "200us");
         assert_eq!(
             latency(&plan[6]),
             &step::latency::Params {

@@ -9,7 +9,7 @@ mod plan;
 pub use measure::measure;
 pub use plan::{Plan, Work};
 
-use super::rt::{MlockArgs, Options, PolicyArg, SharedArgs};
+use super::rt::{IntervalArgs, MlockArgs, Options, PolicyArg, SharedArgs};
 use super::value::{Cpus, Dur, Sec, Us};
 use super::{Kind, View};
 use crate::record::{Better, RunParams};
@@ -22,6 +22,10 @@ use serde::{Deserialize, Serialize};
 /// an `ipc` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(mut_arg("interval", |a| a.help(
+    "Time between wake-ups: the receiver sleeps until the next period, then asks its sender \
+     for the next wake-up (a bare number is µs, as pmqtest's -i)"
+)))]
 pub struct Params {
     /// How the sender wakes the receiver (all: each in turn, one series each).
     #[arg(short = 'M', long, value_enum, default_value_t = MechanismArg::Mqueue)]
@@ -56,17 +60,9 @@ pub struct Params {
     /// other].
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Time between wake-ups: the receiver sleeps until the next period, then
-    /// asks its sender for the next wake-up (a bare number is µs, as pmqtest's
-    /// -i).
-    #[arg(
-        short,
-        long,
-        default_value = "1ms",
-        value_name = "DUR",
-        allow_negative_numbers = true
-    )]
-    pub interval: Dur<Us>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub period: IntervalArgs,
     /// Pair N's interval is interval + N × distance (pmqtest's -d; a bare
     /// number is µs).
     #[arg(short, long, default_value = "500us", value_name = "DUR")]
@@ -249,7 +245,7 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
         placement,
         policy: policy.name().into(),
         priority,
-        interval_ns: p.interval.get().unwrap_or(0),
+        interval_ns: p.period.interval.get().unwrap_or(0),
         max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
     })
 }

@@ -9,7 +9,7 @@ pub use measure::measure;
 pub use plan::Plan;
 
 use super::deadline::DeadlineArgs;
-use super::rt::{MlockArgs, Options, SchedArgs, SharedArgs, TraceArgs};
+use super::rt::{CpusArgs, IntervalArgs, MlockArgs, Options, SchedArgs, SharedArgs, TraceArgs};
 use super::value::{Cpus, Dur, Sec, Us};
 use super::{de, Kind, View};
 use crate::record::{Better, RunParams};
@@ -22,15 +22,9 @@ use serde_json::json;
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Params {
-    /// Period of the measuring threads (e.g. 200us, 1ms; a bare number is µs).
-    #[arg(
-        short,
-        long,
-        default_value = "1ms",
-        value_name = "DUR",
-        allow_negative_numbers = true
-    )]
-    pub interval: Dur<Us>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub period: IntervalArgs,
     /// Wake-ups per thread, then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
@@ -38,16 +32,9 @@ pub struct Params {
     /// [default: until --loops or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
     pub duration: Option<Dur<Sec>>,
-    /// CPUs to measure on, one pinned thread each (e.g. 1-3 or 0,2) [default:
-    /// all online CPUs, as -a alone].
-    #[arg(
-        short = 'a',
-        long,
-        value_name = "LIST",
-        num_args = 0..=1,
-        default_missing_value = "all"
-    )]
-    pub cpus: Option<Cpus>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub measured: CpusArgs,
     /// Number of threads: unpinned, or spread over --cpus in round-robin order
     /// [default: one per CPU, as -t alone].
     #[arg(short, long, value_name = "N")]
@@ -205,7 +192,7 @@ pub fn asked(params: &RunParams) -> Asked {
         return Asked {
             policy: policy.name().to_string(),
             priority: i64::from(priority),
-            interval_ns: p.interval.get().unwrap_or(0),
+            interval_ns: p.period.interval.get().unwrap_or(0),
             max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
         };
     }
@@ -229,7 +216,7 @@ step! {
     /// How long it is planned to run (ns): its --duration, else --loops
     /// periods.
     fn planned_ns(&self) -> Option<u64> {
-        let period = || self.interval.get();
+        let period = || self.period.interval.get();
         let loops = || self.loops?.checked_mul(period()?);
         self.duration.as_ref().and_then(Dur::get).or_else(loops)
     }

@@ -9,8 +9,8 @@ mod trace;
 pub use gates::{gates, metric};
 pub use measure::measure;
 
-use super::rt::{Options, SchedArgs, SharedArgs, TraceArgs};
-use super::value::{Cpus, Dur, Read, Sec, Us, Word};
+use super::rt::{CpusArgs, Options, SchedArgs, SharedArgs, TraceArgs};
+use super::value::{Dur, Read, Sec, Us, Word};
 use super::{Kind, Machine, View};
 use crate::error::bad_flag;
 use crate::record::{Better, RunParams};
@@ -25,6 +25,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
 #[command(
+    mut_arg("cpus", |a| a.help(
+        "CPUs to measure, one pinned spinning thread each [default: every usable CPU but the \
+         first, which stays with the system; -a alone: all]"
+    )),
     mut_arg("priority", |a| a.help(
         "Real-time priority of the spinning threads (1-99; 0 with --policy other, batch or \
          idle) [default: 90; 0 with other, batch or idle]"
@@ -52,16 +56,9 @@ pub struct Params {
         allow_negative_numbers = true
     )]
     pub duration: Dur<Sec>,
-    /// CPUs to measure, one pinned spinning thread each [default: every usable
-    /// CPU but the first, which stays with the system; -a alone: all].
-    #[arg(
-        short = 'a',
-        long,
-        value_name = "LIST",
-        num_args = 0..=1,
-        default_missing_value = "all"
-    )]
-    pub cpus: Option<Cpus>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub measured: CpusArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub sched: SchedArgs,
@@ -183,7 +180,7 @@ impl Params {
                 ),
             ));
         }
-        let cpus = match &self.cpus {
+        let cpus = match &self.measured.cpus {
             Some(l) if l.is_all() => m.cpus.clone(),
             Some(l) => m.usable("--cpus", l)?,
             None if m.cpus.len() > 1 => m.cpus[1..].to_vec(),

@@ -1,14 +1,16 @@
 //! The options probes share, each checked once: `--policy` and
 //! `--priority` of the measuring threads ([`SchedArgs`], flattened into the
 //! probes whose threads take both) with the priority check that every probe
-//! with RT threads makes ([`check_priority`]), `--mlock` ([`MlockArgs`]),
+//! with RT threads makes ([`check_priority`]), `--interval`
+//! ([`IntervalArgs`]), `--cpus` ([`CpusArgs`]),
+//! `--mlock` ([`MlockArgs`]),
 //! loads and counters ([`SharedArgs`]), `--trace` ([`TraceArgs`]), and the
 //! options a step hands the shared step code to check before it measures
 //! ([`Options`]).
 
 use super::loads::LoadArgs;
 use super::perf::PerfArgs;
-use super::value::{opt_positive, Dur, Us};
+use super::value::{opt_positive, Cpus, Dur, Us};
 use crate::error::bad_flag;
 use anyhow::Result;
 use clap::Args;
@@ -107,6 +109,45 @@ pub fn check_priority(flag: &str, policy: Policy, priority: i32) -> Result<()> {
             format!("SCHED_{name} takes priority 0, not {priority} (use --policy fifo for RT priorities)")
         },
     ))
+}
+
+/// `-i`, `--interval`: the period of a probe's threads, as cyclictest's and
+/// pmqtest's -i (a bare number is µs).
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IntervalArgs {
+    /// Period of the measuring threads (e.g. 200us, 1ms; a bare number is µs).
+    #[arg(
+        short,
+        long,
+        default_value = "1ms",
+        value_name = "DUR",
+        allow_negative_numbers = true
+    )]
+    pub interval: Dur<Us>,
+}
+
+impl Default for IntervalArgs {
+    fn default() -> Self {
+        super::defaults()
+    }
+}
+
+/// `-a`, `--cpus`: the CPUs a probe measures on, one pinned thread each;
+/// `all` (`-a` alone) for every CPU.
+#[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CpusArgs {
+    /// CPUs to measure on, one pinned thread each (e.g. 1-3 or 0,2) [default:
+    /// all online CPUs, as -a alone].
+    #[arg(
+        short = 'a',
+        long,
+        value_name = "LIST",
+        num_args = 0..=1,
+        default_missing_value = "all"
+    )]
+    pub cpus: Option<Cpus>,
 }
 
 /// `--mlock`: memory locked before measuring.

@@ -8,7 +8,7 @@ use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
 use crate::step::latency::{Params, TimerArg};
-use crate::step::rt::{MlockArgs, PolicyArg, SchedArgs};
+use crate::step::rt::{CpusArgs, IntervalArgs, MlockArgs, PolicyArg, SchedArgs};
 use crate::step::value::{Cpus, Dur};
 use crate::step::Machine;
 use anyhow::Result;
@@ -129,10 +129,14 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
     let histogram = o.histogram.min(HIST_MAX_US);
     let defaults = Params::default();
     let params = Params {
-        interval: Dur::new(o.interval.to_string()),
+        period: IntervalArgs {
+            interval: Dur::new(o.interval.to_string()),
+        },
         loops: (o.loops > 0).then_some(o.loops),
         duration: o.duration.as_deref().map(Dur::new),
-        cpus: Some(Cpus::of(cpus)),
+        measured: CpusArgs {
+            cpus: Some(Cpus::of(cpus)),
+        },
         threads: Some(Some(threads)),
         sched: SchedArgs {
             priority: Some(priority),
@@ -271,9 +275,12 @@ mod tests {
     fn cyclictests_defaults() {
         let d = s("");
         let p = &d.params;
-        assert_eq!((p.interval.text(), p.distance.text()), ("1000", "500"));
         assert_eq!(
-            (p.cpus.as_ref().map(|v| v.text()), p.threads),
+            (p.period.interval.text(), p.distance.text()),
+            ("1000", "500")
+        );
+        assert_eq!(
+            (p.measured.cpus.as_ref().map(|v| v.text()), p.threads),
             (Some("0-3"), Some(Some(1)))
         );
         assert_eq!(
@@ -299,14 +306,21 @@ mod tests {
         let a = s("-l100000 -m -n -a0 -t1 -p99 -i400 -h1000 -q");
         let p = &a.params;
         assert_eq!(
-            (p.loops, p.lock.mlock, p.cpus.as_ref().map(|v| v.text())),
+            (
+                p.loops,
+                p.lock.mlock,
+                p.measured.cpus.as_ref().map(|v| v.text())
+            ),
             (Some(100_000), true, Some("0"))
         );
         assert_eq!(
             (p.threads, p.sched.priority, p.sched.policy),
             (Some(Some(1)), Some(99), PolicyArg::Fifo)
         );
-        assert_eq!((p.interval.text(), p.histogram_max.text()), ("400", "1000"));
+        assert_eq!(
+            (p.period.interval.text(), p.histogram_max.text()),
+            ("400", "1000")
+        );
         assert_eq!((p.overflow_cycles, p.distance.text()), (1000, "0"));
         assert_eq!(a.output.histogram, Some((1000, Layout::PerThread)));
         assert!(a.output.quiet && a.notes.is_empty());
@@ -315,7 +329,7 @@ mod tests {
         assert_eq!(
             (
                 p.threads,
-                p.cpus.as_ref().map(|v| v.text()),
+                p.measured.cpus.as_ref().map(|v| v.text()),
                 p.sched.priority
             ),
             (Some(Some(4)), Some("0-3"), Some(30))
@@ -330,20 +344,31 @@ mod tests {
         assert_eq!(s("-t 3").params.threads, Some(Some(3)));
         let a = s("-a 1-2 -t");
         assert_eq!(
-            (a.params.cpus.as_ref().map(|v| v.text()), a.params.threads),
+            (
+                a.params.measured.cpus.as_ref().map(|v| v.text()),
+                a.params.threads
+            ),
             (Some("1-2"), Some(Some(2)))
         );
         assert_eq!(a.output.affinity_cpus, Some(2));
         assert_eq!(
-            s("-a !0 -t").params.cpus.as_ref().map(|v| v.text()),
+            s("-a !0 -t")
+                .params
+                .measured
+                .cpus
+                .as_ref()
+                .map(|v| v.text()),
             Some("1-3")
         );
-        assert_eq!(s("-a").params.cpus.as_ref().map(|v| v.text()), Some("0-3"));
+        assert_eq!(
+            s("-a").params.measured.cpus.as_ref().map(|v| v.text()),
+            Some("0-3")
+        );
         let smp = s("-S -t 1 -a 2 -p 80");
         assert_eq!(
             (
                 smp.params.threads,
-                smp.params.cpus.as_ref().map(|v| v.text())
+                smp.params.measured.cpus.as_ref().map(|v| v.text())
             ),
             (Some(Some(4)), Some("0-3"))
         );

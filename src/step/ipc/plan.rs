@@ -84,7 +84,7 @@ impl Params {
                 format!("{} is outside 1-{MAX_PAIRS}", self.pairs),
             ));
         }
-        let interval_ns = self.interval.positive("--interval")?;
+        let interval_ns = self.period.interval.positive("--interval")?;
         let distance_ns = self.distance.ns("--distance")?;
         let (policy, priority) = self.checked_sched()?;
         let senders = cpu_list("--sender-cpus", &self.sender_cpus, m)?;
@@ -188,7 +188,7 @@ impl Params {
             ("--receiver-cpus", self.receiver_cpus.is_some()),
             ("--priority", self.priority.is_some()),
             ("--policy", self.policy.is_some()),
-            ("--interval", self.interval != d.interval),
+            ("--interval", self.period.interval != d.period.interval),
             ("--distance", self.distance != d.distance),
             ("--loops", self.loops.is_some()),
             ("--max-latency", self.max_latency.is_some()),

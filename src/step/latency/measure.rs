@@ -6,7 +6,7 @@ use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
-use crate::step::rt::SchedArgs;
+use crate::step::rt::{IntervalArgs, SchedArgs};
 use crate::step::value::Dur;
 use crate::step::{Machine, Observer};
 use crate::system;
@@ -298,7 +298,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     // Recorded as run: durations exactly, with their units, and the priority
     // the threads had.
     let recorded = Params {
-        interval: Dur::exact(cfg.interval_ns),
+        period: IntervalArgs {
+            interval: Dur::exact(cfg.interval_ns),
+        },
         distance: Dur::exact(cfg.distance_ns),
         duration: (cfg.duration_ns > 0).then(|| Dur::exact(cfg.duration_ns)),
         threads: a.threads.flatten().map(Some),

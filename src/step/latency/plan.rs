@@ -46,7 +46,7 @@ impl Params {
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let a = self;
         let mut warnings = Vec::new();
-        let interval_ns = a.interval.positive("--interval")?;
+        let interval_ns = a.period.interval.positive("--interval")?;
         let distance_ns = a.distance.ns("--distance")?;
         let offset_ns = a.offset.ns("--offset")?;
         let second_aligned = a
@@ -95,7 +95,7 @@ impl Params {
         let dl = a.dl.params(policy, interval_ns)?;
         // Deadline threads run unpinned: one per CPU unless -t says.
         let pins = [
-            ("--cpus", a.cpus.is_some()),
+            ("--cpus", a.measured.cpus.is_some()),
             ("--main-cpus", a.main_cpus.is_some()),
         ];
         let threads = crate::step::deadline::unpinned(a.thread_cpus(m)?, dl.is_some(), &pins)?;
@@ -186,7 +186,7 @@ impl Params {
 
     /// One entry per measuring thread: the CPU it is pinned to, if any.
     fn thread_cpus(&self, m: &Machine) -> Result<Vec<Option<usize>>> {
-        let list = match &self.cpus {
+        let list = match &self.measured.cpus {
             Some(l) if l.is_all() => Some(m.cpus.clone()),
             Some(l) => Some(m.usable("--cpus", l)?),
             None => None,

@@ -5,13 +5,14 @@ use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
-use crate::step::rt::{SchedArgs, TraceArgs};
+use crate::step::rt::{CpusArgs, SchedArgs, TraceArgs};
 use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Observer};
 use crate::system;
+use crate::trace;
 use crate::units::Human;
 use anyhow::Result;
-use rtlab_engine::probe::noise::{self as probe, GapStats, NoiseClock, NoiseThread};
+use rtlab_engine::probe::noise::{self as probe, GapMarks, GapStats, NoiseClock, NoiseThread};
 use rtlab_engine::rt::{mem, signals};
 use rtlab_engine::stats::Summary;
 use std::collections::BTreeMap;
@@ -125,9 +126,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ),
         ));
     }
-    let trace = plan
-        .trace_threshold_ns
-        .and_then(|t| super::trace::start(t, &mut plan.cfg, &mut warnings));
+    // Has the spinning threads mark the gaps the kernel trace explains; when
+    // the system cannot trace, a warning says why and the run goes on.
+    let trace = plan.trace_threshold_ns.and_then(|threshold_ns| {
+        let s = trace::Session::start_or_warn(threshold_ns, &plan.cfg.cpus, None, &mut warnings)?;
+        let path = s.marker_path();
+        plan.cfg.gap_marks = Some(GapMarks { path, threshold_ns });
+        Some(s)
+    });
     let cfg = &plan.cfg;
     let names: Vec<String> = cfg.cpus.iter().map(|c| format!("cpu{c}")).collect();
     obs.note(&format!(
@@ -205,7 +211,9 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
 
     let recorded = Params {
         duration: Dur::exact(cfg.duration_ns),
-        cpus: Some(Cpus::of(cfg.cpus.clone())),
+        measured: CpusArgs {
+            cpus: Some(Cpus::of(cfg.cpus.clone())),
+        },
         sched: SchedArgs {
             priority: Some(cfg.priority),
             ..a.sched.clone()

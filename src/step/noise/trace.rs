@@ -1,13 +1,9 @@
-//! `--trace`: the threshold of the gaps to explain, and the kernel trace
-//! started for them (or the warning that says why it cannot be).
+//! `--trace`: the threshold of the gaps to explain.
 
 use super::Params;
 use crate::error::bad_flag;
-use crate::record::Warning;
-use crate::trace;
 use crate::units::Human;
 use anyhow::Result;
-use rtlab_engine::probe::noise::{GapMarks, NoiseConfig};
 
 /// The default threshold of the gaps explained, in multiples of --threshold.
 const DEFAULT_FACTOR: u64 = 10;
@@ -33,22 +29,6 @@ impl Params {
         }
         Ok(Some(t))
     }
-}
-
-/// Starts tracing the kernel for gaps of `threshold_ns` and more, and has the
-/// spinning threads mark them; when the system cannot, a warning says why and
-/// the run goes on without.
-pub(super) fn start(
-    threshold_ns: u64,
-    cfg: &mut NoiseConfig,
-    warnings: &mut Vec<Warning>,
-) -> Option<trace::Session> {
-    let s = trace::Session::start_or_warn(threshold_ns, &cfg.cpus, None, warnings)?;
-    cfg.gap_marks = Some(GapMarks {
-        path: s.marker_path(),
-        threshold_ns,
-    });
-    Some(s)
 }
 
 #[cfg(test)]
