@@ -73,19 +73,7 @@ pub fn merge(many: &[Series]) -> Series {
         m.sum += (n * sm.mean_ns).round() as u128;
         m.sum_sq += (n * (sm.stddev_ns * sm.stddev_ns + sm.mean_ns * sm.mean_ns)).round() as u128;
     }
-    Series {
-        name: "all".into(),
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters,
-        summary: Summary::new(&m, &h),
-        max_at: None,
-        histogram: h.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
-    }
+    Series::new("all".into(), counters, Summary::new(&m, &h), h.to_data())
 }
 
 #[cfg(test)]

@@ -375,20 +375,16 @@ mod tests {
             record::RunParams::Recorded(serde_json::json!({})),
         );
         let series = |max_us| crate::record::Series {
-            name: "cpu0".into(),
-            thread: None,
-            cpu: None,
-            tid: None,
-            interval_ns: None,
-            counters: Default::default(),
-            summary: Default::default(),
-            max_at: None,
-            histogram: Default::default(),
             us_histogram: Some(rtlab_engine::stats::hist::UsBucketsData {
                 max_us,
                 ..Default::default()
             }),
-            trace: Vec::new(),
+            ..crate::record::Series::new(
+                "cpu0".into(),
+                Default::default(),
+                Default::default(),
+                Default::default(),
+            )
         };
         run.series = vec![series(6000), series(6000)];
         let text = serde_json::to_string_pretty(&run).unwrap();

@@ -366,6 +366,30 @@ impl std::fmt::Display for NumbersError {
 impl std::error::Error for NumbersError {}
 
 impl Series {
+    /// The series `name` of values counted by `counters`, summarised by
+    /// `summary` and `histogram`; nothing else known of it yet (its thread,
+    /// CPU, period, 1-µs histogram, trace).
+    pub fn new(
+        name: String,
+        counters: Counters,
+        summary: Summary,
+        histogram: HistogramData,
+    ) -> Series {
+        Series {
+            name,
+            thread: None,
+            cpu: None,
+            tid: None,
+            interval_ns: None,
+            counters,
+            summary,
+            max_at: None,
+            histogram,
+            us_histogram: None,
+            trace: Vec::new(),
+        }
+    }
+
     /// The invariants of one series; `unreported` names summary fields that are
     /// unknown (held as 0) and so take no part in the order.
     fn check_numbers(&self, unreported: &[&str]) -> Result<(), String> {

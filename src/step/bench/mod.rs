@@ -251,21 +251,14 @@ struct Measured {
 }
 
 fn series_of(name: String, st: &ThreadStats, thread: bool) -> Series {
+    let counters = Counters {
+        samples: st.events(),
+        ..Counters::default()
+    };
     Series {
-        name,
         thread: thread.then_some(st.index),
-        cpu: None,
         tid: thread.then_some(st.tid),
-        interval_ns: None,
-        counters: Counters {
-            samples: st.events(),
-            ..Counters::default()
-        },
-        summary: st.summary(),
-        max_at: None,
-        histogram: st.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
+        ..Series::new(name, counters, st.summary(), st.hist.to_data())
     }
 }
 

@@ -52,23 +52,21 @@ fn faults_warning(f: PageFaults) -> Option<Warning> {
 }
 
 fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>) -> Series {
+    let counters = Counters {
+        samples: stats.moments.count,
+        overruns: stats.overruns,
+        deadline_misses: stats.misses,
+        overflows: stats.overflows(),
+    };
     Series {
-        name,
         thread: t.map(|t| t.index),
         cpu: t.and_then(|t| t.cpu),
         tid: t.map(|t| t.tid),
         interval_ns: t.map(|t| t.interval_ns),
-        counters: Counters {
-            samples: stats.moments.count,
-            overruns: stats.overruns,
-            deadline_misses: stats.misses,
-            overflows: stats.overflows(),
-        },
-        summary: stats.summary(),
         max_at: (stats.moments.count > 0).then_some(stats.max_cycle),
-        histogram: stats.hist.to_data(),
         us_histogram: Some(stats.us.to_data()),
         trace: t.map(|_| stats.trace.points().to_vec()).unwrap_or_default(),
+        ..Series::new(name, counters, stats.summary(), stats.hist.to_data())
     }
 }
 

@@ -197,17 +197,8 @@ fn send<T: Transport + Send>(
 /// A series of the values in `t` with `counters`; nothing else known of it.
 pub(crate) fn series_from(name: String, t: &TimeStats, counters: Counters) -> Series {
     Series {
-        name,
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters,
-        summary: t.summary(),
         max_at: (t.moments.count > 0).then_some(t.max_at),
-        histogram: t.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
+        ..Series::new(name, counters, t.summary(), t.hist.to_data())
     }
 }
 

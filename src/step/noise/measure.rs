@@ -65,21 +65,15 @@ fn throttling_warning(plan: &Plan, max_gap_ns: u64) -> Option<Warning> {
 
 /// The series of one CPU (or of all): every gap in its histogram.
 fn series_of(name: String, st: &GapStats, t: Option<&NoiseThread>) -> Series {
+    let counters = Counters {
+        samples: st.moments.count,
+        ..Counters::default()
+    };
+    let summary = Summary::new(&st.moments, &st.hist);
     Series {
-        name,
-        thread: None,
         cpu: t.map(|t| t.cpu),
         tid: t.map(|t| t.tid),
-        interval_ns: None,
-        counters: Counters {
-            samples: st.moments.count,
-            ..Counters::default()
-        },
-        summary: Summary::new(&st.moments, &st.hist),
-        max_at: None,
-        histogram: st.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
+        ..Series::new(name, counters, summary, st.hist.to_data())
     }
 }
 

@@ -17,23 +17,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The jitter series of one set of periods.
 fn series_of(name: String, s: &PeriodStats, cpu: Option<usize>, tid: Option<i32>) -> Series {
+    let counters = Counters {
+        samples: s.periods.count,
+        overruns: s.missed,
+        deadline_misses: s.out_of_tolerance,
+        overflows: 0,
+    };
+    let summary = rtlab_engine::stats::Summary::new(&s.jitter_moments, &s.jitter);
     Series {
-        name,
-        thread: None,
         cpu,
         tid,
         interval_ns: Some(s.nominal_ns),
-        counters: Counters {
-            samples: s.periods.count,
-            overruns: s.missed,
-            deadline_misses: s.out_of_tolerance,
-            overflows: 0,
-        },
-        summary: rtlab_engine::stats::Summary::new(&s.jitter_moments, &s.jitter),
         max_at: (s.periods.count > 0).then_some(s.worst_at),
-        histogram: s.jitter.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
+        ..Series::new(name, counters, summary, s.jitter.to_data())
     }
 }
 
