@@ -98,38 +98,6 @@ impl<U> Dur<U> {
     }
 }
 
-impl<U: Unit> From<&str> for Dur<U> {
-    fn from(s: &str) -> Self {
-        Dur::new(s)
-    }
-}
-
-impl<U: Unit> FromStr for Dur<U> {
-    type Err = Infallible;
-    fn from_str(s: &str) -> Result<Self, Infallible> {
-        Ok(Dur::new(s))
-    }
-}
-
-/// A value is equal to the text it was written as.
-impl<U> PartialEq<&str> for Dur<U> {
-    fn eq(&self, other: &&str) -> bool {
-        self.text == *other
-    }
-}
-
-impl<U> fmt::Display for Dur<U> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text())
-    }
-}
-
-impl<U> Serialize for Dur<U> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
-    }
-}
-
 impl<'de, U: Unit> Deserialize<'de> for Dur<U> {
     /// A duration is a string with a unit (`"200us"`).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -182,38 +150,6 @@ impl Size {
     /// What was written.
     pub fn text(&self) -> &str {
         &self.text
-    }
-}
-
-impl From<&str> for Size {
-    fn from(s: &str) -> Self {
-        Size::new(s)
-    }
-}
-
-impl FromStr for Size {
-    type Err = Infallible;
-    fn from_str(s: &str) -> Result<Self, Infallible> {
-        Ok(Size::new(s))
-    }
-}
-
-/// A value is equal to the text it was written as.
-impl PartialEq<&str> for Size {
-    fn eq(&self, other: &&str) -> bool {
-        self.text == *other
-    }
-}
-
-impl fmt::Display for Size {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text())
-    }
-}
-
-impl Serialize for Size {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
     }
 }
 
@@ -281,38 +217,6 @@ impl Cpus {
     /// What was written.
     pub fn text(&self) -> &str {
         &self.text
-    }
-}
-
-impl From<&str> for Cpus {
-    fn from(s: &str) -> Self {
-        Cpus::new(s)
-    }
-}
-
-impl FromStr for Cpus {
-    type Err = Infallible;
-    fn from_str(s: &str) -> Result<Self, Infallible> {
-        Ok(Cpus::new(s))
-    }
-}
-
-/// A value is equal to the text it was written as.
-impl PartialEq<&str> for Cpus {
-    fn eq(&self, other: &&str) -> bool {
-        self.text == *other
-    }
-}
-
-impl fmt::Display for Cpus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text())
-    }
-}
-
-impl Serialize for Cpus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
     }
 }
 
@@ -388,37 +292,56 @@ impl<R: Read> Word<R> {
     }
 }
 
-impl<R: Read> From<&str> for Word<R> {
-    fn from(s: &str) -> Self {
-        Word::new(s)
-    }
-}
-
-impl<R: Read> FromStr for Word<R> {
-    type Err = Infallible;
-    fn from_str(s: &str) -> Result<Self, Infallible> {
-        Ok(Word::new(s))
-    }
-}
-
-impl<R: Read> fmt::Display for Word<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text())
-    }
-}
-
-impl<R: Read> Serialize for Word<R> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
-    }
-}
-
 impl<'de, R: Read> Deserialize<'de> for Word<R> {
     /// A word: a string, or a number written bare (`max_noise = 100`).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         super::de::word(d).map(Word::new)
     }
 }
+
+/// What every value written as text has: it is made from its text (and by
+/// clap through `FromStr`, which never fails: a text that does not read is
+/// refused by the step's check, naming its flag), shown and serialised as
+/// that text, and equal to it.
+macro_rules! written {
+    ($ty:ty, [$($generics:tt)*]) => {
+        impl<$($generics)*> From<&str> for $ty {
+            fn from(s: &str) -> Self {
+                <$ty>::new(s)
+            }
+        }
+
+        impl<$($generics)*> FromStr for $ty {
+            type Err = Infallible;
+            fn from_str(s: &str) -> Result<Self, Infallible> {
+                Ok(<$ty>::new(s))
+            }
+        }
+
+        impl<$($generics)*> PartialEq<&str> for $ty {
+            fn eq(&self, other: &&str) -> bool {
+                self.text() == *other
+            }
+        }
+
+        impl<$($generics)*> fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.text())
+            }
+        }
+
+        impl<$($generics)*> Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.text())
+            }
+        }
+    };
+}
+
+written!(Dur<U>, [U: Unit]);
+written!(Size, []);
+written!(Cpus, []);
+written!(Word<R>, [R: Read]);
 
 #[cfg(test)]
 mod tests {
