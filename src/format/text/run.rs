@@ -78,7 +78,7 @@ pub fn plain(run: &Run, unit: TimeUnit) -> String {
         run.status.name(),
         Human(run.duration_ns)
     );
-    if !run.series.is_empty() {
+    if run.total.is_some() || !run.series.is_empty() {
         out.push('\n');
         out.push_str(&series_table(run, unit));
     }
