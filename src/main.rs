@@ -4,6 +4,7 @@ mod analysis;
 mod cli;
 mod compat;
 mod error;
+mod files;
 mod format;
 mod import;
 mod limits;

@@ -3,6 +3,7 @@
 //! exit code.
 
 use crate::error::UsageError;
+use crate::files;
 use crate::format::json;
 use crate::record::Run;
 use crate::store::{self, Store};
@@ -234,9 +235,10 @@ pub fn print(text: &str) {
     let _ = out.flush();
 }
 
-/// Writes to stdout (a closed pipe is not an error) or, via a temporary file
-/// and a rename, to `path`, so that a reader never sees half a file; errors
-/// name `flag`.
+/// Writes to stdout (a closed pipe is not an error) or, through
+/// [`files::NewFile`] (a new file with a random name, renamed), to `path`, so
+/// that a reader never sees half a file and a link planted at the name is
+/// replaced, never written through; errors name `flag`.
 pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
     write_output_with(flag, path, |out| out.write_all(text.as_bytes()))
 }
@@ -254,18 +256,9 @@ pub fn write_output_with(
             let _ = write(&mut out);
             let _ = out.flush();
         }
-        Some(p) => {
-            let tmp = p.with_extension("rtlab-tmp");
-            std::fs::File::create(&tmp)
-                .and_then(|f| {
-                    let mut out = std::io::BufWriter::new(f);
-                    write(&mut out)?;
-                    out.flush()
-                })
-                .with_context(|| format!("{flag}: cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, p)
-                .with_context(|| format!("{flag}: cannot write {}", p.display()))?;
-        }
+        Some(p) => files::NewFile::at(p)
+            .write_with(write)
+            .with_context(|| format!("{flag}: cannot write {}", p.display()))?,
     }
     Ok(())
 }

@@ -48,6 +48,7 @@ mod transfer;
 mod windows;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus};
+pub use db::url::split_password;
 pub use fleet::HostRow;
 pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};

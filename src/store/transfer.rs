@@ -19,7 +19,7 @@ use super::Store;
 use crate::error::UsageError;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod windows;
 use windows::copy_batch;
@@ -234,10 +234,12 @@ fn ensure_campaign(conn: &dyn Conn, c: &CampaignOf) -> Result<i64> {
 }
 
 /// A bundle opened to import from: a private copy of the file (migrated when an
-/// older rtlab wrote it), removed when dropped. The bundle itself is only read.
+/// older rtlab wrote it) in a new directory of its own (mode 0700, a random
+/// name), removed with it when dropped. The bundle itself is only read.
 pub struct Bundle {
-    store: Option<Store>,
-    copy: PathBuf,
+    // Fields drop in order: the store is closed before its directory goes.
+    store: Store,
+    _dir: tempfile::TempDir,
 }
 
 impl Bundle {
@@ -266,39 +268,27 @@ impl Bundle {
             ))),
             Err(r) => bail!(unreadable(&format!("it {r}"))),
         }
-        let copy = std::env::temp_dir().join(format!(
-            "rtlab-bundle-{}-{}.db",
-            std::process::id(),
-            path.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        let _ = std::fs::remove_file(&copy);
-        let mut bundle = Bundle { store: None, copy };
-        conn.execute("VACUUM INTO ?1", [bundle.copy.to_string_lossy()])
+        let dir = crate::files::private_dir("rtlab-bundle-")
+            .context("cannot create a temporary directory for the bundle's copy")?;
+        let copy = dir.path().join("bundle.db");
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
             .map_err(|e| unreadable(&e))?;
-        bundle.store = Some(Store::open(&bundle.copy)?);
-        Ok(bundle)
+        Ok(Bundle {
+            store: Store::open(&copy)?,
+            _dir: dir,
+        })
     }
 
     /// The runs it holds.
     pub fn store(&self) -> &Store {
-        self.store.as_ref().expect("opened")
+        &self.store
     }
 }
 
-impl Drop for Bundle {
-    fn drop(&mut self) {
-        drop(self.store.take());
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = self.copy.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Writes the runs `ids` of `from` into a new bundle file `path`: written
-/// under `path.part`, renamed when whole, so that `path` is a whole bundle or
-/// absent. An existing `path` is refused. `None` when `stop` said so before the
+/// Writes the runs `ids` of `from` into a new bundle file `path`: made in a
+/// new private directory beside it, moved to `path` when whole, so that `path`
+/// is a whole bundle or absent, and no one can plant a link where SQLite
+/// writes. An existing `path` is refused. `None` when `stop` said so before the
 /// end: then no bundle is written.
 pub fn write_bundle(
     from: &Store,
@@ -312,36 +302,32 @@ pub fn write_bundle(
             super::shown(path)
         )));
     }
-    if path.exists() {
-        bail!(UsageError(format!(
+    let exists = || {
+        UsageError(format!(
             "--bundle {} already exists; give a new file name (a bundle is never written over a file)",
             path.display()
-        )));
+        ))
+    };
+    if path.symlink_metadata().is_ok() {
+        bail!(exists());
     }
-    let mut part = path.as_os_str().to_owned();
-    part.push(".part");
-    let part = PathBuf::from(part);
-    let _ = std::fs::remove_file(&part);
-    let written = (|| {
-        let mut to = Store::open(&part)?;
-        let mut tally = to.copy_runs(from, ids, &stop)?;
-        to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
-        // One file: the write-ahead log folded back in, the journal of a plain file.
-        if let Some(c) = to.conn.as_sqlite() {
-            c.pragma_update(None, "journal_mode", "DELETE")?;
-        }
-        Ok::<_, anyhow::Error>(tally)
-    })();
-    let done = written.and_then(|tally| {
-        if stop() {
-            return Ok(None);
-        }
-        std::fs::rename(&part, path)
-            .with_context(|| format!("cannot write the bundle {}", path.display()))?;
-        Ok(Some(tally))
-    });
-    if !matches!(done, Ok(Some(_))) {
-        let _ = std::fs::remove_file(&part);
+    let dir = crate::files::private_dir_in(crate::files::dir_of(path), ".rtlab-bundle-")
+        .with_context(|| format!("cannot write the bundle {}", path.display()))?;
+    let part = dir.path().join("bundle.db");
+    let mut to = Store::open(&part)?;
+    let mut tally = to.copy_runs(from, ids, &stop)?;
+    to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
+    // One file: the write-ahead log folded back in, the journal of a plain file.
+    if let Some(c) = to.conn.as_sqlite() {
+        c.pragma_update(None, "journal_mode", "DELETE")?;
     }
-    done
+    drop(to);
+    if stop() {
+        return Ok(None);
+    }
+    crate::files::place(&part, path, false).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => exists().into(),
+        _ => anyhow::Error::from(e).context(format!("cannot write the bundle {}", path.display())),
+    })?;
+    Ok(Some(tally))
 }

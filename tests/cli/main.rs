@@ -55,6 +55,7 @@ mod perf_steps;
 mod periodic_cli;
 #[cfg(feature = "postgres")]
 mod pg_cli;
+mod planted_links;
 mod prio_cli;
 mod progress_cli;
 mod readme;

@@ -9,6 +9,8 @@
 
 #[cfg(feature = "postgres")]
 pub mod pg;
+#[cfg(feature = "postgres")]
+mod pgpass;
 mod sqlite;
 #[cfg(feature = "postgres")]
 mod tls;

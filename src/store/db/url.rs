@@ -26,6 +26,73 @@ pub fn is_postgres(s: &str) -> bool {
 
 pub use crate::record::without_password as redact;
 
+/// `url` without its password, and the password (percent-decoded, as the
+/// driver reads it) when it had one: in the user part or a `password=`
+/// parameter. What a unit file may show, and what goes in a secret file.
+pub fn split_password(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let mut password = None;
+    let main = match main.rfind('@') {
+        Some(at) => {
+            let (user, host) = main.split_at(at);
+            match user.split_once(':') {
+                Some((name, pw)) => {
+                    password = Some(percent_decoded(pw));
+                    format!("{name}{host}")
+                }
+                None => main.to_string(),
+            }
+        }
+        None => main.to_string(),
+    };
+    let kept: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .filter(|kv| match kv.split_once('=') {
+            Some((k, v)) if k.eq_ignore_ascii_case("password") => {
+                password = Some(percent_decoded(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let url = match kept.is_empty() {
+        true => format!("{scheme}://{main}"),
+        false => format!("{scheme}://{main}?{}", kept.join("&")),
+    };
+    (url, password)
+}
+
+/// `%XX` sequences decoded (an incomplete one is kept as it is).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// How a connection is encrypted (`sslmode=`, as libpq names them).
 #[cfg(feature = "postgres")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +177,37 @@ mod tests {
             ("postgres://u:p@ss@h/db", "postgres://u:***@h/db"),
         ] {
             assert_eq!(redact(url), shown);
+        }
+    }
+
+    #[test]
+    fn passwords_are_taken_out_whole() {
+        for (url, rest, pw) in [
+            (
+                "postgres://u:pw@h:5432/db",
+                "postgres://u@h:5432/db",
+                Some("pw"),
+            ),
+            (
+                "postgres://u:p%40ss@h/db",
+                "postgres://u@h/db",
+                Some("p@ss"),
+            ),
+            ("postgres://u:p@ss@h/db", "postgres://u@h/db", Some("p@ss")),
+            (
+                "postgres://u@h/db?password=x%20y&sslmode=require",
+                "postgres://u@h/db?sslmode=require",
+                Some("x y"),
+            ),
+            ("postgres://u@h/db", "postgres://u@h/db", None),
+            (
+                "postgres://h/db?connect_timeout=3",
+                "postgres://h/db?connect_timeout=3",
+                None,
+            ),
+        ] {
+            let (u, p) = split_password(url);
+            assert_eq!((u.as_str(), p.as_deref()), (rest, pw), "{url}");
         }
     }
 
