@@ -158,9 +158,7 @@ pub fn tag_value(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
         return Err("a tag cannot be empty; give some text (e.g. --tag baseline)".into());
     }
-    if text.chars().any(char::is_control) {
-        return Err("a tag cannot hold control characters (tabs, newlines)".into());
-    }
+    crate::record::plain_name("tag", text)?;
     Ok(text.to_string())
 }
 
@@ -171,6 +169,7 @@ pub fn label_value(text: &str) -> Result<String, String> {
             "a label cannot be empty; give some text or leave --label out for the default".into(),
         );
     }
+    crate::record::plain_name("label", text)?;
     Ok(text.to_string())
 }
 
@@ -272,6 +271,12 @@ mod tests {
         assert!(tag_value("").unwrap_err().contains("cannot be empty"));
         assert!(tag_value("  ").is_err());
         assert!(tag_value("a\tb").unwrap_err().contains("control"));
+        assert!(label_value("a\u{1b}[2J").unwrap_err().contains("control"));
+        assert!(label_value("x\ry").unwrap_err().contains("control"));
+        assert!(label_value(&"x".repeat(201))
+            .unwrap_err()
+            .contains("at most 200"));
+        assert!(label_value(&"é".repeat(200)).is_ok());
         assert_eq!(tag_value("rt kernel").unwrap(), "rt kernel");
         assert!(label_value(" ").unwrap_err().contains("cannot be empty"));
         assert_eq!(label_value("x").unwrap(), "x");

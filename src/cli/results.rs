@@ -7,6 +7,7 @@ use super::selection::ByArgs;
 use super::transfer::{self, PullArgs, PushArgs, RunFilter};
 use crate::analysis::group::{self, By};
 use crate::error::UsageError;
+use crate::format::text::table::printable;
 use crate::format::{self, json, text, Format};
 use crate::store::{ListFilter, RunRow, Store};
 use crate::units::TimeUnit;
@@ -64,6 +65,7 @@ enum ResultsCommand {
         /// Run id.
         id: i64,
         /// The new label.
+        #[arg(value_parser = common::label_value)]
         label: String,
     },
     /// Write a run as rtlab JSON, CSV (also several runs), a cyclictest -h histogram, or
@@ -169,13 +171,11 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             } else {
                 store.add_tags(id, &tags)?;
             }
-            common::print(&format!("run {id}: tags {}\n", store.tags(id)?.join(", ")));
+            let tags = store.tags(id)?.join(", ");
+            common::print(&format!("run {id}: tags {}\n", printable(&tags)));
             Ok(0)
         }
         ResultsCommand::Label { id, label } => {
-            if label.trim().is_empty() {
-                return Err(UsageError("the new label is empty; give some text".into()).into());
-            }
             store.set_label(id, &label)?;
             common::print(&format!("run {id}: label '{label}'\n"));
             Ok(0)

@@ -88,6 +88,8 @@ impl Store {
         }
         let mut run = from.load(id)?;
         run.check_numbers()?;
+        // Another store may hold names no rtlab of today would take.
+        run.bound_names();
         let campaign = match run.campaign {
             Some(_) => from.campaign_of(id)?,
             None => None,

@@ -33,6 +33,7 @@ mod cyclictest_system;
 mod cyclictest_vs;
 mod fleet_cli;
 mod golden;
+mod hostile_names;
 mod import_cyclictest;
 mod import_formats;
 mod import_sysbench;

@@ -2,7 +2,7 @@
 //! campaign's steps, and the line of each imported run.
 
 use super::compare::value_text;
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::analysis::compare::Comparison;
 use crate::analysis::metrics::headline_rate;
 use crate::format::UNKNOWN;
@@ -24,7 +24,10 @@ fn count(n: Option<i64>) -> String {
 /// database when no run matches.
 pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
     if rows.is_empty() {
-        return format!("no runs match in {}\n", db.display());
+        return format!(
+            "no runs match in {}\n",
+            printable(&db.display().to_string())
+        );
     }
     let mut t = list_table(rows, unit, true);
     if !t.fits() {
@@ -144,7 +147,7 @@ pub fn campaign(c: &Campaign) -> String {
     let mut out = format!(
         "campaign {}  {}  [{}]  created {}  ended {}\n",
         c.id,
-        c.name,
+        printable(&c.name),
         c.status.name(),
         c.created_at,
         c.ended_at.as_deref().unwrap_or("-")
@@ -175,10 +178,14 @@ pub fn imported(id: i64, run: &Run, file: &Path) -> String {
         Some(t) => format!("{} events", t.counters.samples),
         None => format!("{} load(s)", run.loads.len()),
     };
-    format!(
+    let mut out = format!(
         "run {id}: {} '{}' ({what}) from {}\n",
-        run.kind,
-        run.label,
-        file.display()
-    )
+        printable(&run.kind),
+        printable(&run.label),
+        printable(&file.display().to_string())
+    );
+    for w in run.warnings.iter().filter(|w| w.code == "truncated") {
+        out.push_str(&format!("  note: {}\n", w.message));
+    }
+    out
 }
