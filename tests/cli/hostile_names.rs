@@ -150,3 +150,49 @@ fn labels_with_control_characters_or_too_long_are_refused_naming_the_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn csv_cells_that_would_be_formulas_stay_text_and_numbers_stay_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let fixture = format!(
+        "{}/tests/fixtures/import/cyclictest-verbose.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let formula = "=cmd|' /C calc'!A0";
+    let a = import(&db, &[&fixture, "--label", formula])[0];
+    // A run whose label is a negative number and whose metric is negative.
+    let mut doc = export_json(&db, a);
+    doc["label"] = "-5".into();
+    doc["metrics"] = serde_json::json!({"drift_ns": -3.5, "@x": 1.0});
+    let file = dir.path().join("b.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let b = import(&db, &[file.to_str().unwrap()])[0];
+    let (a, b) = (a.to_string(), b.to_string());
+    let csv = run(&db, &["results", "export", &a, &b, "--format", "csv"], 0);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert!(
+        header.contains(&"'@x") && header.contains(&"drift_ns"),
+        "{csv}"
+    );
+    let label = header.iter().position(|h| *h == "label").unwrap();
+    let drift = header.iter().position(|h| *h == "drift_ns").unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(
+        rows.iter().any(|r| r[label] == "'=cmd|' /C calc'!A0"),
+        "{csv}"
+    );
+    let negative: Vec<&Vec<&str>> = rows.iter().filter(|r| r[label] == "-5").collect();
+    assert!(!negative.is_empty(), "{csv}");
+    assert!(negative.iter().all(|r| r[drift] == "-3.5"), "{csv}");
+    assert!(
+        !csv.lines()
+            .any(|l| l.split(',').any(|c| c.starts_with('='))),
+        "{csv}"
+    );
+
+    let cmp = run(&db, &["compare", &a, &b, "--csv"], 0);
+    assert!(cmp.contains(",'=cmd|' /C calc'!A0,"), "{cmp}");
+    assert!(cmp.lines().any(|l| l.contains(",-5,")), "{cmp}");
+}
