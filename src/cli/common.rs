@@ -26,10 +26,17 @@ impl Context {
         Store::open(&store::default_path(self.db.as_deref())?)
     }
 
-    /// Opens the results store for reading; a missing database is an input
-    /// error rather than a new empty file.
+    /// Opens the results store to change what it holds; a missing database
+    /// is an input error rather than a new empty file.
     pub fn open_existing(&self) -> Result<Store> {
         Store::open(&self.existing_db()?)
+    }
+
+    /// Opens the results store to read it, read-only: nothing is created
+    /// (a missing database, or its directory, is an input error naming the
+    /// path), and another user's store can be read.
+    pub fn open_read(&self) -> Result<Store> {
+        Store::open_reading(&self.existing_db()?)
     }
 
     /// The store named by `--db`, `$RTLAB_DB` or the default path, which must

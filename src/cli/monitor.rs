@@ -150,7 +150,7 @@ fn refuse_run_options(p: &Params) -> Result<()> {
 /// Runs `rtlab monitor`.
 pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
     if a.show {
-        let store = ctx.open_existing()?;
+        let store = ctx.open_read()?;
         return windows::show(&store, &a.select, a.out.json, a.out.unit);
     }
     if let Some(flag) = a.select.given() {

@@ -32,7 +32,7 @@ pub struct WhyArgs {
 
 /// Runs `rtlab why`.
 pub fn run(ctx: &Context, a: WhyArgs) -> Result<i32> {
-    let store = ctx.open_existing()?;
+    let store = ctx.open_read()?;
     let run = store.load(store.resolve(&a.run)?)?;
     let name = run_name(&run);
     let Some(mut why) = run.why else {

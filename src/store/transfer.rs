@@ -15,7 +15,7 @@
 use super::db::{args, Conn};
 use super::schema::{self, Identity, Refusal};
 use super::windows::{Window, WindowFilter};
-use super::Store;
+use super::{damage, Store};
 use crate::error::UsageError;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -82,16 +82,16 @@ impl Store {
     /// Its numbers are checked as [`Store::save`] does; what `from` cannot give
     /// whole is an error and nothing is written.
     fn copy_run(&mut self, from: &Store, id: i64) -> Result<Copied> {
-        let uuid = from.run_uuid(id)?;
+        let uuid = from.run_uuid(id).map_err(unreadable)?;
         if let Some(here) = find_run(&*self.conn, &uuid)? {
             return Ok(Copied::Present(here));
         }
-        let mut run = from.load(id)?;
+        let mut run = from.load(id).map_err(unreadable)?;
         run.check_numbers()?;
         // Another store may hold names no rtlab of today would take.
         run.bound_names();
         let campaign = match run.campaign {
-            Some(_) => from.campaign_of(id)?,
+            Some(_) => from.campaign_of(id).map_err(unreadable)?,
             None => None,
         };
         self.write(|tx| {
@@ -151,7 +151,15 @@ impl Store {
     ) -> Result<()> {
         let mut after = i64::MIN;
         while !stop() {
-            let page = from.windows_after(f, after, WINDOW_BATCH)?;
+            let page = match from.windows_after(f, after, WINDOW_BATCH) {
+                Err(e) if damage::is_damage(&e) => {
+                    tally.windows_refused.push(format!(
+                        "the windows from row {after} on cannot be read: {e:#}"
+                    ));
+                    break;
+                }
+                page => page?,
+            };
             let Some(&(last, _)) = page.last() else {
                 break;
             };
@@ -196,7 +204,30 @@ fn is_refusal(e: &anyhow::Error) -> bool {
         c.is::<crate::record::NumbersError>()
             || c.is::<serde_json::Error>()
             || c.is::<std::io::Error>()
+            || c.is::<Unreadable>()
     })
+}
+
+/// A run the source cannot give, its pages damaged: refused, and the
+/// others copied (what copying out of a damaged store is for).
+#[derive(Debug)]
+struct Unreadable(String);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "it cannot be read from its damaged store ({})", self.0)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// An error reading the source: damage as [`Unreadable`], the rest as it is.
+fn unreadable(e: anyhow::Error) -> anyhow::Error {
+    if damage::is_damage(&e) {
+        Unreadable(damage::said(&e)).into()
+    } else {
+        e
+    }
 }
 
 /// The id of the run with `uuid` in `conn`.

@@ -67,7 +67,9 @@ mod serve_browser;
 mod serve_metrics;
 #[cfg(feature = "postgres")]
 mod serve_pg;
+mod store_access;
 mod store_cli;
+mod store_damage;
 mod sysbench_cli;
 mod sysbench_vs;
 mod why_cli;

@@ -12,6 +12,7 @@ pub mod pg;
 #[cfg(feature = "postgres")]
 mod pgpass;
 mod sqlite;
+pub use sqlite::Sqlite;
 #[cfg(feature = "postgres")]
 mod tls;
 pub mod url;

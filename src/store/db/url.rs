@@ -26,6 +26,61 @@ pub fn is_postgres(s: &str) -> bool {
 
 pub use crate::record::without_password as redact;
 
+/// The keywords of libpq's connection strings (`host=db dbname=rtlab`).
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "connect_timeout",
+    "application_name",
+    "options",
+    "service",
+    "target_session_attrs",
+    "channel_binding",
+    "gssencmode",
+    "require_auth",
+];
+
+/// The `keyword=` words of `s` when it is a libpq connection string
+/// (`host=db dbname=rtlab`): a word that starts with a libpq keyword and
+/// `=`. Only the keywords, never their values (one may be a password).
+pub fn libpq_keywords(s: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = s
+        .match_indices('=')
+        .filter_map(|(at, _)| {
+            // The word before `=` (spaces allowed between), at the start of
+            // the text or after a space.
+            let before = s[..at].trim_end();
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            let boundary = before[..start]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace);
+            let word = before[start..].to_ascii_lowercase();
+            (boundary && LIBPQ_KEYWORDS.contains(&word.as_str())).then(|| format!("{word}=…"))
+        })
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// The scheme of `s` when it starts `postgres:` or `postgresql:` without
+/// the two slashes of a URL (`postgres:/var/db`).
+pub fn slashless_postgres(s: &str) -> Option<&str> {
+    let (scheme, rest) = s.split_once(':')?;
+    let pg = scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql");
+    (pg && !rest.starts_with("//")).then_some(scheme)
+}
+
 /// `url` without its password, and the password (percent-decoded, as the
 /// driver reads it) when it had one: in the user part or a `password=`
 /// parameter. What a unit file may show, and what goes in a secret file.
@@ -178,6 +233,22 @@ mod tests {
         ] {
             assert_eq!(redact(url), shown);
         }
+    }
+
+    #[test]
+    fn libpq_strings_and_urls_without_slashes_are_recognised() {
+        assert_eq!(
+            libpq_keywords("host=db port=5432 dbname=rtlab password=secret").unwrap(),
+            ["host=…", "port=…", "dbname=…", "password=…"]
+        );
+        assert_eq!(libpq_keywords("dbname = x").unwrap(), ["dbname=…"]);
+        assert!(libpq_keywords("/var/lib/rtlab/rtlab.db").is_none());
+        assert!(libpq_keywords("./run=3.db").is_none());
+        assert!(libpq_keywords("/data/host=1/x.db").is_none());
+        assert_eq!(slashless_postgres("postgres:/var/db"), Some("postgres"));
+        assert_eq!(slashless_postgres("PostgreSQL:db"), Some("PostgreSQL"));
+        assert_eq!(slashless_postgres("postgres://h/db"), None);
+        assert_eq!(slashless_postgres("/tmp/postgres:x"), None);
     }
 
     #[test]
