@@ -20,17 +20,36 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// writing at the same time reads as the last committed state under WAL).
 const READ_PATIENCE: Duration = Duration::from_secs(5);
 
-/// A store of an older schema opened for reading, which cannot migrate it.
+/// A store of an older schema (or none yet: an empty file or database)
+/// opened for reading, which cannot migrate it.
 #[derive(Debug)]
-pub struct OlderSchema(String);
+pub struct OlderSchema {
+    shown: String,
+    empty: bool,
+}
+
+impl OlderSchema {
+    fn of(shown: String, found: schema::Found) -> OlderSchema {
+        OlderSchema {
+            shown,
+            empty: found == schema::Found::Empty,
+        }
+    }
+}
 
 impl std::fmt::Display for OlderSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown = &self.0;
+        let shown = &self.shown;
+        let what = match self.empty {
+            true => "holds no rtlab store yet".to_string(),
+            false => format!(
+                "is a store of an older rtlab (schema version {} is needed)",
+                schema::SCHEMA_VERSION
+            ),
+        };
         write!(
             f,
-            "{shown} is a store of an older rtlab (schema version {} is needed), and this user may not bring it up to date: run rtlab once on it as a user who may write it (e.g. rtlab --db {shown} results list as its owner)",
-            schema::SCHEMA_VERSION
+            "{shown} {what}, and this user may not bring it up to date: run rtlab once on it as a user who may write it (e.g. rtlab --db {shown} results list as its owner)"
         )
     }
 }
@@ -72,7 +91,7 @@ impl Store {
             .map_err(|e| pg_error(&shown, e))?;
         if read_only {
             if !found.is_current() {
-                bail!(OlderSchema(shown));
+                bail!(OlderSchema::of(shown, found));
             }
             conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
         } else if !found.is_current() {
@@ -118,7 +137,7 @@ impl Store {
             .judge()
             .map_err(|r| fail(r.into()))?;
         if !found.is_current() {
-            return Err(OlderSchema(path.display().to_string()).into());
+            return Err(OlderSchema::of(path.display().to_string(), found).into());
         }
         Ok(Store {
             conn: Box::new(Sqlite::new(conn, path.to_path_buf())),

@@ -277,6 +277,7 @@ fn what_cannot_be_used_is_refused_with_exit_2_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = server.url("fleet");
     let board = dir.path().join("b.db");
+    crate::store_common::empty_store(&board);
     let export = ["results", "export", "--bundle", &fleet];
     let (_, err) = said(rtlab(&board).args(export), 2);
     assert!(err.contains("a bundle is a file"), "{err}");
@@ -448,4 +449,14 @@ fn the_installed_monitor_reads_its_password_from_a_private_file_never_its_comman
             "{err}"
         );
     }
+    // The server checks and backs up its own storage.
+    let copy = dir.path().join("copy.db");
+    for (args, says) in [
+        (vec!["results", "check"], "pg_amcheck"),
+        (vec!["results", "backup", copy.to_str().unwrap()], "pg_dump"),
+    ] {
+        let (_, err) = said(rtlab(db(&url)).args(&args), 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!copy.exists());
 }
