@@ -26,35 +26,100 @@ pub struct Backed {
     pub problems: Vec<String>,
 }
 
+/// A new SQLite file (a backup, a bundle) to be made at `to`: SQLite writes
+/// it by name (and its journal beside it) in a new private directory beside
+/// `to`, where no one can plant a link; [`NewStoreFile::place`] moves it to
+/// `to` when whole, never over a file: `to` is whole or absent.
+pub(super) struct NewStoreFile<'a> {
+    to: &'a Path,
+    /// What messages call it: `backup`, `bundle`.
+    noun: &'static str,
+    /// How messages name it: `b.db`, `--bundle b.rtlab`.
+    shown: String,
+    dir: tempfile::TempDir,
+}
+
+impl<'a> NewStoreFile<'a> {
+    /// Refuses a URL (`url_fix` says what to do instead) and a file already
+    /// at `to`; `flag`, when given, names it in messages.
+    pub(super) fn new(
+        to: &'a Path,
+        noun: &'static str,
+        flag: Option<&str>,
+        url_fix: &str,
+    ) -> Result<Self> {
+        let named = |p: String| flag.map_or(p.clone(), |f| format!("{f} {p}"));
+        if super::is_url(to) {
+            bail!(UsageError(format!(
+                "{} is a URL; a {noun} is a file: give a file name{url_fix}",
+                named(super::shown(to))
+            )));
+        }
+        let shown = named(to.display().to_string());
+        if to.symlink_metadata().is_ok() {
+            bail!(exists(&shown, noun));
+        }
+        Ok(NewStoreFile {
+            to,
+            noun,
+            shown,
+            dir: files::private_dir_in(files::dir_of(to), &format!(".rtlab-{noun}-"))
+                .with_context(|| format!("cannot write the {noun} {}", to.display()))?,
+        })
+    }
+
+    /// Where SQLite makes it.
+    pub(super) fn part(&self) -> std::path::PathBuf {
+        self.dir.path().join(format!("{}.db", self.noun))
+    }
+
+    /// Moves it, whole, to its name.
+    pub(super) fn place(self) -> Result<()> {
+        files::place(&self.part(), self.to, false).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => exists(&self.shown, self.noun).into(),
+            _ => anyhow::Error::from(e).context(format!(
+                "cannot write the {} {}",
+                self.noun,
+                self.to.display()
+            )),
+        })
+    }
+}
+
+/// The refusal of a new file `shown` where one is already.
+fn exists(shown: &str, noun: &str) -> UsageError {
+    UsageError(format!(
+        "{shown} already exists; give a new file name (a {noun} never replaces a file)"
+    ))
+}
+
+/// What SQLite's `pragma` check (`integrity_check(N)`, `quick_check(N)`)
+/// reports of `conn`: nothing when all is well.
+pub(super) fn problems(conn: &Connection, pragma: &str) -> Vec<String> {
+    conn.prepare(&format!("PRAGMA {pragma}"))
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .unwrap_or_else(|e| vec![e.to_string()])
+        .into_iter()
+        .filter(|p| p != "ok")
+        .collect()
+}
+
 impl Store {
     /// Copies this store into the new file `to`. A PostgreSQL store is
     /// refused (exit 2) with the server's tool to use instead.
     pub fn backup(&self, to: &Path) -> Result<Backed> {
-        let shown = self.path.display();
         let Some(from) = self.conn.as_sqlite() else {
             bail!(UsageError(format!(
-                "{shown} is a PostgreSQL database: back it up with the server's own tool, e.g. pg_dump --format=custom --file=FILE DATABASE (results backup copies SQLite stores)"
+                "{} is a PostgreSQL database: back it up with the server's own tool, e.g. pg_dump --format=custom --file=FILE DATABASE (results backup copies SQLite stores)",
+                self.path.display()
             )));
         };
-        if super::is_url(to) {
-            bail!(UsageError(format!(
-                "{} is a URL; a backup is a file: give a file name",
-                super::shown(to)
-            )));
-        }
-        let exists = || {
-            UsageError(format!(
-                "{} already exists; give a new file name (a backup never replaces a file)",
-                to.display()
-            ))
-        };
-        if to.symlink_metadata().is_ok() {
-            bail!(exists());
-        }
+        let new = NewStoreFile::new(to, "backup", None, "")?;
+        let part = new.part();
         let cannot = || format!("cannot write the backup {}", to.display());
-        let dir =
-            files::private_dir_in(files::dir_of(to), ".rtlab-backup-").with_context(cannot)?;
-        let part = dir.path().join("backup.db");
         let mut copy = Connection::open(&part).with_context(cannot)?;
         copy_all(from, &mut copy)
             .map_err(|e| super::damage::named(&self.path, e))
@@ -62,25 +127,13 @@ impl Store {
         // One file: the copy of a WAL store is set back to a plain journal.
         copy.pragma_update_and_check(None, "journal_mode", "DELETE", |r| r.get::<_, String>(0))
             .with_context(cannot)?;
-        let problems: Vec<String> = copy
-            .prepare("PRAGMA quick_check(20)")
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, String>(0))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .unwrap_or_else(|e| vec![e.to_string()])
-            .into_iter()
-            .filter(|p| p != "ok")
-            .collect();
+        let problems = problems(&copy, "quick_check(20)");
         let runs = copy
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .ok();
         drop(copy);
         let bytes = std::fs::metadata(&part).with_context(cannot)?.len();
-        files::place(&part, to, false).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => exists().into(),
-            _ => anyhow::Error::from(e).context(cannot()),
-        })?;
+        new.place()?;
         Ok(Backed {
             runs,
             bytes,

@@ -181,16 +181,7 @@ impl Store {
                 self.path.display()
             )));
         };
-        let problems: Vec<String> = sqlite
-            .prepare(&format!("PRAGMA integrity_check({MAX_PROBLEMS})"))
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, String>(0))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .unwrap_or_else(|e| vec![e.to_string()])
-            .into_iter()
-            .filter(|p| p != "ok")
-            .collect();
+        let problems = super::backup::problems(sqlite, &format!("integrity_check({MAX_PROBLEMS})"));
         let (ids, probed) = self.run_ids();
         let mut readable = Vec::new();
         let mut lost = Vec::new();

@@ -329,25 +329,13 @@ pub fn write_bundle(
     path: &Path,
     stop: impl Fn() -> bool,
 ) -> Result<Option<Tally>> {
-    if super::is_url(path) {
-        bail!(UsageError(format!(
-            "--bundle {} is a URL; a bundle is a file: give a file name, or copy into that database with 'rtlab results push --to URL'",
-            super::shown(path)
-        )));
-    }
-    let exists = || {
-        UsageError(format!(
-            "--bundle {} already exists; give a new file name (a bundle is never written over a file)",
-            path.display()
-        ))
-    };
-    if path.symlink_metadata().is_ok() {
-        bail!(exists());
-    }
-    let dir = crate::files::private_dir_in(crate::files::dir_of(path), ".rtlab-bundle-")
-        .with_context(|| format!("cannot write the bundle {}", path.display()))?;
-    let part = dir.path().join("bundle.db");
-    let mut to = Store::open(&part)?;
+    let new = super::backup::NewStoreFile::new(
+        path,
+        "bundle",
+        Some("--bundle"),
+        ", or copy into that database with 'rtlab results push --to URL'",
+    )?;
+    let mut to = Store::open(&new.part())?;
     let mut tally = to.copy_runs(from, ids, &stop)?;
     to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
     // One file: the write-ahead log folded back in, the journal of a plain file.
@@ -358,9 +346,6 @@ pub fn write_bundle(
     if stop() {
         return Ok(None);
     }
-    crate::files::place(&part, path, false).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => exists().into(),
-        _ => anyhow::Error::from(e).context(format!("cannot write the bundle {}", path.display())),
-    })?;
+    new.place()?;
     Ok(Some(tally))
 }
