@@ -12,7 +12,8 @@
 # 1 s throughout.
 #
 # RTLAB_BIN=PATH measures that binary instead of a fresh release build (the
-# figures before a change); SERVE_ARGS adds options to `rtlab serve`.
+# figures before a change); SERVE_ARGS adds options to `rtlab serve`; SLOW
+# and IDLE change the numbers of clients (200 and 32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_RUN=${1:-30}
@@ -31,14 +32,14 @@ db=$tmp/s.db
 pid=$!
 for _ in $(seq 100); do grep -q http:// "$tmp/serve.log" && break; sleep 0.1; done
 addr=$(grep -o '127.0.0.1:[0-9]*' "$tmp/serve.log" | head -1)
-echo "rtlab serve $("$RTLAB_BIN" --version | cut -d' ' -f2) on $addr, ${SERVE_ARGS:-default options}; $SECONDS_RUN s"
+echo "rtlab serve on $addr, ${SERVE_ARGS:-default options}; ${SLOW:-200} slow and ${IDLE:-32} idle clients for $SECONDS_RUN s"
 
-python3 - "$addr" "$pid" "$SECONDS_RUN" <<'EOF'
+python3 - "$addr" "$pid" "$SECONDS_RUN" "${SLOW:-200}" "${IDLE:-32}" <<'EOF'
 import selectors, socket, statistics, sys, threading, time
 
 host, port = sys.argv[1].rsplit(":", 1)
 addr, pid, run = (host, int(port)), int(sys.argv[2]), float(sys.argv[3])
-SLOW, IDLE = 200, 32
+SLOW, IDLE = int(sys.argv[4]), int(sys.argv[5])
 HEAD = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100000
 sel = selectors.DefaultSelector()
 reconnects = {"slow": 0, "idle": 0}
