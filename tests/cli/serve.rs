@@ -145,22 +145,20 @@ fn a_token_is_needed_on_every_request_and_carried_in_links() {
     let out = expect(rtlab().arg("--db").arg(&none).arg("serve"), &[2]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no results database"));
     assert!(!none.exists());
-    let out = expect(
-        rtlab()
-            .arg("--db")
-            .arg(&db)
-            .args(["serve", "--read-timeout", "0"]),
-        &[2],
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--read-timeout"));
-    let out = expect(
-        rtlab()
-            .arg("--db")
-            .arg(&db)
-            .args(["serve", "--connection-time", "1x"]),
-        &[2],
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--connection-time"));
+    for (flag, value) in [
+        ("--read-timeout", "0"),
+        ("--connection-time", "1x"),
+        ("--max-connections", "0"),
+    ] {
+        let out = expect(
+            rtlab().arg("--db").arg(&db).args(["serve", flag, value]),
+            &[2],
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(flag),
+            "{flag}"
+        );
+    }
 }
 
 #[test]
