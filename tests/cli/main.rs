@@ -65,6 +65,7 @@ mod serve_browser;
 mod serve_metrics;
 #[cfg(feature = "postgres")]
 mod serve_pg;
+mod serve_slow;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
