@@ -67,6 +67,7 @@ mod serve_browser;
 mod serve_metrics;
 #[cfg(feature = "postgres")]
 mod serve_pg;
+mod serve_slow;
 mod store_access;
 mod store_cli;
 mod store_damage;
