@@ -17,8 +17,7 @@ use anyhow::{bail, Context, Result};
 use rtlab_engine::rt::flock;
 use rtlab_engine::rt::sched::ThreadSched;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -136,12 +135,7 @@ impl Journal {
         let lock_path = path.with_extension("lock");
         // The lock file is never removed: a process waiting on a removed file
         // would lock a file nobody else sees.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
+        let file = flock::open_lock_file(&lock_path)
             .with_context(|| format!("cannot open {}", lock_path.display()))?;
         let deadline = Instant::now() + wait;
         while !flock::try_lock_exclusive(&file)
@@ -168,37 +162,24 @@ impl Journal {
         State::load(&self.path)
     }
 
-    /// Replaces the journal with `state` atomically and durably, or removes it
-    /// when nothing is left to restore.
+    /// Replaces the journal with `state` atomically and durably (through
+    /// [`crate::files::NewFile`]: a new file with a random name, synced and
+    /// renamed over it, the directory synced), or removes it when nothing is
+    /// left to restore.
     pub fn store(&self, state: &State) -> Result<()> {
-        let tmp = self.path.with_extension("json.tmp");
         if state.entries.is_empty() {
-            for p in [&self.path, &tmp] {
-                match std::fs::remove_file(p) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(e).with_context(|| format!("cannot remove {}", p.display()))
-                    }
-                    _ => {}
+            match std::fs::remove_file(&self.path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", self.path.display()))
                 }
+                _ => {}
             }
             return sync_dir(parent(&self.path));
         }
-        // Under the lock the temporary name is ours alone; one left by a writer
-        // that was killed is simply replaced.
-        let written = (|| {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec_pretty(state)?)?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
-        }
-        std::fs::rename(&tmp, &self.path).with_context(|| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot replace {}", self.path.display())
-        })?;
-        sync_dir(parent(&self.path))
+        crate::files::NewFile::at(&self.path)
+            .durable()
+            .write(&serde_json::to_vec_pretty(state)?)
+            .with_context(|| format!("cannot replace {}", self.path.display()))
     }
 }
 
@@ -397,28 +378,33 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_keeps_the_old_journal_and_a_stale_temp_file_is_replaced() {
+    fn links_planted_beside_the_journal_are_never_followed() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("prio-restore.json");
-        let tmp = dir.path().join("prio-restore.json.tmp");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        // The temporary name of older rtlab versions, predictable.
+        let old_tmp = dir.path().join("prio-restore.json.tmp");
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
         let j = Journal::lock(&p, LOCK_WAIT).unwrap();
-        let mut old = State::default();
-        old.record(entry(1, Policy::Other, false));
-        j.store(&old).unwrap();
-        // A writer killed between write and rename left its temporary file.
-        std::fs::write(&tmp, "half a jour").unwrap();
-        let mut new = old.clone();
-        new.record(entry(2, Policy::Batch, true));
-        j.store(&new).unwrap();
-        assert_eq!(j.load().unwrap(), new);
-        assert!(!tmp.exists());
-        // The temporary file cannot be created (a directory is in the way).
-        std::fs::create_dir(&tmp).unwrap();
-        let err = j.store(&old).unwrap_err();
-        assert!(
-            format!("{err:#}").contains("prio-restore.json.tmp"),
-            "{err:#}"
-        );
-        assert_eq!(j.load().unwrap(), new, "the old journal is intact");
+        let mut s = State::default();
+        s.record(entry(1, Policy::Other, false));
+        j.store(&s).unwrap();
+        assert_eq!(j.load().unwrap(), s);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        drop(j);
+        // A link at the lock's name is refused, not followed.
+        let lock = dir.path().join("prio-restore.lock");
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("made-elsewhere"), &lock).unwrap();
+        let err = Journal::lock(&p, LOCK_WAIT).unwrap_err();
+        assert!(format!("{err:#}").contains("prio-restore.lock"), "{err:#}");
+        assert!(!dir.path().join("made-elsewhere").exists());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "temporary files left: {names:?}");
     }
 }
