@@ -11,6 +11,7 @@ pub mod diff;
 #[cfg(test)]
 pub mod fixture;
 pub mod group;
+pub mod interval;
 pub mod metrics;
 pub mod risks;
 pub mod series;

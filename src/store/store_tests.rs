@@ -35,6 +35,7 @@ fn series(name: &str, values: &[u64]) -> Series {
         max_at: Some(7),
         histogram: h.to_data(),
         us_histogram: Some(us.to_data()),
+        windows: Default::default(),
         trace: (0..10)
             .map(|i| TracePoint {
                 first_sample: i,
