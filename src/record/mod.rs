@@ -435,6 +435,14 @@ impl Series {
                 ));
             }
         }
+        let windows = &self.windows;
+        if !windows.is_empty() && windows.readable() && windows.count() != s.samples {
+            return Err(format!(
+                "its time windows hold {} values but it counts {}",
+                windows.count(),
+                s.samples
+            ));
+        }
         if s.samples == 0 {
             return Ok(());
         }

@@ -286,9 +286,12 @@ impl WindowsData {
                 .all(|w| w.first as usize + w.counts.len() <= BUCKETS)
     }
 
-    /// Values in all windows.
+    /// Values in all windows (saturating: counts from a file may add up to
+    /// more than 64 bits hold).
     pub fn count(&self) -> u64 {
-        self.windows.iter().map(|w| w.count).sum()
+        self.windows
+            .iter()
+            .fold(0u64, |a, w| a.saturating_add(w.count))
     }
 
     /// Adds another series' windows window by window, as [`Windows::merge`]
