@@ -233,7 +233,10 @@ fn rtlab_json_whose_counts_disagree_with_its_histograms_is_refused() {
         dir.path(),
         "windows.json",
         &write(&windows),
-        &["series 'all'", "time windows hold 51 values but it counts 50"],
+        &[
+            "series 'all'",
+            "time windows hold 51 values but it counts 50",
+        ],
     );
     // And the untouched document imports.
     let f = dir.path().join("good.json");

@@ -258,7 +258,10 @@ fn the_bench_timing_loop_allocates_nothing_however_many_events() {
     // times; a loop that allocated would add thousands.
     let (few, many) = (bench_allocations(10), bench_allocations(20_000));
     assert!(few > 0, "the count sees the set-up");
-    assert!(many < few + 20, "{few} allocations for 10 events, {many} for 20 000");
+    assert!(
+        many < few + 20,
+        "{few} allocations for 10 events, {many} for 20 000"
+    );
 }
 
 /// Every allocation of every thread while one ipc run of `loops` wake-ups per
