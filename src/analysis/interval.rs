@@ -58,7 +58,8 @@ pub struct Estimate {
     /// The 95 % interval; for [`Basis::Range`] the lowest and highest of the
     /// runs' own figures. `None` when none can be given.
     pub ci: Option<(f64, f64)>,
-    /// What the interval rests on.
+    /// What the interval rests on (in JSON: `"basis": "windows", "windows": 25`).
+    #[serde(flatten)]
     pub basis: Basis,
 }
 
@@ -108,8 +109,9 @@ pub enum Change {
     Worse,
     /// No real difference: the intervals do not separate by more than the noise.
     Same,
-    /// Cannot be told: a side has no interval or no value, or the figure has no
-    /// direction (sample counts, durations).
+    /// Cannot be told: a side has no interval or no value, the figure has no
+    /// direction (sample counts, durations), or the ranges of too few runs'
+    /// extremes lie apart.
     Unknown,
 }
 
@@ -148,7 +150,8 @@ impl Estimate {
 /// fraction of the baseline's value); else `Same`, decided when each interval
 /// lies within `noise` of every value of the other. Ranges of extremes (over
 /// runs) count as separate only when that many runs make a complete separation
-/// unlikely by chance (`2 / C(n+m, n) ≤ 5 %`: 4 runs a side, or 3 against 5).
+/// unlikely by chance (`2 / C(n+m, n) ≤ 5 %`: 4 runs a side, or 3 against 5);
+/// with fewer runs, ranges apart are `Unknown`.
 pub fn judge(base: &Estimate, other: &Estimate, better: Better, noise: f64) -> Judged {
     let unknown = Judged {
         change: Change::Unknown,
@@ -167,7 +170,11 @@ pub fn judge(base: &Estimate, other: &Estimate, better: Better, noise: f64) -> J
     };
     let higher = ol - bh > t;
     let lower = bl - oh > t;
-    if enough && (higher || lower) {
+    if !enough && (higher || lower) {
+        // Apart, but too few runs for that to mean anything.
+        return unknown;
+    }
+    if higher || lower {
         let improved = higher == (better == Better::Higher);
         return Judged {
             change: if improved {

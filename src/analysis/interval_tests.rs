@@ -107,6 +107,9 @@ fn ranges_of_extremes_separate_only_with_enough_runs() {
     assert_eq!(j(r(4, 60.0, 70.0), r(4, 90.0, 110.0)).change, Change::Worse);
     // 2 runs a side: 2 / C(4, 2) = 33 %, nothing can be said.
     let two = j(r(2, 60.0, 70.0), r(2, 90.0, 110.0));
+    assert_eq!((two.change, two.decided), (Change::Unknown, false));
+    // Overlapping ranges of few runs: the same, undecided.
+    let two = j(r(2, 60.0, 70.0), r(2, 65.0, 71.0));
     assert_eq!((two.change, two.decided), (Change::Same, false));
     assert!(ranks_separate(3, 5) && !ranks_separate(3, 4) && !ranks_separate(2, 6));
     assert!(ranks_separate(1, 39) && !ranks_separate(1, 38));
@@ -323,6 +326,35 @@ fn unreported_figures_have_no_estimate() {
     assert!(of_run(&run, "p50").is_some());
     run.kind = "bench.cpu".into();
     assert_eq!(of_run(&run, "overruns"), None);
+}
+
+#[test]
+fn an_estimate_in_json() {
+    let e = est(100.0, 98.0, 102.5, W);
+    assert_eq!(
+        serde_json::to_value(e).unwrap(),
+        serde_json::json!({"value": 100.0, "ci": [98.0, 102.5], "basis": "windows", "windows": 32})
+    );
+    let u = Estimate {
+        value: 5.0,
+        ci: None,
+        basis: Basis::Unsupported {
+            needed: 1_000,
+            have: 20,
+        },
+    };
+    assert_eq!(
+        serde_json::to_value(u).unwrap(),
+        serde_json::json!({"value": 5.0, "ci": null, "basis": "unsupported", "needed": 1000, "have": 20})
+    );
+    let j = Judged {
+        change: Change::Same,
+        decided: true,
+    };
+    assert_eq!(
+        serde_json::to_value(j).unwrap(),
+        serde_json::json!({"change": "same", "decided": true})
+    );
 }
 
 #[test]
