@@ -123,12 +123,7 @@ impl Windows {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         if self.in_block == 0 {
-            if self.len == self.windows.len() {
-                self.compact();
-            }
-            if self.in_block == 0 {
-                self.len += 1;
-            }
+            self.next_window();
         }
         let w = &mut self.windows[self.len - 1];
         w.moments.record(ns);
@@ -137,6 +132,19 @@ impl Windows {
         self.in_block += 1;
         if self.in_block == self.block {
             self.in_block = 0;
+        }
+    }
+
+    /// Starts the next window, compacting first when all are in use. Out of
+    /// line: it runs once a block.
+    #[cold]
+    #[inline(never)]
+    fn next_window(&mut self) {
+        if self.len == self.windows.len() {
+            self.compact();
+        }
+        if self.in_block == 0 {
+            self.len += 1;
         }
     }
 
