@@ -85,6 +85,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         page_faults: None,
         sweep: None,
         perf: None,
+        background: None,
         warnings: Vec::new(),
     }
 }
