@@ -168,7 +168,6 @@ impl Comparison {
         let row = self.rows.iter().find(|r| r.name == name)?;
         Some((row, row.value(col)?))
     }
-
 }
 
 /// The series rows: name, quantity, direction.
@@ -207,7 +206,10 @@ pub fn compare(arms: &[Arm], baseline: usize, noise: f64) -> Comparison {
             .map(|n| (n.clone(), Quantity::Metric, metric_direction(n))),
     );
     let mut events: Vec<&str> = Vec::new();
-    for c in runs().filter_map(|r| r.perf.as_ref()).flat_map(|p| &p.total) {
+    for c in runs()
+        .filter_map(|r| r.perf.as_ref())
+        .flat_map(|p| &p.total)
+    {
         if !events.contains(&c.event.as_str()) {
             events.push(&c.event);
         }
@@ -409,9 +411,16 @@ mod tests {
         // Throughput: higher is better; the time a run took has no direction.
         let ev = row(&c, "events_per_s");
         assert_eq!(ev.better, Better::Higher);
-        assert_eq!(ev.cells[1].change, Change::Unknown, "one value each: no interval");
+        assert_eq!(
+            ev.cells[1].change,
+            Change::Unknown,
+            "one value each: no interval"
+        );
         let t = row(&c, "total_time_s");
-        assert_eq!((values(t), t.better), (vec![None, Some(2.5)], Better::Neither));
+        assert_eq!(
+            (values(t), t.better),
+            (vec![None, Some(2.5)], Better::Neither)
+        );
     }
 
     /// Two runs of the same distribution are the same; one shifted by half
@@ -428,7 +437,10 @@ mod tests {
         let c = compare(&arms(runs.clone()), 0, DEFAULT_NOISE);
         let p50 = &row(&c, "p50").cells;
         assert!(p50[0].ci.is_some());
-        assert_eq!((p50[1].change, p50[1].decided, p50[1].ratio), (Change::Same, true, None));
+        assert_eq!(
+            (p50[1].change, p50[1].decided, p50[1].ratio),
+            (Change::Same, true, None)
+        );
         assert_eq!(p50[2].change, Change::Worse);
         let r = p50[2].ratio.unwrap();
         assert!((r - 1.5).abs() < 0.01, "{r}");

@@ -126,10 +126,15 @@ pub fn other_load(r: &Run) -> String {
     }
 }
 
+/// Parameters that say where a run was imported from, not what it measured.
+const ORIGIN: [&str; 1] = ["params.file"];
+
 /// `params` flattened to `params.a.b` → value text; a null of parameters
-/// recorded by another tool is a value it did not know, and left out.
+/// recorded by another tool is a value it did not know, and left out, as are
+/// the [`ORIGIN`] of an import.
 fn flatten(prefix: &str, v: &serde_json::Value, recorded: bool, out: &mut Vec<(String, String)>) {
     match v {
+        _ if ORIGIN.contains(&prefix) => {}
         serde_json::Value::Object(map) => {
             for (k, v) in map {
                 flatten(&format!("{prefix}.{k}"), v, recorded, out);
@@ -185,11 +190,7 @@ fn known(field: &str, value: &str) -> bool {
 
 /// Whether the known values of `field` among `values` differ.
 fn differ(field: &str, values: &[&str]) -> bool {
-    let known: Vec<&str> = values
-        .iter()
-        .copied()
-        .filter(|v| known(field, v))
-        .collect();
+    let known: Vec<&str> = values.iter().copied().filter(|v| known(field, v)).collect();
     if field == OTHER_LOAD {
         let cpus: Vec<f64> = known
             .iter()
@@ -218,7 +219,10 @@ pub fn between_arms(arms: &[Arm]) -> Vec<Difference> {
     let refs: Vec<&Run> = arms.iter().flat_map(|a| &a.runs).collect();
     let mut out = Vec::new();
     for (field, values) in fields(&refs) {
-        if !differ(&field, &values.iter().map(String::as_str).collect::<Vec<_>>()) {
+        if !differ(
+            &field,
+            &values.iter().map(String::as_str).collect::<Vec<_>>(),
+        ) {
             continue;
         }
         let mut at = 0;
@@ -319,7 +323,10 @@ mod tests {
         assert_eq!(d[0].field, OTHER_LOAD);
         assert_eq!(
             d[0].values,
-            ["0.02 CPUs busy, load 0.10→0.20", "1.90 CPUs busy, load 0.10→0.20"]
+            [
+                "0.02 CPUs busy, load 0.10→0.20",
+                "1.90 CPUs busy, load 0.10→0.20"
+            ]
         );
     }
 
@@ -334,8 +341,10 @@ mod tests {
         let a = Arm::new("a", vec![run(250, "quiet"), run(250, "quiet")]);
         let b = Arm::new("b", vec![run(1000, "quiet"), run(1000, "isolcpus=1")]);
         let d = between_arms(&[a, b]);
-        let shown: Vec<(&str, Vec<String>)> =
-            d.iter().map(|d| (d.field.as_str(), d.values.clone())).collect();
+        let shown: Vec<(&str, Vec<String>)> = d
+            .iter()
+            .map(|d| (d.field.as_str(), d.values.clone()))
+            .collect();
         assert_eq!(
             shown,
             [

@@ -191,9 +191,15 @@ impl Part {
             .map(|a| match a.runs.as_slice() {
                 [one] => {
                     // A name that only adds the run's id to its label is the label.
-                    let by_id = one.id.is_some_and(|id| a.name == format!("{} #{id}", one.label));
+                    let by_id = one
+                        .id
+                        .is_some_and(|id| a.name == format!("{} #{id}", one.label));
                     Run {
-                        label: if by_id { one.label.clone() } else { a.name.clone() },
+                        label: if by_id {
+                            one.label.clone()
+                        } else {
+                            a.name.clone()
+                        },
                         ..one.clone()
                     }
                 }
@@ -219,7 +225,6 @@ impl Outcome {
             .flat_map(|p| p.verdicts.iter().cloned())
             .collect()
     }
-
 
     /// Every arm of every part, in order.
     pub fn arms(&self) -> impl Iterator<Item = &Arm> {

@@ -300,64 +300,61 @@ fn pairings(
         }
         return Ok((pairings, Vec::new()));
     }
-    let labelled: Vec<Arm> = sides
-        .iter()
-        .filter_map(|(_, s)| match s {
-            Side::Arm(arm) if arm.repeated() => Some(arm.clone()),
-            _ => None,
-        })
-        .collect();
-    let mut runs = runs_of(sides);
     match a.by.by {
         Some(by) => {
-            let groups = a.by.groups(runs, by, &a.fleet)?;
+            let groups = a.by.groups(runs_of(sides), by, &a.fleet)?;
             let baseline = a.by.baseline(&groups, a.baseline.as_deref())?;
             let arms: Vec<Arm> = groups.into_iter().map(Arm::of_group).collect();
             let mut pairings = by_kind(arms, baseline);
             pairings.iter_mut().for_each(|p| p.by = Some(by));
             Ok((pairings, Vec::new()))
         }
-        None if !labelled.is_empty() => {
-            // Steps with repeats (label@step) stay one column each.
-            let mut arms = labelled;
-            arms.extend(
-                runs.into_iter()
-                    .filter(|r| !arms_hold(&arms, r))
-                    .map(Arm::of_run)
-                    .collect::<Vec<_>>(),
-            );
-            let mut pairings = by_kind(arms, 0);
-            if let Some(b) = &a.baseline {
-                baseline_by_name(&mut pairings, b)?;
-            }
-            Ok((pairings, Vec::new()))
-        }
         None => {
-            let baseline = baseline_run(store, a, &mut runs)?;
-            Ok((
-                by_kind(runs.into_iter().map(Arm::of_run).collect(), baseline),
-                Vec::new(),
-            ))
+            let mut arms = arms_of(sides);
+            let baseline = baseline_arm(store, a, &mut arms)?;
+            Ok((by_kind(arms, baseline), Vec::new()))
         }
     }
 }
 
-/// Whether a run is one of the arms' runs.
-fn arms_hold(arms: &[Arm], run: &Run) -> bool {
-    arms.iter().any(|a| a.runs.iter().any(|r| r.id == run.id))
+/// The columns of single-column `sides`, in order; a run named twice is
+/// compared once.
+fn arms_of(sides: Vec<(String, Side)>) -> Vec<Arm> {
+    let mut arms: Vec<Arm> = Vec::new();
+    for (_, s) in sides {
+        let Side::Arm(arm) = s else { continue };
+        let seen = |id: Option<i64>| arms.iter().flat_map(|a| &a.runs).any(|r| r.id == id);
+        match arm.runs.as_slice() {
+            [one] if one.id.is_some() && seen(one.id) => eprintln!(
+                "rtlab: note: run {} is named twice; it is compared once",
+                one.id.unwrap_or_default()
+            ),
+            _ => arms.push(arm),
+        }
+    }
+    arms
 }
 
-/// The column of `--baseline` among `runs`, its run added first when not
-/// there.
-fn baseline_run(store: &Store, a: &CompareArgs, runs: &mut Vec<Run>) -> Result<usize> {
+/// The column of `--baseline` among `arms`: the column of that name, else
+/// the column of the run it names, that run added first when no column
+/// holds it.
+fn baseline_arm(store: &Store, a: &CompareArgs, arms: &mut Vec<Arm>) -> Result<usize> {
     let Some(sel) = &a.baseline else {
         return Ok(0);
     };
+    // A column named apart from its run's label (label@step) by its name.
+    let named = |arm: &Arm| arm.runs.iter().any(|r| r.label != arm.name) && arm.name == *sel;
+    if let Some(i) = arms.iter().position(named) {
+        return Ok(i);
+    }
     let id = store.resolve(sel).context("--baseline")?;
-    Ok(match runs.iter().position(|r| r.id == Some(id)) {
+    let held = arms
+        .iter()
+        .position(|arm| arm.runs.iter().any(|r| r.id == Some(id)));
+    Ok(match held {
         Some(i) => i,
         None => {
-            runs.insert(0, store.load(id)?);
+            arms.insert(0, Arm::of_run(store.load(id)?));
             0
         }
     })
@@ -433,7 +430,10 @@ mod tests {
 
     #[test]
     fn several_svg_files_are_numbered() {
-        assert_eq!(numbered(Path::new("d/hist.svg"), 2), Path::new("d/hist-2.svg"));
+        assert_eq!(
+            numbered(Path::new("d/hist.svg"), 2),
+            Path::new("d/hist-2.svg")
+        );
         assert_eq!(numbered(Path::new("hist"), 1), Path::new("hist-1"));
     }
 }

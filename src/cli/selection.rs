@@ -388,7 +388,10 @@ pub fn pair_by_step(entries: Vec<Entry>) -> (Vec<Pairing>, Vec<String>) {
     let mut steps: Vec<(String, String, Vec<(String, Vec<Run>)>)> = Vec::new();
     for e in entries {
         let kind = e.run.kind.clone();
-        let at = match steps.iter().position(|(s, k, _)| *s == e.step && *k == kind) {
+        let at = match steps
+            .iter()
+            .position(|(s, k, _)| *s == e.step && *k == kind)
+        {
             Some(at) => at,
             None => {
                 steps.push((e.step.clone(), kind, Vec::new()));
@@ -487,7 +490,11 @@ mod tests {
         let shown: Vec<(&str, Vec<(&str, usize)>)> = pairings
             .iter()
             .map(|p| {
-                let arms = p.arms.iter().map(|a| (a.name.as_str(), a.runs.len())).collect();
+                let arms = p
+                    .arms
+                    .iter()
+                    .map(|a| (a.name.as_str(), a.runs.len()))
+                    .collect();
                 (p.title.as_str(), arms)
             })
             .collect();
@@ -498,7 +505,9 @@ mod tests {
                 ("fileio", vec![("image1", 1), ("image2", 1), ("image3", 1)])
             ]
         );
-        assert!(pairings.iter().all(|p| p.arms.iter().all(|a| a.kind == p.arms[0].kind)));
+        assert!(pairings
+            .iter()
+            .all(|p| p.arms.iter().all(|a| a.kind == p.arms[0].kind)));
         assert_eq!(unpaired, ["step 'usb' (bench.fileio): only image2 has it"]);
     }
 }

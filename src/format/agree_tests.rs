@@ -15,9 +15,7 @@ use crate::units::TimeUnit;
 /// Runs a and b of one distribution, c of it shifted by half again, judged
 /// against b and against an 80 µs budget that only c misses.
 fn outcome() -> Outcome {
-    let samples: Vec<u64> = (0..20_000)
-        .map(|i| 50_000 + (i * 7_919) % 10_000)
-        .collect();
+    let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
     let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
     let mut runs = vec![
         windowed_run("a", &samples),
@@ -98,14 +96,20 @@ fn every_format_shows_the_same_numbers_changes_and_verdicts() {
             let csv_line = format!(
                 ",{},{},{id},{},{value},",
                 row.name,
-                serde_json::to_value(row.quantity).unwrap().as_str().unwrap(),
+                serde_json::to_value(row.quantity)
+                    .unwrap()
+                    .as_str()
+                    .unwrap(),
                 c.columns[i].label
             );
             let line = table
                 .lines()
                 .find(|l| l.contains(&csv_line))
                 .unwrap_or_else(|| panic!("no line {csv_line}\n{table}"));
-            assert!(line.contains(&format!(",{},", change.as_str().unwrap())), "{line}");
+            assert!(
+                line.contains(&format!(",{},", change.as_str().unwrap())),
+                "{line}"
+            );
             if !s.change.is_empty() && s.class != "same" {
                 changed += 1;
             }

@@ -164,7 +164,10 @@ mod tests {
             csv.contains("\n1,latency,min,time,1,a,10000,,,observed,same,true,\n"),
             "{csv}"
         );
-        assert!(csv.contains("\n1,latency,p99,time,1,a,,,,unsupported,unknown,false,\n"), "{csv}");
+        assert!(
+            csv.contains("\n1,latency,p99,time,1,a,,,,unsupported,unknown,false,\n"),
+            "{csv}"
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@ use super::text::campaign::{attribution, bench_grid, step_grid, RISKS_SHOWN};
 use super::text::compare::{
     label, marks_legend, metric_text, part_heading, shown, top_causes, TOP_CAUSE,
 };
-use super::text::decision::{estimate_text, lines, ranked_line, tier_cell, tier_heading, verdicts_line};
+use super::text::decision::{
+    estimate_text, lines, ranked_line, tier_cell, tier_heading, verdicts_line,
+};
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
@@ -339,7 +341,10 @@ fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
             })
             .collect();
         out.push_str(&verdict_summary(
-            &t.rows.iter().flat_map(|r| r.cells.clone()).collect::<Vec<_>>(),
+            &t.rows
+                .iter()
+                .flat_map(|r| r.cells.clone())
+                .collect::<Vec<_>>(),
         ));
         out.push_str(&table(Cells::Numbers, &header, &rows));
         out.push_str(
@@ -396,7 +401,11 @@ fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
                     whole_words(&esc(&e.arm)),
                     esc(&estimate_text(e.p95_mean.as_ref(), Quantity::Time, unit)),
                     esc(&estimate_text(e.max_min.as_ref(), Quantity::Time, unit)),
-                    esc(&estimate_text(e.events_per_s.as_ref(), Quantity::Metric, unit)),
+                    esc(&estimate_text(
+                        e.events_per_s.as_ref(),
+                        Quantity::Metric,
+                        unit,
+                    )),
                 ]
             })
             .collect();
@@ -405,7 +414,10 @@ fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
             esc(&st.kind)
         ));
         out.push_str(&table(Cells::Numbers, &header, &rows));
-        out.push_str(&format!("<p><b>{}</b></p>\n", esc(&ranked_line(&st.outcome))));
+        out.push_str(&format!(
+            "<p><b>{}</b></p>\n",
+            esc(&ranked_line(&st.outcome))
+        ));
     }
     for l in lines(p, noise, unit) {
         out.push_str(&format!("<p>{}</p>\n", esc(&l)));
@@ -697,7 +709,11 @@ pub(crate) fn render_runs(
     unit: TimeUnit,
 ) -> Result<String> {
     use crate::analysis::outcome::{analyse, of_runs};
-    let o = analyse(of_runs(runs.to_vec(), 0), reqs, crate::analysis::interval::DEFAULT_NOISE);
+    let o = analyse(
+        of_runs(runs.to_vec(), 0),
+        reqs,
+        crate::analysis::interval::DEFAULT_NOISE,
+    );
     render(title, &o, runs, unit)
 }
 
@@ -839,7 +855,8 @@ mod tests {
 
     #[test]
     fn one_run_has_no_differences_section() {
-        let html = render_runs("one", &[run_from_samples("x", &[1_000])], &[], TimeUnit::Us).unwrap();
+        let html =
+            render_runs("one", &[run_from_samples("x", &[1_000])], &[], TimeUnit::Us).unwrap();
         parse(&html);
         assert!(!html.contains("What differs"));
         assert!(!html.contains("Verdicts"));

@@ -3,8 +3,8 @@
 //! change against the baseline, as the text shows them), the tier matrix, the
 //! other verdicts, the stability rankings and the sentences of the decision.
 
-use super::text::compare::{headings, label, marks_legend, part_heading, shown, top_causes};
 use super::text::compare::TOP_CAUSE;
+use super::text::compare::{headings, label, marks_legend, part_heading, shown, top_causes};
 use super::text::decision::{
     estimate_text, lines, ranked_line, tier_cell, tier_heading, verdicts_line,
 };

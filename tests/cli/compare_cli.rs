@@ -50,7 +50,10 @@ fn table_and_verdicts_match_the_runs() {
     );
     // The runs keep time windows: their means have intervals around them.
     let mean = &row(&doc, "mean")["cells"][0];
-    let (lo, hi) = (mean["ci"][0].as_f64().unwrap(), mean["ci"][1].as_f64().unwrap());
+    let (lo, hi) = (
+        mean["ci"][0].as_f64().unwrap(),
+        mean["ci"][1].as_f64().unwrap(),
+    );
     let v = mean["value"].as_f64().unwrap();
     assert!(lo <= v && v <= hi, "{mean}");
     let v = first(&doc)["verdicts"].as_array().unwrap();
@@ -63,7 +66,10 @@ fn table_and_verdicts_match_the_runs() {
         v[0]["margin_ns"].as_i64(),
         Some(10_000_000_000 - max_a as i64)
     );
-    assert_eq!((v[1]["result"].as_str(), v[1]["decided"].as_bool()), (Some("FAIL"), Some(true)));
+    assert_eq!(
+        (v[1]["result"].as_str(), v[1]["decided"].as_bool()),
+        (Some("FAIL"), Some(true))
+    );
     assert_eq!(v[1]["margin_ns"].as_i64(), Some(-1));
     assert!(v[1]["misses"].as_u64().unwrap() >= 1);
     assert_eq!(v[1]["samples"], a["total"]["counters"]["samples"]);
@@ -154,7 +160,10 @@ fn drone_gate_on_imported_histograms() {
         .collect();
     assert_eq!(
         not_passed,
-        [("edge", "gyro", "UNDECIDED"), ("edge", "accel", "UNDECIDED")]
+        [
+            ("edge", "gyro", "UNDECIDED"),
+            ("edge", "accel", "UNDECIDED")
+        ]
     );
     let gyro = |v: &[(String, String, String, i64)], label: &str| {
         v.iter()

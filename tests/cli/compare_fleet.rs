@@ -113,7 +113,10 @@ fn by_host_merges_each_hosts_runs() {
     // against one cannot be told apart.
     let doc = json(&mut cmd(&["--baseline", "b"]), &[0]);
     assert_eq!(changes(row(&doc, "max")), ["unknown", "same"]);
-    assert_eq!(row(&doc, "max")["cells"][0]["ci"], serde_json::json!([100_000.0, 300_000.0]));
+    assert_eq!(
+        row(&doc, "max")["cells"][0]["ci"],
+        serde_json::json!([100_000.0, 300_000.0])
+    );
     let out = expect(rtlab(&db).args(["compare", "--by", "host"]), &[0]);
     let text = String::from_utf8(out.stdout).unwrap();
     let worst = text.lines().find(|l| l.starts_with("worst run")).unwrap();

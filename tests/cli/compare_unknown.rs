@@ -122,14 +122,24 @@ fn a_benchmark_has_no_overruns_and_times_asked_for_no_direction() {
     import(dir.path(), "sysbench-0.4-cpu.txt", "old-sysbench");
     let text = run(dir.path(), &["compare", "sysbench", "old-sysbench"]);
     assert!(!text.contains("\noverruns "), "{text}");
-    for name in ["total_time_s", "latency_sum_s", "total_events", "events_per_s"] {
-        assert!(cells(&text, name).iter().all(|c| !judged(c)), "{name}: {text}");
+    for name in [
+        "total_time_s",
+        "latency_sum_s",
+        "total_events",
+        "events_per_s",
+    ] {
+        assert!(
+            cells(&text, name).iter().all(|c| !judged(c)),
+            "{name}: {text}"
+        );
     }
     let doc = json(
-        rtlab()
-            .arg("--db")
-            .arg(dir.path().join("r.db"))
-            .args(["compare", "sysbench", "old-sysbench", "--json"]),
+        rtlab().arg("--db").arg(dir.path().join("r.db")).args([
+            "compare",
+            "sysbench",
+            "old-sysbench",
+            "--json",
+        ]),
         &[0],
     );
     assert_eq!(row(&doc, "total_time_s")["better"], "neither");
@@ -165,7 +175,9 @@ fn a_spread_too_few_samples_support_is_a_dash() {
     );
     let text = run(dir.path(), &["compare", "tail", "a"]);
     assert!(
-        text.contains("p95-mean –: not supported by the sample count (needs 200 samples, has 4–20)"),
+        text.contains(
+            "p95-mean –: not supported by the sample count (needs 200 samples, has 4–20)"
+        ),
         "{text}"
     );
 }

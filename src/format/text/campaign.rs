@@ -3,8 +3,8 @@
 //! which part of a load mix does the damage, and its steps compared with the
 //! decision they lead to.
 
-use super::table::{paragraph, Table};
 use super::decision::estimate_text;
+use super::table::{paragraph, Table};
 use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::analysis::compare::Quantity;
 use crate::analysis::interval;

@@ -471,13 +471,19 @@ mod tests {
     fn unsupported_percentiles_are_dashes_with_a_legend() {
         let (text, _) = render_text(&compare(&arms(two()), 0, DEFAULT_NOISE), TimeUnit::Us);
         let p99 = line(&text, "p99 (us)");
-        assert_eq!(p99.split_whitespace().collect::<Vec<_>>(), ["p99", "(us)", "–", "–"]);
+        assert_eq!(
+            p99.split_whitespace().collect::<Vec<_>>(),
+            ["p99", "(us)", "–", "–"]
+        );
         assert!(
             text.contains("p99 –: not supported by the sample count (needs 1000 samples, has 4)"),
             "{text}"
         );
         let min = line(&text, "min (us)");
-        assert_eq!(min.split_whitespace().collect::<Vec<_>>(), ["min", "(us)", "10.0", "5.0"]);
+        assert_eq!(
+            min.split_whitespace().collect::<Vec<_>>(),
+            ["min", "(us)", "10.0", "5.0"]
+        );
     }
 
     #[test]

@@ -42,7 +42,11 @@ pub fn tier_heading(budget_ns: u64) -> String {
 /// The tier matrix as a text table, its columns' requirements and the notes
 /// of its cells that are not a plain PASS; every line led by `pad`.
 fn tiers_text(t: &Tiers, pad: &str) -> String {
-    let headings: Vec<String> = t.columns.iter().map(|c| tier_heading(c.budget_ns)).collect();
+    let headings: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| tier_heading(c.budget_ns))
+        .collect();
     let mut header = vec!["arm"];
     header.extend(headings.iter().map(String::as_str));
     let mut table = Table::new(&header);
@@ -70,7 +74,12 @@ fn tiers_text(t: &Tiers, pad: &str) -> String {
         .flat_map(|r| r.cells.iter().map(move |v| (r, v)))
     {
         if let Some(note) = &v.note {
-            let head = format!("{inner}{} {}: {}: ", r.arm, tier_heading(v.budget_ns), v.result);
+            let head = format!(
+                "{inner}{} {}: {}: ",
+                r.arm,
+                tier_heading(v.budget_ns),
+                v.result
+            );
             out.push_str(&paragraph(&head, note));
         }
     }
@@ -309,7 +318,10 @@ fn part(p: &Part, noise: f64, unit: TimeUnit, pad: &str) -> String {
         out.push_str(&paragraph(pad, &l));
     }
     if out.is_empty() {
-        out.push_str(&paragraph(pad, "one column, no requirement: nothing to decide"));
+        out.push_str(&paragraph(
+            pad,
+            "one column, no requirement: nothing to decide",
+        ));
     }
     out
 }
@@ -370,10 +382,19 @@ mod tests {
         let header = text.lines().nth(2).unwrap();
         let cols: Vec<&str> = header.split_whitespace().collect();
         assert_eq!(cols, ["arm", "≤1ms", "≤20ms", "≤200ms"], "{text}");
-        let xeno = text.lines().find(|l| l.trim_start().starts_with("Xenomai")).unwrap();
+        let xeno = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("Xenomai"))
+            .unwrap();
         assert!(xeno.contains("UNDECIDED +20us"), "{xeno}");
-        assert!(text.contains("≤20ms baro, compass, airspeed, sonar"), "{text}");
-        assert!(text.contains("Xenomai ≤1ms: UNDECIDED: within the budget by 20us"), "{text}");
+        assert!(
+            text.contains("≤20ms baro, compass, airspeed, sonar"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Xenomai ≤1ms: UNDECIDED: within the budget by 20us"),
+            "{text}"
+        );
         assert!(text.contains("11 of 12 PASS, 1 UNDECIDED"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
