@@ -303,17 +303,23 @@ fn row(
         .map(|(i, (arm, e))| {
             let (run, runs) = ids(arm);
             let supported = e.filter(|e| !matches!(e.basis, Basis::Unsupported { .. }));
+            // A negative spread (p95 below the mean: a few large values pull
+            // the mean up) is no better than a small positive one: a signed
+            // figure below zero is judged against nothing.
+            let signed = |e: &Estimate| better == Better::Lower && e.value < 0.0;
             let (change, decided) = match (i == baseline, base, supported) {
                 (true, _, Some(_)) => (Change::Same, true),
-                (false, Some(b), Some(o)) if quantity != Quantity::Run => {
+                (false, Some(b), Some(o))
+                    if quantity != Quantity::Run && !signed(&b) && !signed(&o) =>
+                {
                     let j = judge(&b, &o, better, noise);
                     (j.change, j.decided)
                 }
                 _ => (Change::Unknown, false),
             };
-            let ratio = match (change, base) {
-                (Change::Better | Change::Worse, Some(b)) if b.value > 0.0 => {
-                    supported.map(|o| o.value / b.value)
+            let ratio = match (change, base, supported) {
+                (Change::Better | Change::Worse, Some(b), Some(o)) if b.value > 0.0 => {
+                    Some(o.value / b.value)
                 }
                 _ => None,
             };
@@ -447,6 +453,26 @@ mod tests {
         let c = compare(&arms(runs), 2, DEFAULT_NOISE);
         assert_eq!(row(&c, "p50").cells[0].change, Change::Better);
         assert_eq!(row(&c, "max").cells[0].change, Change::Unknown, "observed");
+    }
+
+    /// A negative spread (p95 below the mean) is never better than a positive
+    /// one, nor given a ratio.
+    #[test]
+    fn a_negative_spread_is_judged_against_nothing() {
+        let even: Vec<u64> = (0..2_000).map(|i| 10_000 + (i * 37) % 1_000).collect();
+        let mut tail = vec![10_000; 1_900];
+        tail.extend([10_000_000; 100]);
+        let c = compare(
+            &arms(vec![
+                windowed_run("even", &even),
+                windowed_run("tail", &tail),
+            ]),
+            0,
+            DEFAULT_NOISE,
+        );
+        let spread = &row(&c, "p95-mean").cells;
+        assert!(spread[1].value.unwrap() < 0.0, "{spread:?}");
+        assert_eq!((spread[1].change, spread[1].ratio), (Change::Unknown, None));
     }
 
     /// Counters a benchmark does not measure are no value.

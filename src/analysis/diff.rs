@@ -115,26 +115,29 @@ pub fn system_fields(r: &Run) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Other load during the run in words: `1.9 CPUs busy, load 0.2→2.1`.
+/// Other load during the run in words: `1.90 CPUs busy, loadavg 0.20/2.10`
+/// (the other processes' CPUs; the load average at the start and the end).
 pub fn other_load(r: &Run) -> String {
     match &r.background {
         Some(b) => format!(
-            "{:.2} CPUs busy, load {:.2}→{:.2}",
+            "{:.2} CPUs busy, loadavg {:.2}/{:.2}",
             b.other_cpus, b.loadavg.0, b.loadavg.1
         ),
         None => UNKNOWN.into(),
     }
 }
 
-/// Parameters that say where a run was imported from, not what it measured.
-const ORIGIN: [&str; 1] = ["params.file"];
+/// Parameters not compared: the file a run was imported from (where it came
+/// from, not what it measured) and the load specs (`loads` names them, a mix
+/// by its parts).
+const NOT_COMPARED: [&str; 2] = ["params.file", "params.load"];
 
 /// `params` flattened to `params.a.b` → value text; a null of parameters
 /// recorded by another tool is a value it did not know, and left out, as are
-/// the [`ORIGIN`] of an import.
+/// the parameters [`NOT_COMPARED`].
 fn flatten(prefix: &str, v: &serde_json::Value, recorded: bool, out: &mut Vec<(String, String)>) {
     match v {
-        _ if ORIGIN.contains(&prefix) => {}
+        _ if NOT_COMPARED.contains(&prefix) => {}
         serde_json::Value::Object(map) => {
             for (k, v) in map {
                 flatten(&format!("{prefix}.{k}"), v, recorded, out);
@@ -324,8 +327,8 @@ mod tests {
         assert_eq!(
             d[0].values,
             [
-                "0.02 CPUs busy, load 0.10→0.20",
-                "1.90 CPUs busy, load 0.10→0.20"
+                "0.02 CPUs busy, loadavg 0.10/0.20",
+                "1.90 CPUs busy, loadavg 0.10/0.20"
             ]
         );
     }

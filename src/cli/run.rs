@@ -276,14 +276,14 @@ fn campaign(
             out.push_str(&attribution_text(&ranked));
             out.push('\n');
         }
+        out.push_str(&decision_text(&analysed, a.unit));
+        out.push('\n');
         out.push_str(&format!("report: {}\n", html_path.display()));
         if outcome.interrupted {
             out.push_str(&format!(
                 "interrupted: continue with 'rtlab run --resume {campaign}'\n"
             ));
         }
-        out.push('\n');
-        out.push_str(&decision_text(&analysed, a.unit));
         out
     };
     common::write_output("--json", None, &text)?;
