@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What rtlab decides, shown on four cases with known answers (docs/decisions.md):
 #
-# (a) five repeats of one latency run compared with each other: the same thing
-#     measured five times, so no figure may be called better or worse;
+# (a) five repeats of one latency run compared with each other, one column
+#     each, and (a') the same runs as two groups of repeats: the same thing
+#     measured five times, so no figure should be called better or worse;
 # (b) idle against a SCHED_FIFO 95 hog on the measured CPU (busy 1 ms of every
 #     10 ms, bounded by `timeout`; RT throttling stays on): worse, with the
 #     intervals apart;
@@ -39,6 +40,10 @@ echo "== (a) five repeats of one run: ${probe[*]}"
 ids=()
 for i in 1 2 3 4 5; do ids+=("$(id "same-$i" "${probe[@]}")"); done
 "$R" compare "${ids[@]}" || true
+echo "== (a') the same five runs as two groups of repeats (runs 1, 3, 5 against 2, 4)"
+for i in 0 2 4; do "$R" results tag "${ids[$i]}" odd >/dev/null; done
+for i in 1 3; do "$R" results tag "${ids[$i]}" even >/dev/null; done
+"$R" compare "${ids[@]}" --by tag --baseline odd || true
 
 echo "== (b) idle against a SCHED_FIFO 95 hog on CPU $cpu (1 ms of every 10 ms)"
 idle=$(id idle "${probe[@]}")

@@ -385,7 +385,9 @@ pub struct Entry {
 /// step's runs of that column. Steps with one column only are compared with
 /// nothing: they are said in the second list.
 pub fn pair_by_step(entries: Vec<Entry>) -> (Vec<Pairing>, Vec<String>) {
-    let mut steps: Vec<(String, String, Vec<(String, Vec<Run>)>)> = Vec::new();
+    // Per step and kind: its columns, each with its runs.
+    type Columns = Vec<(String, Vec<Run>)>;
+    let mut steps: Vec<(String, String, Columns)> = Vec::new();
     for e in entries {
         let kind = e.run.kind.clone();
         let at = match steps

@@ -12,11 +12,6 @@ fn max_of(run: &Value) -> u64 {
     run["total"]["summary"]["max_ns"].as_u64().unwrap()
 }
 
-/// Equal up to the last bits a JSON round trip of an f64 may change.
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
-}
-
 #[test]
 #[ignore = "needs root: SCHED_FIFO latency runs"]
 fn table_and_verdicts_match_the_runs() {

@@ -202,9 +202,9 @@ pub fn tally_line(t: &Tally, noise: f64) -> String {
         return "nothing to compare: one arm, or no figure with a direction".into();
     }
     if changed + same == 0 {
-        return "no change can be told: no figure has an interval (an imported run keeps no \
-                time windows; a maximum of one run is only observed): compare repeats \
-                (rtlab run --repeat 5)"
+        return "no change can be told: no figure has an interval (a run without time \
+                windows, as an imported one; too few values; a maximum of one run, only \
+                observed): compare repeats (rtlab run --repeat 5)"
             .into();
     }
     let mut parts = Vec::new();
