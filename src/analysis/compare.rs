@@ -383,7 +383,7 @@ fn column(arm: &Arm) -> Column {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{two_compared_runs as two, windowed_run};
+    use crate::analysis::fixture::{same_and_shifted, two_compared_runs as two, windowed_run};
     use crate::analysis::interval::DEFAULT_NOISE;
 
     fn arms(runs: Vec<crate::record::Run>) -> Vec<Arm> {
@@ -433,13 +433,7 @@ mod tests {
     /// again is worse, with a ratio; the baseline decides which is which.
     #[test]
     fn identical_are_same_shifted_are_worse() {
-        let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
-        let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
-        let runs = vec![
-            windowed_run("a", &samples),
-            windowed_run("b", &samples),
-            windowed_run("c", &shifted),
-        ];
+        let runs = same_and_shifted();
         let c = compare(&arms(runs.clone()), 0, DEFAULT_NOISE);
         let p50 = &row(&c, "p50").cells;
         assert!(p50[0].ci.is_some());

@@ -181,6 +181,22 @@ pub fn of_runs(runs: Vec<Run>, baseline: usize) -> Vec<Pairing> {
 }
 
 impl Part {
+    /// The verdicts of the arms the tier matrix has no row for (a benchmark,
+    /// an arm without latency values), which are shown on their own.
+    pub fn untiered_verdicts(&self) -> Vec<Verdict> {
+        let tiered: Vec<&str> = self
+            .decision
+            .tiers
+            .iter()
+            .flat_map(|t| t.rows.iter().map(|r| r.arm.as_str()))
+            .collect();
+        self.verdicts
+            .iter()
+            .filter(|v| !tiered.contains(&v.label.as_str()))
+            .cloned()
+            .collect()
+    }
+
     /// Each arm as one run, for plots and pages, named as its column: a run
     /// stands for itself (named by the arm: a step, a group); the runs of an
     /// arm are merged as a `--by` group's are ([`Group::merged`]) and named

@@ -2,7 +2,7 @@
 //! column, rendered as text, JSON, CSV, Markdown and HTML, shows the same
 //! baseline, the same numbers, the same changes and the same verdicts in all.
 
-use crate::analysis::fixture::windowed_run;
+use crate::analysis::fixture::same_and_shifted;
 use crate::analysis::interval::DEFAULT_NOISE;
 use crate::analysis::outcome::{analyse, of_runs, Outcome};
 use crate::analysis::verdict::parse_requirement;
@@ -15,13 +15,7 @@ use crate::units::TimeUnit;
 /// Runs a and b of one distribution, c of it shifted by half again, judged
 /// against b and against an 80 µs budget that only c misses.
 fn outcome() -> Outcome {
-    let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
-    let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
-    let mut runs = vec![
-        windowed_run("a", &samples),
-        windowed_run("b", &samples),
-        windowed_run("c", &shifted),
-    ];
+    let mut runs = same_and_shifted();
     for (i, r) in runs.iter_mut().enumerate() {
         r.id = Some(i as i64 + 1);
     }

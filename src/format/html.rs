@@ -21,14 +21,14 @@ use super::text::compare::{
     label, marks_legend, metric_text, part_heading, shown, top_causes, TOP_CAUSE,
 };
 use super::text::decision::{
-    estimate_text, lines, ranked_line, tier_cell, tier_heading, verdicts_line,
+    lines, ranked_line, stability_rows, tier_cell, tier_heading, verdicts_line, STABILITY_HEADER,
 };
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
 use super::{run_key, run_name};
 use crate::analysis::attribution::Ranking;
-use crate::analysis::compare::{Comparison, Quantity};
+use crate::analysis::compare::Comparison;
 use crate::analysis::diff::{system_fields, Difference};
 use crate::analysis::outcome::{Outcome, Part};
 use crate::analysis::risks::Risk;
@@ -370,44 +370,16 @@ fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
             out.push_str(&format!("<ul>{}</ul>\n", notes.concat()));
         }
     }
-    let tiered: Vec<&str> = p
-        .decision
-        .tiers
-        .iter()
-        .flat_map(|t| t.rows.iter().map(|r| r.arm.as_str()))
-        .collect();
-    let rest: Vec<Verdict> = p
-        .verdicts
-        .iter()
-        .filter(|v| !tiered.contains(&v.label.as_str()))
-        .cloned()
-        .collect();
+    let rest = p.untiered_verdicts();
     if !rest.is_empty() {
         out.push_str(&verdict_summary(&rest));
         out.push_str(&verdict_rows(&rest));
     }
     for st in &p.decision.stability {
-        let header: Vec<String> = ["", "arm", "p95−mean", "max−min", "events/s"]
-            .iter()
-            .map(|h| h.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = st
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                vec![
-                    format!("{}.", i + 1),
-                    whole_words(&esc(&e.arm)),
-                    esc(&estimate_text(e.p95_mean.as_ref(), Quantity::Time, unit)),
-                    esc(&estimate_text(e.max_min.as_ref(), Quantity::Time, unit)),
-                    esc(&estimate_text(
-                        e.events_per_s.as_ref(),
-                        Quantity::Metric,
-                        unit,
-                    )),
-                ]
-            })
+        let header: Vec<String> = STABILITY_HEADER.iter().map(|h| h.to_string()).collect();
+        let rows: Vec<Vec<String>> = stability_rows(st, unit)
+            .into_iter()
+            .map(|row| row.iter().map(|c| whole_words(&esc(c))).collect())
             .collect();
         out.push_str(&format!(
             "<h3>Stability of the {} runs</h3>\n",

@@ -6,10 +6,10 @@
 use super::text::compare::TOP_CAUSE;
 use super::text::compare::{headings, label, marks_legend, part_heading, shown, top_causes};
 use super::text::decision::{
-    estimate_text, lines, ranked_line, tier_cell, tier_heading, verdicts_line,
+    lines, ranked_line, stability_rows, tier_cell, tier_heading, verdicts_line, STABILITY_HEADER,
 };
 use super::text::verdict;
-use crate::analysis::compare::{Comparison, Quantity};
+use crate::analysis::compare::Comparison;
 use crate::analysis::outcome::{Outcome, Part};
 use crate::units::TimeUnit;
 
@@ -82,42 +82,15 @@ fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
         let all = t.rows.iter().flat_map(|r| &r.cells);
         out.push_str(&format!("\n{}\n", verdicts_line(all)));
     }
-    let tiered: Vec<&str> = p
-        .decision
-        .tiers
-        .iter()
-        .flat_map(|t| t.rows.iter().map(|r| r.arm.as_str()))
-        .collect();
-    let rest: Vec<Vec<String>> = p
-        .verdicts
-        .iter()
-        .filter(|v| !tiered.contains(&v.label.as_str()))
-        .map(verdict::cells)
-        .collect();
+    let rest: Vec<Vec<String>> = p.untiered_verdicts().iter().map(verdict::cells).collect();
     if !rest.is_empty() {
         let header: Vec<String> = verdict::HEADER.iter().map(|h| h.to_string()).collect();
         out.push('\n');
         out.push_str(&table(&header, &rest));
     }
     for s in &p.decision.stability {
-        let header: Vec<String> = ["", "arm", "p95−mean", "max−min", "events/s"]
-            .iter()
-            .map(|h| h.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = s
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                vec![
-                    format!("{}.", i + 1),
-                    e.arm.clone(),
-                    estimate_text(e.p95_mean.as_ref(), Quantity::Time, unit),
-                    estimate_text(e.max_min.as_ref(), Quantity::Time, unit),
-                    estimate_text(e.events_per_s.as_ref(), Quantity::Metric, unit),
-                ]
-            })
-            .collect();
+        let header: Vec<String> = STABILITY_HEADER.iter().map(|h| h.to_string()).collect();
+        let rows = stability_rows(s, unit);
         out.push_str(&format!("\nStability of the {} runs:\n\n", s.kind));
         out.push_str(&table(&header, &rows));
         out.push_str(&format!("\n**{}**\n", ranked_line(&s.outcome)));
@@ -154,19 +127,18 @@ pub fn render(o: &Outcome, unit: TimeUnit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{two_compared_runs as two, windowed_run};
+    use crate::analysis::fixture::{same_and_shifted, two_compared_runs as two};
     use crate::analysis::interval::DEFAULT_NOISE;
     use crate::analysis::outcome::{analyse, of_runs};
 
     #[test]
     fn changes_are_bold_and_pipes_escaped() {
-        let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
-        let slow: Vec<u64> = samples.iter().map(|v| v * 2).collect();
-        let runs = vec![windowed_run("a", &samples), windowed_run("b", &slow)];
+        let mut runs = same_and_shifted();
+        runs.remove(1);
         let o = analyse(of_runs(runs, 0), &[], DEFAULT_NOISE);
         let md = render(&o, TimeUnit::Ms);
         let p50 = md.lines().find(|l| l.starts_with("| p50 (ms)")).unwrap();
-        assert!(p50.contains("**2.00x worse**"), "{md}");
+        assert!(p50.contains("**1.50x worse**"), "{md}");
         assert!(md.contains("biggest real change"), "{md}");
         let o = analyse(of_runs(two(), 0), &[], DEFAULT_NOISE);
         let md = render(&o, TimeUnit::Ms);

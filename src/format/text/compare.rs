@@ -30,13 +30,29 @@ pub fn metric_text(v: f64) -> String {
 
 /// A value of `row` as shown in tables.
 pub fn value_text(row: &Row, v: f64, unit: TimeUnit) -> String {
-    match row.quantity {
+    figure_text(row.quantity, v, unit)
+}
+
+/// A value of a `quantity` as shown in tables.
+pub fn figure_text(quantity: Quantity, v: f64, unit: TimeUnit) -> String {
+    match quantity {
         Quantity::Time => unit.cell(v),
         Quantity::Duration => Human(v.max(0.0) as u64).to_string(),
         Quantity::Count => format!("{v:.0}"),
         Quantity::Metric => metric_text(v),
         Quantity::Run => format!("#{v:.0}"),
     }
+}
+
+/// The half-width `half` of an interval around `v`, a `quantity`, as
+/// `±1.1`: a metric with the decimals its value is shown with.
+pub fn spread_text(quantity: Quantity, v: f64, half: f64, unit: TimeUnit) -> String {
+    let text = match quantity {
+        Quantity::Metric if v.fract() == 0.0 && half.fract() == 0.0 => format!("{half:.0}"),
+        Quantity::Metric if v.abs() >= 100.0 || v.fract() == 0.0 => format!("{half:.1}"),
+        q => figure_text(q, half, unit),
+    };
+    format!("±{text}")
 }
 
 /// The row name with its unit, for table headers.
@@ -93,7 +109,7 @@ pub fn shown(c: &Comparison, row: &Row, i: usize, unit: TimeUnit) -> Shown {
         }
         (Some(Basis::Windows { .. } | Basis::Runs { .. }), Some((lo, hi))) => {
             let half = (v - lo).max(hi - v).max(0.0);
-            (text(v), format!("±{}", text(half)))
+            (text(v), spread_text(row.quantity, v, half, unit))
         }
         _ => (text(v), String::new()),
     };
@@ -434,7 +450,7 @@ mod tests {
     use super::*;
     use crate::analysis::arms::Arm;
     use crate::analysis::compare::compare;
-    use crate::analysis::fixture::{run_from_samples, two_compared_runs as two, windowed_run};
+    use crate::analysis::fixture::{run_from_samples, same_and_shifted, two_compared_runs as two};
     use crate::analysis::interval::DEFAULT_NOISE;
     use crate::format::text::table::WIDTH;
 
@@ -448,13 +464,7 @@ mod tests {
 
     #[test]
     fn intervals_and_changes_in_the_text_table() {
-        let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
-        let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
-        let runs = vec![
-            windowed_run("a", &samples),
-            windowed_run("b", &samples),
-            windowed_run("c", &shifted),
-        ];
+        let runs = same_and_shifted();
         let (text, keyed) = render_text(&compare(&arms(runs), 0, DEFAULT_NOISE), TimeUnit::Us);
         assert!(!keyed);
         assert!(text.contains("a (baseline)"), "{text}");

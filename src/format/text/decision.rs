@@ -5,6 +5,7 @@
 //! arms. Rendered from [`analysis::outcome`](crate::analysis::outcome); the
 //! sentences are shared with the other formats ([`lines`]).
 
+use super::compare::{figure_text, spread_text};
 use super::table::{paragraph, Table};
 use super::verdict::signed;
 use crate::analysis::compare::Quantity;
@@ -122,41 +123,52 @@ pub fn estimate_text(e: Option<&Estimate>, quantity: Quantity, unit: TimeUnit) -
     let Some(e) = e else {
         return UNKNOWN.into();
     };
-    let (text, suffix) = match quantity {
-        Quantity::Time => (
-            Box::new(move |v: f64| unit.cell(v)) as Box<dyn Fn(f64) -> String>,
-            unit.symbol(),
-        ),
-        _ => (
-            Box::new(super::compare::metric_text) as Box<dyn Fn(f64) -> String>,
-            "",
-        ),
+    let text = |v: f64| figure_text(quantity, v, unit);
+    let suffix = match quantity {
+        Quantity::Time => unit.symbol(),
+        _ => "",
     };
     match (e.basis, e.ci) {
         (Basis::Unsupported { .. }, _) => UNKNOWN.into(),
         (Basis::Range { .. }, Some((lo, hi))) => format!("{}–{}{suffix}", text(lo), text(hi)),
         (Basis::Windows { .. } | Basis::Runs { .. }, Some((lo, hi))) => {
             let half = (e.value - lo).max(hi - e.value).max(0.0);
-            format!("{} ±{}{suffix}", text(e.value), text(half))
+            let spread = spread_text(quantity, e.value, half, unit);
+            format!("{} {spread}{suffix}", text(e.value))
         }
         _ => format!("{}{suffix}", text(e.value)),
     }
 }
 
+/// The header of a stability ranking's table.
+pub const STABILITY_HEADER: [&str; 5] = ["", "arm", "p95−mean", "max−min", "events/s"];
+
+/// The rows of a stability ranking's table, the most stable first: place,
+/// arm, p95 − mean, max − min and events/s with their intervals.
+pub fn stability_rows(s: &Stability, unit: TimeUnit) -> Vec<Vec<String>> {
+    s.entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            vec![
+                format!("{}.", i + 1),
+                e.arm.clone(),
+                estimate_text(e.p95_mean.as_ref(), Quantity::Time, unit),
+                estimate_text(e.max_min.as_ref(), Quantity::Time, unit),
+                estimate_text(e.events_per_s.as_ref(), Quantity::Metric, unit),
+            ]
+        })
+        .collect()
+}
+
 /// One stability ranking as text: the arms most stable first, then who won;
 /// every line led by `pad`.
 fn stability_text(s: &Stability, unit: TimeUnit, pad: &str) -> String {
-    let mut t = Table::new(&["", "arm", "p95−mean", "max−min", "events/s"]);
+    let mut t = Table::new(&STABILITY_HEADER);
     t.align_left(1);
     t.wrap(1);
-    for (i, e) in s.entries.iter().enumerate() {
-        t.row(vec![
-            format!("{}.", i + 1),
-            e.arm.clone(),
-            estimate_text(e.p95_mean.as_ref(), Quantity::Time, unit),
-            estimate_text(e.max_min.as_ref(), Quantity::Time, unit),
-            estimate_text(e.events_per_s.as_ref(), Quantity::Metric, unit),
-        ]);
+    for row in stability_rows(s, unit) {
+        t.row(row);
     }
     let inner = format!("{pad}  ");
     let mut out = paragraph(
@@ -296,18 +308,7 @@ fn part(p: &Part, noise: f64, unit: TimeUnit, pad: &str) -> String {
     if let Some(t) = &p.decision.tiers {
         out.push_str(&tiers_text(t, pad));
     }
-    let tiered: Vec<&str> = p
-        .decision
-        .tiers
-        .iter()
-        .flat_map(|t| t.rows.iter().map(|r| r.arm.as_str()))
-        .collect();
-    let rest: Vec<Verdict> = p
-        .verdicts
-        .iter()
-        .filter(|v| !tiered.contains(&v.label.as_str()))
-        .cloned()
-        .collect();
+    let rest = p.untiered_verdicts();
     if !rest.is_empty() {
         out.push_str(&super::verdict::render_text(&rest));
     }
