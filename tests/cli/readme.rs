@@ -161,7 +161,7 @@ fn readme_quick_start_and_walkthrough_are_there_and_testable() {
     // The two commands of the quick start, as a new user types them.
     assert_eq!(quick[..2], ["cargo run --release -- run", "./test.sh"]);
     let run = cmds.iter().find(|c| c.words.join(" ") == quick[0]).unwrap();
-    assert!(run.root && run.long && run.codes == [0, 1], "{run:?}");
+    assert!(run.root && run.long && run.codes == [0, 1, 4], "{run:?}");
     // ./test.sh is the suite: it must exist, be executable and run the workspace.
     let test_sh = Path::new(env!("CARGO_MANIFEST_DIR")).join("test.sh");
     let script = std::fs::read_to_string(&test_sh).unwrap();
