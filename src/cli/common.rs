@@ -101,10 +101,11 @@ impl OutputArgs {
 
 /// Runs `measure` with the system's audit summary read before it, so that the
 /// memory the audit takes is free again before anything is measured, and reused
-/// by what follows rather than added to it.
+/// by what follows rather than added to it; the run records what else the
+/// machine did meanwhile (`system::background`).
 pub fn audited(measure: impl FnOnce() -> Result<Run>) -> Result<Run> {
     let audit = crate::tune::audit::summary();
-    let mut run = measure()?;
+    let mut run = crate::system::background::recorded(measure)?;
     run.audit = Some(audit);
     Ok(run)
 }

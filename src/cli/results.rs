@@ -6,6 +6,7 @@ use super::results_import::{self, ImportArgs};
 use super::selection::ByArgs;
 use super::transfer::{self, PullArgs, PushArgs, RunFilter};
 use crate::analysis::group::{self, By};
+use crate::analysis::interval::DEFAULT_NOISE;
 use crate::error::{UsageError, EXIT_FAILED, EXIT_OK};
 use crate::format::text::table::printable;
 use crate::format::{self, json, text, Format};
@@ -286,7 +287,7 @@ fn list_groups(store: &Store, a: &ListArgs, rows: &[RunRow], by: By) -> Result<i
         .map(|r| store.load_primary(r.id))
         .collect::<Result<Vec<_>>>()?;
     let groups = a.by.groups(runs, by, a.filter.fleet())?;
-    let (_, table) = group::compare_groups(&groups, by, 0);
+    let (_, table) = group::compare_groups(&groups, by, 0, DEFAULT_NOISE);
     let text = if a.json {
         json::group_rows(&table)?
     } else {

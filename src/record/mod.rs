@@ -282,9 +282,26 @@ pub struct Run {
     /// Performance counters (`--perf`, `rtlab perf`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub perf: Option<perf::PerfRecord>,
+    /// What else the machine did while the run measured (absent for runs
+    /// imported or stored by an older rtlab).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub background: Option<Background>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+}
+
+/// Other load on the machine during a run, read from `/proc` at its start and
+/// end, so that a comparison can say that something else ran.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Background {
+    /// The 1-minute load average at the start and at the end.
+    pub loadavg: (f64, f64),
+    /// CPU time of the other processes over the run, in CPUs (1.0: one CPU
+    /// busy all the time): the busy time of all CPUs (`/proc/stat`: user,
+    /// nice, system, irq, softirq) less what this process and its children
+    /// (the probe's threads, its loads) used.
+    pub other_cpus: f64,
 }
 
 /// Points a stored time series keeps at most; longer ones are decimated.
@@ -585,6 +602,7 @@ impl Run {
             page_faults: None,
             sweep: None,
             perf: None,
+            background: None,
             warnings: Vec::new(),
         }
     }

@@ -25,6 +25,7 @@ mod closed_pipe;
 mod compare_cli;
 mod compare_fleet;
 mod compare_probes;
+mod compare_steps;
 mod compare_unknown;
 mod compat_links;
 mod compat_stress;
