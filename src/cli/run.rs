@@ -6,7 +6,7 @@ use super::reportargs::{requirements, requirements_or};
 use crate::analysis::attribution;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict;
-use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{bad_flag, EXIT_INTERRUPTED};
 use crate::format::json::{self, CampaignDoc};
 use crate::format::text::campaign::{attribution_text, run_text};
 use crate::record;
@@ -244,10 +244,8 @@ fn campaign(
     let verdicts = verdict::judge(&runs, &reqs);
     let code = if outcome.interrupted {
         EXIT_INTERRUPTED
-    } else if verdicts.iter().any(|v| !v.passed()) {
-        EXIT_FAILED
     } else {
-        EXIT_OK
+        verdict::exit_code(&verdicts)
     };
     let status = if outcome.interrupted {
         "interrupted"
