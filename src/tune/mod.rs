@@ -1,8 +1,9 @@
 //! Audit and tuning: is this system ready for real-time work ([`audit`]), which
-//! threads run at which priority ([`prio`]), and what a kernel configuration does
-//! for latency ([`kconfig`]).
+//! threads run at which priority ([`prio`]), what a kernel configuration does for
+//! latency ([`kconfig`]), every change undoable through a journal ([`journal`]).
 
 pub mod audit;
+pub mod journal;
 pub mod kconfig;
 pub mod prio;
 
