@@ -29,6 +29,7 @@ mod selection;
 mod serve;
 mod step;
 mod transfer;
+mod tune;
 mod why;
 mod windows;
 
@@ -124,6 +125,8 @@ pub enum Command {
     Prio(Deferred<prio::PrioArgs>),
     /// Compare kernel configurations by subsystem; check one for latency.
     Kconfig(Deferred<kconfig::KconfigArgs>),
+    /// Try each run-time fix under your load, keep what helps, put back the rest.
+    Tune(Deferred<tune::TuneArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab cyclictest -m -S -p90 -i200 -D 60 -h 400 -q
@@ -164,6 +167,7 @@ pub enum Command {
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
+    tune::recover(&cli.command);
     match cli.command {
         Command::Run(args) => args.run(|a| run::run(&ctx, a)),
         Command::Presets(args) => args.run(presets::run),
@@ -182,6 +186,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => args.run(audit::run),
         Command::Kconfig(args) => args.run(kconfig::run),
         Command::Prio(args) => args.run(prio::run),
+        Command::Tune(args) => args.run(|a| tune::run(&ctx, a)),
         Command::Net(args) => args.run(|a| net::run(&ctx, a)),
         Command::Periodic(args) => args.run(|a| periodic::run(&ctx, a)),
         Command::Ipc(args) => args.run(|a| ipc::run(&ctx, a)),
