@@ -25,8 +25,8 @@ use crate::units::{exact, parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::cpuset::CpuList;
-use rtlab_engine::rt::signals;
 use rtlab_engine::rt::sched::Policy;
+use rtlab_engine::rt::signals;
 use rtlab_engine::sysinfo::SysRoot;
 use std::path::PathBuf;
 
@@ -132,14 +132,24 @@ fn check(a: &TuneArgs, input: &Input) -> Result<Checked> {
                 fix::fix(n.trim()).ok_or_else(|| {
                     bad_flag(
                         "--try",
-                        format!("no candidate '{}' (candidates: all, {})", n.trim(), fix::names()),
+                        format!(
+                            "no candidate '{}' (candidates: all, {})",
+                            n.trim(),
+                            fix::names()
+                        ),
                     )
                 })
             })
             .collect::<Result<_>>()?,
     };
     if a.repeat == 0 || a.repeat > 100 {
-        return Err(bad_flag("--repeat", format!("{} runs per arm: give 1 to 100 (3 is a sensible start)", a.repeat)));
+        return Err(bad_flag(
+            "--repeat",
+            format!(
+                "{} runs per arm: give 1 to 100 (3 is a sensible start)",
+                a.repeat
+            ),
+        ));
     }
     let online = CpuList::parse(&input.fp.cpus_online).unwrap_or_default();
     let measured = match &a.cpus {
@@ -149,14 +159,22 @@ fn check(a: &TuneArgs, input: &Input) -> Result<Checked> {
     };
     Machine::this().check_cpus("--cpus", &measured)?;
     let housekeeping = CpuList::from_cpus(
-        online.cpus().iter().copied().filter(|&c| !measured.contains(c)).collect(),
+        online
+            .cpus()
+            .iter()
+            .copied()
+            .filter(|&c| !measured.contains(c))
+            .collect(),
     );
     let app = match &a.app {
         Some(pattern) => {
             let policy = crate::loads::placement::policy(&a.app_priority)
                 .map_err(|e| bad_flag("--app-priority", e))?;
             if !policy.0.is_realtime() {
-                return Err(bad_flag("--app-priority", "give a real-time policy: fifo:PRIO or rr:PRIO"));
+                return Err(bad_flag(
+                    "--app-priority",
+                    "give a real-time policy: fifo:PRIO or rr:PRIO",
+                ));
             }
             crate::tune::prio::select::compile("--app", pattern).map_err(UsageError)?;
             Some(App {
@@ -200,7 +218,11 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
         } else {
             render::restored_text(&r)
         });
-        return Ok(if r.failed.is_empty() { EXIT_OK } else { EXIT_SYSTEM });
+        return Ok(if r.failed.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_SYSTEM
+        });
     }
     if a.try_.trim() == "list" {
         let mut t = crate::tune::text_table(&["candidate", "what it changes"]);

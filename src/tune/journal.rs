@@ -122,8 +122,7 @@ impl<T: Record> Journal<T> {
         if state.is_empty() {
             match std::fs::remove_file(&self.path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e)
-                        .with_context(|| format!("cannot remove {}", self.path.display()))
+                    return Err(e).with_context(|| format!("cannot remove {}", self.path.display()))
                 }
                 _ => {}
             }

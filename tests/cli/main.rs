@@ -69,6 +69,7 @@ mod serve_slow;
 mod store_cli;
 mod sysbench_cli;
 mod sysbench_vs;
+mod tune_cli;
 mod why_cli;
 mod why_stored;
 mod why_timerlat;

@@ -59,7 +59,12 @@ pub fn restore(dry_run: bool) -> Result<Restored> {
             Put::Gone => o.gone += 1,
             Put::Failed { task, now, reason } => {
                 o.failed += 1;
-                o.row(&task, &task.setting, setting_text(&now), format!("FAILED {reason}"));
+                o.row(
+                    &task,
+                    &task.setting,
+                    setting_text(&now),
+                    format!("FAILED {reason}"),
+                );
                 left.entries.push(e.clone());
             }
         }

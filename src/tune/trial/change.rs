@@ -476,15 +476,24 @@ mod tests {
     fn forms_compare_what_the_kernel_means() {
         assert_eq!(Form::Selector.value("always [madvise] never\n"), "madvise");
         assert_eq!(Form::Selector.value("none voluntary (full) lazy"), "full");
-        assert_eq!(Form::Selector.expected("[always] madvise never", "never"), "never");
-        assert_eq!(Form::Selector.undo("always [madvise] never", "x"), "madvise");
+        assert_eq!(
+            Form::Selector.expected("[always] madvise never", "never"),
+            "never"
+        );
+        assert_eq!(
+            Form::Selector.undo("always [madvise] never", "x"),
+            "madvise"
+        );
         assert_eq!(Form::Mask.value("00000000,00000003"), Form::Mask.value("3"));
         assert_eq!(Form::List.value("0,1"), "0-1");
         assert_eq!(
             Form::Controllers.expected("memory cpu", "+cpuset"),
             "cpu cpuset memory"
         );
-        assert_eq!(Form::Controllers.undo("memory cpu", "cpu cpuset memory"), "-cpuset");
+        assert_eq!(
+            Form::Controllers.undo("memory cpu", "cpu cpuset memory"),
+            "-cpuset"
+        );
         assert_eq!(Form::Controllers.undo("cpu cpuset", "cpu"), "+cpuset");
         assert_eq!(Form::Text.value(" 1\n"), "1");
     }
@@ -506,7 +515,11 @@ mod tests {
             after: "never".into(),
             form: Form::Selector,
         };
-        assert!(c.text().ends_with("enabled madvise → never"), "{}", c.text());
+        assert!(
+            c.text().ends_with("enabled madvise → never"),
+            "{}",
+            c.text()
+        );
         undo(&c).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "madvise");
         // Already as it was: nothing written.

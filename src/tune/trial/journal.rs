@@ -155,7 +155,10 @@ fn recover_locked(j: &Journal<Trial>) -> Result<Recovered> {
     }
     let (done, failed) = put_back_all(&left.changes);
     r.restored = done;
-    r.failed = failed.iter().map(|(c, e)| format!("{}: {e}", c.text())).collect();
+    r.failed = failed
+        .iter()
+        .map(|(c, e)| format!("{}: {e}", c.text()))
+        .collect();
     j.store(&Trial {
         changes: failed.into_iter().map(|(c, _)| c).collect(),
         ..left
@@ -355,7 +358,9 @@ impl Session {
                 }
                 self.record(Change::Dir { path: p.clone() })?;
                 std::fs::create_dir(&p)
-                    .map_err(|e| Refused(format!("making {}: {}", p.display(), change::io_text(&e))))
+                    .map_err(|e| {
+                        Refused(format!("making {}: {}", p.display(), change::io_text(&e)))
+                    })
                     .inspect_err(|_| self.unrecord())?;
                 Ok(true)
             }
@@ -410,7 +415,10 @@ impl Session {
         if mark == 0 {
             self.cgroup = None;
         }
-        let later = self.trial.changes.split_off(mark.min(self.trial.changes.len()));
+        let later = self
+            .trial
+            .changes
+            .split_off(mark.min(self.trial.changes.len()));
         let (_, failed) = put_back_all(&later);
         self.trial
             .changes
@@ -517,7 +525,11 @@ mod tests {
                 value("/proc/sys/kernel/timer_migration", "1", false),
             ])
             .unwrap();
-        assert_eq!((a.made, a.skipped.len()), (1, 1), "already 1: nothing to do");
+        assert_eq!(
+            (a.made, a.skipped.len()),
+            (1, 1),
+            "already 1: nothing to do"
+        );
         assert!(s.restore().is_empty());
         assert_eq!(root.read("/proc/sys/kernel/watchdog").unwrap(), "1");
     }
@@ -547,7 +559,10 @@ mod tests {
         let r = recover(&state).unwrap();
         assert_eq!(std::fs::read_to_string(&tm).unwrap(), "1");
         let lines = r.lines().join("\n");
-        assert!(lines.contains("(pid 4000000) ended with 1 change(s) on"), "{lines}");
+        assert!(
+            lines.contains("(pid 4000000) ended with 1 change(s) on"),
+            "{lines}"
+        );
         assert!(!path.exists());
         // Nothing left: one stat, nothing said.
         assert!(recover(&state).unwrap().lines().is_empty());
@@ -563,6 +578,10 @@ mod tests {
             .unwrap();
         let r = recover(&state).unwrap();
         assert_eq!(r.dropped, 1);
-        assert_eq!(std::fs::read_to_string(&tm).unwrap(), "0", "not written back");
+        assert_eq!(
+            std::fs::read_to_string(&tm).unwrap(),
+            "0",
+            "not written back"
+        );
     }
 }

@@ -40,10 +40,12 @@ pub fn files(
     let mut profile = Profile::default();
     let mut boot = Vec::new();
     for (name, plan) in plans {
-        let lasting = plan
-            .wants
-            .iter()
-            .all(|w| matches!(w, Want::Value { .. } | Want::Thread { .. } | Want::Dir { .. }));
+        let lasting = plan.wants.iter().all(|w| {
+            matches!(
+                w,
+                Want::Value { .. } | Want::Thread { .. } | Want::Dir { .. }
+            )
+        });
         if !lasting {
             if let Some(b) = &plan.boot {
                 boot.push(format!("{name}: {b}"));
@@ -136,7 +138,9 @@ pub fn remove(w: &Written) -> Result<String, String> {
         return Ok(format!("{shown} (already gone)"));
     }
     if !ours {
-        return Err(format!("{shown} changed since rtlab wrote it: left in place"));
+        return Err(format!(
+            "{shown} changed since rtlab wrote it: left in place"
+        ));
     }
     std::fs::remove_file(&w.path)
         .map(|()| format!("removed {shown}"))
@@ -168,7 +172,10 @@ mod tests {
             ..Plan::default()
         };
         let thp = Plan {
-            wants: vec![value("/sys/kernel/mm/transparent_hugepage/enabled", "never")],
+            wants: vec![value(
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                "never",
+            )],
             ..Plan::default()
         };
         let dma = Plan {
@@ -199,7 +206,9 @@ mod tests {
         assert_eq!(boot, ["cpu_dma_latency: keep it open"]);
         let by = |p: &str| &files.iter().find(|(f, _)| *f == etc.join(p)).unwrap().1;
         assert!(by(SYSCTL).ends_with("\nkernel.timer_migration = 0\n"));
-        assert!(by(TMPFILES).ends_with("w /sys/kernel/mm/transparent_hugepage/enabled - - - - never\n"));
+        assert!(
+            by(TMPFILES).ends_with("w /sys/kernel/mm/transparent_hugepage/enabled - - - - never\n")
+        );
         assert!(by(PROFILE).contains("pattern = \"^ctrl$\""));
         assert!(by(UNIT).contains(&format!(
             "ExecStart=/usr/bin/rtlab prio apply {} --force",
@@ -212,8 +221,16 @@ mod tests {
         assert!(toml_edit::de::from_str::<Profile>(&text).is_ok(), "{text}");
         std::fs::write(etc.join(SYSCTL), "edited\n").unwrap();
         let said: Vec<Result<String, String>> = written.iter().map(remove).collect();
-        assert!(said[0].as_ref().unwrap_err().contains("changed since rtlab wrote it"));
-        assert!(said[1..].iter().all(|r| r.as_ref().is_ok_and(|s| s.starts_with("removed "))), "{said:?}");
+        assert!(said[0]
+            .as_ref()
+            .unwrap_err()
+            .contains("changed since rtlab wrote it"));
+        assert!(
+            said[1..]
+                .iter()
+                .all(|r| r.as_ref().is_ok_and(|s| s.starts_with("removed "))),
+            "{said:?}"
+        );
         assert!(etc.join(SYSCTL).exists() && !etc.join(UNIT).exists());
         assert!(std::fs::symlink_metadata(etc.join(UNIT_WANTED)).is_err());
     }

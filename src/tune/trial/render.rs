@@ -85,7 +85,11 @@ fn detail(o: &Outcome) -> String {
         parts.push(format!("by hand: {}", o.by_hand));
     }
     if !o.skipped.is_empty() {
-        parts.push(format!("the kernel kept {} part(s) as they were: {}", o.skipped.len(), o.skipped.join("; ")));
+        parts.push(format!(
+            "the kernel kept {} part(s) as they were: {}",
+            o.skipped.len(),
+            o.skipped.join("; ")
+        ));
     }
     parts.join("; ")
 }
@@ -125,13 +129,20 @@ pub fn text(r: &Report, unit: TimeUnit) -> String {
         p.cpus,
         p.interval,
         p.priority,
-        if p.loads.is_empty() { "none".into() } else { p.loads.join(" + ") },
+        if p.loads.is_empty() {
+            "none".into()
+        } else {
+            p.loads.join(" + ")
+        },
         r.repeat,
         p.duration,
         r.noise * 100.0
     );
     if let Some(c) = r.campaign {
-        let _ = writeln!(out, "Runs stored as campaign {c} (rtlab report --campaign {c}).");
+        let _ = writeln!(
+            out,
+            "Runs stored as campaign {c} (rtlab report --campaign {c})."
+        );
     }
     out.push('\n');
     out.push_str(&table(r, unit).render());
@@ -170,7 +181,11 @@ pub fn text(r: &Report, unit: TimeUnit) -> String {
         let _ = writeln!(
             out,
             "Applied (kept on, 'rtlab tune --restore' undoes it): {}",
-            if a.kept.is_empty() { "nothing".into() } else { a.kept.join(", ") }
+            if a.kept.is_empty() {
+                "nothing".into()
+            } else {
+                a.kept.join(", ")
+            }
         );
         for f in &a.files {
             let _ = writeln!(out, "  wrote {}", f.display());
@@ -264,7 +279,11 @@ pub fn html(r: &Report, unit: TimeUnit) -> Result<String> {
         })
         .collect();
     let mut body = String::from("<h1>rtlab tune</h1>\n");
-    let _ = writeln!(body, "<p>{}</p>", esc(text(r, unit).lines().next().unwrap_or("")));
+    let _ = writeln!(
+        body,
+        "<p>{}</p>",
+        esc(text(r, unit).lines().next().unwrap_or(""))
+    );
     body.push_str(&html::table(Cells::Text, &header, &rows));
     for o in all.iter().filter(|o| o.verdict == Verdict::Helps) {
         let (Some(before), Some(after)) = (merged(&o.runs[0]), merged(&o.runs[1])) else {

@@ -354,7 +354,11 @@ pub fn together(winners: &[&Outcome]) -> Option<Plan> {
     }
     Some(Plan {
         wants: plans.iter().flat_map(|p| p.wants.clone()).collect(),
-        change: winners.iter().map(|o| o.name).collect::<Vec<_>>().join(" + "),
+        change: winners
+            .iter()
+            .map(|o| o.name)
+            .collect::<Vec<_>>()
+            .join(" + "),
         by_hand: plans
             .iter()
             .map(|p| p.by_hand.as_str())

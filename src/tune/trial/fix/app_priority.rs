@@ -20,10 +20,15 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
         return Err("no application named: give --app PATTERN (its process name)".into());
     };
     let sel = Selector::new(&app.pattern, false, None, false).map_err(|e| format!("--app: {e}"))?;
-    let tasks = tasks_of(proc_dir(), false, |pid, name, cmd| sel.matches_process(pid, name, cmd));
+    let tasks = tasks_of(proc_dir(), false, |pid, name, cmd| {
+        sel.matches_process(pid, name, cmd)
+    });
     let (threads, _) = select(&tasks, &sel);
     let Some(first) = threads.first() else {
-        return Err(format!("no running process matches --app '{}'", app.pattern));
+        return Err(format!(
+            "no running process matches --app '{}'",
+            app.pattern
+        ));
     };
     let (policy, prio) = app.policy;
     let todo: Vec<_> = threads
@@ -32,14 +37,23 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
         .filter(|t| t.setting.policy != Some(policy) || t.setting.priority != prio)
         .collect();
     if todo.is_empty() {
-        return Err(format!("already {policy}/{prio} ({} threads)", threads.len()));
+        return Err(format!(
+            "already {policy}/{prio} ({} threads)",
+            threads.len()
+        ));
     }
     let now = (
-        first.setting.policy.unwrap_or(rtlab_engine::rt::sched::Policy::Other),
+        first
+            .setting
+            .policy
+            .unwrap_or(rtlab_engine::rt::sched::Policy::Other),
         first.setting.priority,
     );
     Ok(Plan {
-        wants: todo.iter().map(|t| thread_want(t, Some(app.policy), None)).collect(),
+        wants: todo
+            .iter()
+            .map(|t| thread_want(t, Some(app.policy), None))
+            .collect(),
         change: format!(
             "{} ({} threads) {} → {policy}/{prio}",
             first.process,

@@ -33,7 +33,12 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
             let latency = c.root.read_i64(&format!("{base}/latency")).unwrap_or(0);
             let disabled = c.root.read(&format!("{base}/disable")).as_deref() == Some("1");
             if latency > 0 && !disabled {
-                wants.push(value_want(&format!("{base}/disable"), "1", Form::Text, false));
+                wants.push(value_want(
+                    &format!("{base}/disable"),
+                    "1",
+                    Form::Text,
+                    false,
+                ));
                 let named = format!("{name} ({latency} µs)");
                 if !names.contains(&named) {
                     names.push(named);
@@ -65,7 +70,10 @@ mod tests {
             ("/sys/devices/system/cpu/cpu1/cpuidle/state0/name", "POLL"),
             ("/sys/devices/system/cpu/cpu1/cpuidle/state0/latency", "0"),
             ("/sys/devices/system/cpu/cpu1/cpuidle/state0/disable", "0"),
-            ("/sys/devices/system/cpu/cpu1/cpuidle/state1/name", "haltpoll"),
+            (
+                "/sys/devices/system/cpu/cpu1/cpuidle/state1/name",
+                "haltpoll",
+            ),
             ("/sys/devices/system/cpu/cpu1/cpuidle/state1/latency", "1"),
             ("/sys/devices/system/cpu/cpu1/cpuidle/state1/disable", "0"),
             ("/sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "1"),

@@ -46,12 +46,17 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     if !controllers.split_whitespace().any(|w| w == "cpuset") {
         let v1 = mounts(c).into_iter().find_map(|f| {
             (f.get(2).map(String::as_str) == Some("cgroup")
-                && f.get(3).is_some_and(|o| o.split(',').any(|w| w == "cpuset")))
+                && f.get(3)
+                    .is_some_and(|o| o.split(',').any(|w| w == "cpuset")))
             .then(|| f[1].clone())
         });
         return Err(format!(
             "cgroup v2 at {mount} has no cpuset controller (it has: {}){}",
-            if controllers.is_empty() { "none" } else { &controllers },
+            if controllers.is_empty() {
+                "none"
+            } else {
+                &controllers
+            },
             match v1 {
                 Some(at) => format!("; a cgroup v1 hierarchy holds it ({at})"),
                 None => String::new(),
@@ -110,11 +115,20 @@ mod tests {
             "cgroup v2 at /sys/fs/cgroup/unified has no cpuset controller (it has: hugetlb); a cgroup v1 hierarchy holds it (/sys/fs/cgroup/cpuset)"
         );
         let (_d, root) = tree(&[
-            ("/proc/self/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
-            ("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n"),
+            (
+                "/proc/self/mounts",
+                "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n",
+            ),
+            (
+                "/sys/fs/cgroup/cgroup.controllers",
+                "cpuset cpu io memory\n",
+            ),
         ]);
         let p = plan(&ctx(&root, &input)).unwrap();
         assert_eq!(p.wants.len(), 5);
-        assert_eq!(p.change, "CPUs 1 an isolated partition (/sys/fs/cgroup/rtlab-tune)");
+        assert_eq!(
+            p.change,
+            "CPUs 1 an isolated partition (/sys/fs/cgroup/rtlab-tune)"
+        );
     }
 }

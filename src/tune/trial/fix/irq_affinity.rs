@@ -29,7 +29,10 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     let mut moved = Vec::new();
     for n in &irqs {
         let path = format!("/proc/irq/{n}/smp_affinity_list");
-        if c.root.read(&path).is_some_and(|l| overlaps(&l, &c.measured)) {
+        if c.root
+            .read(&path)
+            .is_some_and(|l| overlaps(&l, &c.measured))
+        {
             wants.push(value_want(&path, &hk, Form::List, true));
             moved.push(n.to_string());
         }
@@ -37,7 +40,12 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     let default = "/proc/irq/default_smp_affinity";
     if let Some(mask) = c.root.read(default).and_then(|m| parse_mask(&m)) {
         if mask.cpus().iter().any(|&cpu| c.measured.contains(cpu)) {
-            wants.push(value_want(default, &format_mask(&c.housekeeping), Form::Mask, true));
+            wants.push(value_want(
+                default,
+                &format_mask(&c.housekeeping),
+                Form::Mask,
+                true,
+            ));
         }
     }
     if wants.is_empty() {
@@ -57,9 +65,7 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     Ok(Plan {
         wants,
         change: format!("{shown} → CPUs {hk}"),
-        by_hand: format!(
-            "for f in /proc/irq/*/smp_affinity_list; do echo {hk} > $f; done"
-        ),
+        by_hand: format!("for f in /proc/irq/*/smp_affinity_list; do echo {hk} > $f; done"),
         boot: Some(format!("irqaffinity={hk}")),
         ..Plan::default()
     })
@@ -84,6 +90,8 @@ mod tests {
         assert_eq!(p.change, "IRQ 24 → CPUs 0");
         assert_eq!(p.boot.as_deref(), Some("irqaffinity=0"));
         c.housekeeping = Default::default();
-        assert!(plan(&c).unwrap_err().starts_with("every online CPU is measured"));
+        assert!(plan(&c)
+            .unwrap_err()
+            .starts_with("every online CPU is measured"));
     }
 }

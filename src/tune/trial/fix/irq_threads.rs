@@ -51,7 +51,10 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     let below = (Policy::Fifo, (prio - 1).max(1));
     let names: Vec<&str> = above.iter().map(|t| t.name.as_str()).collect();
     Ok(Plan {
-        wants: above.iter().map(|t| thread_want(t, Some(below), None)).collect(),
+        wants: above
+            .iter()
+            .map(|t| thread_want(t, Some(below), None))
+            .collect(),
         change: format!("{} → fifo/{}", names.join(", "), below.1),
         by_hand: format!(
             "for p in $(pgrep '^irq/'); do chrt -f -p {} $p; done",

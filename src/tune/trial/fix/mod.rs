@@ -124,9 +124,10 @@ pub fn names() -> String {
 /// `/proc/sys/kernel/timer_migration`.
 pub fn sysctl(c: &Ctx, key: &str, value: &str) -> Result<Plan, String> {
     let path = sysctl_path(key);
-    let now = c.root.read(&path).ok_or_else(|| {
-        format!("{path} is not there: this kernel has no {key}")
-    })?;
+    let now = c
+        .root
+        .read(&path)
+        .ok_or_else(|| format!("{path} is not there: this kernel has no {key}"))?;
     if now == value {
         return Err(format!("already {key} = {now}"));
     }
@@ -174,10 +175,17 @@ pub fn thread_want(t: &Task, policy: Option<(Policy, i32)>, affinity: Option<Cpu
 /// `rtlab prio` rules that give `threads` the policy and priority `policy`
 /// (their own, when `None`) and the CPUs `affinity`: one rule per policy and
 /// priority, naming the threads.
-pub fn rules(threads: &[&Task], policy: Option<(Policy, i32)>, affinity: Option<&str>) -> Vec<Rule> {
+pub fn rules(
+    threads: &[&Task],
+    policy: Option<(Policy, i32)>,
+    affinity: Option<&str>,
+) -> Vec<Rule> {
     let mut groups: Vec<((Policy, i32), Vec<String>)> = Vec::new();
     for t in threads {
-        let own = (t.setting.policy.unwrap_or(Policy::Other), t.setting.priority);
+        let own = (
+            t.setting.policy.unwrap_or(Policy::Other),
+            t.setting.priority,
+        );
         let key = policy.unwrap_or(own);
         let name = regex::escape(&t.name);
         match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -295,7 +303,10 @@ pub(crate) mod tests {
             assert_eq!(fix(f.name).unwrap().name, f.name);
         }
         assert!(fix("rt_throttling").is_none(), "never RT throttling off");
-        assert_eq!(sysctl_key("/proc/sys/kernel/watchdog").unwrap(), "kernel.watchdog");
+        assert_eq!(
+            sysctl_key("/proc/sys/kernel/watchdog").unwrap(),
+            "kernel.watchdog"
+        );
         assert_eq!(sysctl_path("vm.swappiness"), "/proc/sys/vm/swappiness");
     }
 
@@ -327,11 +338,20 @@ pub(crate) mod tests {
         let input = audit::Input::read(root);
         let checks = audit::audit(&input);
         let boot = boot_only(&checks);
-        assert!(boot.iter().all(|b| BOOT_ONLY.contains(&b.id) && !b.fix.is_empty()));
+        assert!(boot
+            .iter()
+            .all(|b| BOOT_ONLY.contains(&b.id) && !b.fix.is_empty()));
         let isolation = boot.iter().find(|b| b.id == "isolated_cpus").unwrap();
-        assert!(isolation.fix.starts_with("boot with isolcpus=domain,managed_irq,1 "), "{boot:?}");
+        assert!(
+            isolation
+                .fix
+                .starts_with("boot with isolcpus=domain,managed_irq,1 "),
+            "{boot:?}"
+        );
         // A run-time fix is tried, not listed.
-        assert!(checks.iter().any(|c| c.id == "timer_migration" && c.status == Status::Warn));
+        assert!(checks
+            .iter()
+            .any(|c| c.id == "timer_migration" && c.status == Status::Warn));
         assert!(boot.iter().all(|b| b.id != "timer_migration"));
     }
 }

@@ -15,7 +15,10 @@ pub const FIX: Fix = Fix {
 
 /// Whether an RCU thread may be moved: not the per-CPU `rcuc/N`.
 fn movable(name: &str) -> bool {
-    name.starts_with("rcu_") || ["rcuog/", "rcuop/", "rcuos/", "rcub/"].iter().any(|p| name.starts_with(p))
+    name.starts_with("rcu_")
+        || ["rcuog/", "rcuop/", "rcuos/", "rcub/"]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 fn plan(c: &Ctx) -> Result<Plan, String> {
@@ -47,7 +50,9 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
             .collect(),
         change: format!("{} → CPUs {hk}", names.join(", ")),
         by_hand: format!("for p in $(pgrep '^rcu_'); do taskset -pc {hk} $p; done"),
-        boot: Some(format!("rcu_nocbs={nocbs} rcu_nocb_poll (callbacks off CPUs {nocbs})")),
+        boot: Some(format!(
+            "rcu_nocbs={nocbs} rcu_nocb_poll (callbacks off CPUs {nocbs})"
+        )),
         rules: rules(&on, None, Some(&hk)),
         ..Plan::default()
     })
@@ -59,7 +64,9 @@ mod tests {
 
     #[test]
     fn per_cpu_rcu_threads_are_left_alone() {
-        assert!(movable("rcu_preempt") && movable("rcuog/0") && movable("rcu_exp_gp_kthread_worker"));
+        assert!(
+            movable("rcu_preempt") && movable("rcuog/0") && movable("rcu_exp_gp_kthread_worker")
+        );
         assert!(!movable("rcuc/1") && !movable("ksoftirqd/1"));
     }
 }

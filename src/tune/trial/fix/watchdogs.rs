@@ -22,8 +22,16 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
     }
     Ok(Plan {
         wants: on.iter().flat_map(|p| p.wants.clone()).collect(),
-        change: on.iter().map(|p| p.change.as_str()).collect::<Vec<_>>().join(", "),
-        by_hand: on.iter().map(|p| p.by_hand.as_str()).collect::<Vec<_>>().join("; "),
+        change: on
+            .iter()
+            .map(|p| p.change.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        by_hand: on
+            .iter()
+            .map(|p| p.by_hand.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
         boot: Some("nowatchdog nmi_watchdog=0".into()),
         ..Plan::default()
     })
