@@ -7,7 +7,7 @@ use super::reportargs::requirements;
 use crate::analysis::arms::Arm;
 use crate::analysis::interval::DEFAULT_NOISE;
 use crate::analysis::verdict;
-use crate::error::{bad_flag, UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_SYSTEM};
+use crate::error::{bad_flag, SystemError, UsageError, EXIT_INTERRUPTED, EXIT_OK, EXIT_SYSTEM};
 use crate::format::json;
 use crate::record::Run;
 use crate::step::latency::{self, Params};
@@ -30,23 +30,7 @@ use rtlab_engine::rt::signals;
 use rtlab_engine::sysinfo::SysRoot;
 use std::path::PathBuf;
 
-/// Try each run-time fix the audit suggests, measure what it does under your
-/// load, keep what helps and put back the rest.
-///
-/// For every candidate (timer migration, IRQs, workqueues and RCU threads off
-/// the measured CPUs, IRQ thread priorities on PREEMPT_RT, /dev/cpu_dma_latency,
-/// idle states, the frequency governor, THP, KSM, watchdogs, the preemption mode
-/// of a PREEMPT_DYNAMIC kernel, a cpuset partition, the priority of your
-/// application's threads): the baseline and the changed system are measured in
-/// turn (A B A B ...), --repeat times each, with the latency probe under --load,
-/// and judged as `rtlab compare` judges: a figure is better or worse only when
-/// the 95% intervals lie apart by more than 5%. Each candidate ends as helps, no
-/// real effect, hurts, or not possible here (with the kernel's reason); then the
-/// winners are measured together. Every change is recorded in a journal before
-/// it is made and put back when its candidate ends, on Ctrl-C and SIGTERM, and,
-/// after a crash or kill -9, by the next rtlab command; at the end every value
-/// is read back and compared. Fixes that need a reboot are listed, not tried.
-/// RT throttling is never turned off. Needs root.
+/// Arguments of `rtlab tune` (its description is on `cli::Command::Tune`).
 #[derive(Debug, Args)]
 #[command(after_long_help = "Examples:
   rtlab tune --load cpu
@@ -331,9 +315,14 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
         };
         s.set_campaign_status(cid, status)?;
     }
-    let (candidates, together, applied, after) = result?;
+    let trial::Tuned {
+        candidates,
+        together,
+        applied,
+        after,
+    } = result?;
     if !failed_back.is_empty() {
-        return Err(trial::run::NotRestored(failed_back).into());
+        return Err(SystemError(trial::run::NotRestored(failed_back).to_string()).into());
     }
     let before: Vec<Run> = candidates.iter().flat_map(|o| o.runs[0].clone()).collect();
     let tuned = tuned_runs(&candidates, together.as_ref());

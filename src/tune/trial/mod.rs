@@ -190,6 +190,19 @@ pub fn plan(fixes: &[&'static Fix], ctx: &Ctx) -> Vec<(&'static Fix, Result<Plan
     fixes.iter().map(|&f| (f, (f.plan)(ctx))).collect()
 }
 
+/// What [`tune`] found and did.
+#[derive(Debug)]
+pub struct Tuned {
+    /// Each candidate.
+    pub candidates: Vec<Outcome>,
+    /// The winners together, when more than one helped.
+    pub together: Option<Outcome>,
+    /// What `--apply` kept.
+    pub applied: Option<Applied>,
+    /// The system read back at the end.
+    pub after: Compared,
+}
+
 /// Tries the candidates planned, then the winners together; keeps the
 /// winners with `--apply`; reads every value back at the end.
 pub fn tune(
@@ -197,7 +210,7 @@ pub fn tune(
     planned: Vec<(&'static Fix, Result<Plan, String>)>,
     setup: &mut Setup,
     session: &mut Session,
-) -> Result<(Vec<Outcome>, Option<Outcome>, Option<Applied>, Compared)> {
+) -> Result<Tuned> {
     let before = Snapshot::take(
         job.ctx.root,
         planned.iter().filter_map(|(_, p)| p.as_ref().ok()),
@@ -239,7 +252,12 @@ pub fn tune(
         None => Held::default(),
     };
     let after = before.compare(&kept);
-    Ok((outcomes, together, applied, after))
+    Ok(Tuned {
+        candidates: outcomes,
+        together,
+        applied,
+        after,
+    })
 }
 
 /// The values and threads that the winners' changes hold.
@@ -285,9 +303,9 @@ fn keep(winners: &[&Outcome], session: &mut Session, etc: &Path, exe: &Path) -> 
         applied.kept.push(o.name.to_string());
         lasting.push((o.name, plan));
     }
-    let (files, boot) = persist::files(etc, &lasting, exe)?;
-    applied.boot.extend(boot);
-    let written = persist::write(etc, &files)?;
+    let l = persist::files(etc, &lasting, exe)?;
+    applied.boot.extend(l.boot);
+    let written = persist::write(etc, &l.files)?;
     applied.files = written.iter().map(|w| w.path.clone()).collect();
     for w in written {
         kept.files.retain(|k| k.path != w.path);
@@ -411,13 +429,7 @@ mod tests {
         b: &Bench,
         names: &[&str],
         apply: bool,
-    ) -> (
-        Vec<run::Outcome>,
-        Option<run::Outcome>,
-        Option<Applied>,
-        Compared,
-        Vec<String>,
-    ) {
+    ) -> (Tuned, Vec<String>) {
         static STOP: AtomicBool = AtomicBool::new(false);
         let input = Input::read(b.root.clone());
         let (mut session, _) = Session::open(b.root.clone(), &b.state).unwrap();
@@ -463,15 +475,16 @@ mod tests {
             record: &mut record,
             progress: &mut |_| {},
         };
-        let (o, t, a, c) = tune(&job, planned, &mut setup, &mut session).unwrap();
+        let t = tune(&job, planned, &mut setup, &mut session).unwrap();
         drop(setup);
-        (o, t, a, c, seen)
+        (t, seen)
     }
 
     #[test]
     fn arms_are_interleaved_the_change_is_on_only_in_its_own_runs_and_put_back() {
         let b = bench();
-        let (o, together, applied, after, seen) = tried(&b, &["timer_migration", "thp"], false);
+        let (t, seen) = tried(&b, &["timer_migration", "thp"], false);
+        let (o, together, applied, after) = (t.candidates, t.together, t.applied, t.after);
         assert_eq!(
             seen[..6],
             [
@@ -504,8 +517,8 @@ mod tests {
     #[test]
     fn winners_are_measured_together_kept_with_apply_and_restore_undoes_all() {
         let b = bench();
-        let (o, together, applied, after, seen) =
-            tried(&b, &["timer_migration", "watchdogs"], true);
+        let (t, seen) = tried(&b, &["timer_migration", "watchdogs"], true);
+        let (o, together, applied, after) = (t.candidates, t.together, t.applied, t.after);
         assert!(o.iter().all(|o| o.verdict == Verdict::Helps));
         let t = together.unwrap();
         assert_eq!(t.verdict, Verdict::Helps);

@@ -25,14 +25,20 @@ pub const UNIT: &str = "systemd/system/rtlab-tune-prio.service";
 /// Its link in `multi-user.target.wants` (what `systemctl enable` makes).
 pub const UNIT_WANTED: &str = "systemd/system/multi-user.target.wants/rtlab-tune-prio.service";
 
+/// How the changes that helped are made to last.
+#[derive(Debug, Default)]
+pub struct Lasting {
+    /// The files to write: path and content.
+    pub files: Vec<(PathBuf, String)>,
+    /// What is left to the kernel command line or to the application, a line
+    /// per candidate.
+    pub boot: Vec<String>,
+}
+
 /// The files `--apply` writes for `plans` (candidate name, plan), below the
-/// directory `etc`, and what is left to the kernel command line or to the
-/// application: (path, content) pairs and lines.
-pub fn files(
-    etc: &Path,
-    plans: &[(&str, &Plan)],
-    rtlab: &Path,
-) -> Result<(Vec<(PathBuf, String)>, Vec<String>)> {
+/// directory `etc` (the unit runs `rtlab`), and what is left to the kernel
+/// command line or to the application.
+pub fn files(etc: &Path, plans: &[(&str, &Plan)], rtlab: &Path) -> Result<Lasting> {
     let head = "# Written by rtlab tune --apply: the changes that helped on this machine.\n\
                 # 'rtlab tune --restore' removes this file.\n";
     let mut sysctl = String::new();
@@ -88,7 +94,7 @@ pub fn files(
             ),
         ));
     }
-    Ok((out, boot))
+    Ok(Lasting { files: out, boot })
 }
 
 /// Writes `files`, and the link that enables the unit when one is among them;
@@ -202,7 +208,7 @@ mod tests {
             ("cpu_dma_latency", &dma),
             ("app_priority", &app),
         ];
-        let (files, boot) = files(&etc, &plans, Path::new("/usr/bin/rtlab")).unwrap();
+        let Lasting { files, boot } = files(&etc, &plans, Path::new("/usr/bin/rtlab")).unwrap();
         assert_eq!(boot, ["cpu_dma_latency: keep it open"]);
         let by = |p: &str| &files.iter().find(|(f, _)| *f == etc.join(p)).unwrap().1;
         assert!(by(SYSCTL).ends_with("\nkernel.timer_migration = 0\n"));

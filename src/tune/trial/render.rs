@@ -16,26 +16,22 @@ use crate::units::TimeUnit;
 use anyhow::Result;
 use std::fmt::Write;
 
-/// One figure's estimate, as a cell: `52.1±4.2`, a range of runs `88.0–310.0`,
-/// the value alone, or `–` when it has none.
+/// One figure's estimate, as a cell: the value and its 95 % interval
+/// `52.1 [48.0, 57.3]` (times never below 0), the range of the runs' own
+/// extremes `88.0–310.0`, the value alone, or `–` when it has none.
 fn estimate(e: Option<&Estimate>, figure: &str, unit: TimeUnit) -> String {
     let Some(e) = e else {
         return UNKNOWN.into();
     };
     let text = |v: f64| match figure {
-        "misses" => format!("{v:.0}"),
-        _ => unit.cell(v),
+        "misses" => format!("{:.0}", v.max(0.0)),
+        _ => unit.cell(v.max(0.0)),
     };
     match (e.basis, e.ci) {
         (Basis::Unsupported { .. }, _) => UNKNOWN.into(),
         (Basis::Range { .. }, Some((lo, hi))) if lo != hi => format!("{}–{}", text(lo), text(hi)),
-        (Basis::Windows { .. } | Basis::Runs { .. }, Some((lo, hi))) => {
-            let half = (e.value - lo).max(hi - e.value).max(0.0);
-            if figure == "misses" || text(half) == text(0.0) {
-                text(e.value)
-            } else {
-                format!("{}±{}", text(e.value), text(half))
-            }
+        (Basis::Windows { .. } | Basis::Runs { .. }, Some((lo, hi))) if text(lo) != text(hi) => {
+            format!("{} [{}, {}]", text(e.value), text(lo), text(hi))
         }
         _ => text(e.value),
     }
@@ -44,24 +40,11 @@ fn estimate(e: Option<&Estimate>, figure: &str, unit: TimeUnit) -> String {
 /// A change against the baseline, as `rtlab compare` marks it.
 fn mark(e: &Effect) -> &'static str {
     match (e.change, e.decided) {
-        (Change::Better, _) => " better",
-        (Change::Worse, _) => " worse",
-        (Change::Same, true) => " ≈",
-        (Change::Same, false) => " ≈?",
+        (Change::Better, _) => "better",
+        (Change::Worse, _) => "worse",
+        (Change::Same, true) => "≈",
+        (Change::Same, false) => "≈?",
         (Change::Unknown, _) => "",
-    }
-}
-
-/// A figure's cell: before → after, and the change.
-fn effect_cell(o: &Outcome, figure: &str, unit: TimeUnit) -> String {
-    match o.effects.iter().find(|e| e.figure == figure) {
-        Some(e) => format!(
-            "{} → {}{}",
-            estimate(e.before.as_ref(), figure, unit),
-            estimate(e.after.as_ref(), figure, unit),
-            mark(e)
-        ),
-        None => String::new(),
     }
 }
 
@@ -94,24 +77,38 @@ fn detail(o: &Outcome) -> String {
     parts.join("; ")
 }
 
-/// The candidates' table.
+/// The candidates' table: a row per figure of each candidate tried (its
+/// verdict on the first), one row for a candidate that was not, and a line
+/// under each with its change and the command, or why not.
 pub fn table(r: &Report, unit: TimeUnit) -> Table {
-    let p999 = format!("p99.9 ({})", unit.symbol());
-    let max = format!("max ({})", unit.symbol());
-    let mut t = Table::new(&["change", &p999, &max, "misses", "verdict"]);
-    t.align_left(4);
+    let before = format!("before ({})", unit.symbol());
+    let after = format!("after ({})", unit.symbol());
+    let mut t = Table::new(&["candidate", "figure", &before, &after, "change", "verdict"]);
+    for col in [1, 4, 5] {
+        t.align_left(col);
+    }
     t.wrap(0);
     for o in r.candidates.iter().chain(&r.together) {
-        t.row_with_note(
-            vec![
-                o.name.to_string(),
-                effect_cell(o, "p99.9", unit),
-                effect_cell(o, "max", unit),
-                effect_cell(o, "misses", unit),
-                verdict_text(o),
-            ],
-            detail(o),
-        );
+        if o.effects.is_empty() {
+            t.row_with_note(
+                vec![o.name.into(), String::new(), String::new(), String::new(), String::new(), verdict_text(o)],
+                detail(o),
+            );
+            continue;
+        }
+        let last = o.effects.len() - 1;
+        for (i, e) in o.effects.iter().enumerate() {
+            let cells = vec![
+                if i == 0 { o.name.into() } else { String::new() },
+                e.figure.into(),
+                estimate(e.before.as_ref(), e.figure, unit),
+                estimate(e.after.as_ref(), e.figure, unit),
+                mark(e).into(),
+                if i == 0 { verdict_text(o) } else { String::new() },
+            ];
+            let note = if i == last { detail(o) } else { String::new() };
+            t.row_with_note(cells, note);
+        }
     }
     t
 }
@@ -265,19 +262,13 @@ fn merged(runs: &[Run]) -> Option<rtlab_engine::stats::hist::HistogramData> {
 /// overlay for each change that helped (and the winners together).
 pub fn html(r: &Report, unit: TimeUnit) -> Result<String> {
     let t = table(r, unit);
-    let mut header: Vec<String> = t.header().iter().map(|h| esc(h)).collect();
-    header.push("detail".into());
-    let all: Vec<&Outcome> = r.candidates.iter().chain(&r.together).collect();
+    let header: Vec<String> = t.header().iter().map(|h| esc(h)).collect();
     let rows: Vec<Vec<String>> = t
         .rows()
         .iter()
-        .zip(&all)
-        .map(|(row, o)| {
-            let mut cells: Vec<String> = row.iter().map(|c| esc(c)).collect();
-            cells.push(esc(&detail(o)));
-            cells
-        })
+        .map(|row| row.iter().map(|c| esc(c)).collect())
         .collect();
+    let all: Vec<&Outcome> = r.candidates.iter().chain(&r.together).collect();
     let mut body = String::from("<h1>rtlab tune</h1>\n");
     let _ = writeln!(
         body,
@@ -285,6 +276,17 @@ pub fn html(r: &Report, unit: TimeUnit) -> Result<String> {
         esc(text(r, unit).lines().next().unwrap_or(""))
     );
     body.push_str(&html::table(Cells::Text, &header, &rows));
+    body.push_str("<h2>Candidates</h2>\n<ul>");
+    for o in &all {
+        let _ = write!(
+            body,
+            "<li><b>{}</b>: {}. {}</li>",
+            esc(o.name),
+            esc(&verdict_text(o)),
+            esc(&detail(o))
+        );
+    }
+    body.push_str("</ul>\n");
     for o in all.iter().filter(|o| o.verdict == Verdict::Helps) {
         let (Some(before), Some(after)) = (merged(&o.runs[0]), merged(&o.runs[1])) else {
             continue;

@@ -12,6 +12,7 @@ use super::judge::{self, Effect, Verdict};
 use crate::record::{Run, Status};
 use crate::step::latency::{Params, PolicyArg};
 use crate::step::Observer;
+use crate::error::SystemError;
 use anyhow::{bail, Result};
 use rtlab_engine::rt::sched::Policy;
 use serde::Serialize;
@@ -230,7 +231,7 @@ impl Setup<'_> {
             let measured = self.arm(&format!("{name} changed #{r}"), &changed, session);
             let back = session.restore();
             if !back.is_empty() {
-                bail!(NotRestored(back));
+                bail!(SystemError(NotRestored(back).to_string()));
             }
             let (run, refused) = measured?;
             if let Some(e) = refused {
@@ -252,7 +253,7 @@ impl Setup<'_> {
         let refused = make(plan, session)?.err();
         let back = session.restore();
         if !back.is_empty() {
-            bail!(NotRestored(back));
+            bail!(SystemError(NotRestored(back).to_string()));
         }
         Ok(refused)
     }
@@ -325,7 +326,7 @@ fn make(plan: &Plan, session: &mut Session) -> Result<std::result::Result<Applie
     }
     let back = session.restore();
     if !back.is_empty() {
-        bail!(NotRestored(back));
+        bail!(SystemError(NotRestored(back).to_string()));
     }
     Ok(Err(match applied.skipped.as_slice() {
         [] => "nothing left to change".into(),

@@ -16,14 +16,15 @@ const PATH: &str = "/dev/cpu_dma_latency";
 
 fn plan(c: &Ctx) -> Result<Plan, String> {
     let path = c.root.path(PATH);
-    let bytes =
-        match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(format!(
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
                 "{PATH} is not there (no PM QoS in this kernel, or a container without the device)"
-            )),
-            Err(e) => return Err(format!("reading {PATH}: {e}")),
-        };
+            ))
+        }
+        Err(e) => return Err(format!("reading {PATH}: {e}")),
+    };
     let now =
         (bytes.len() >= 4).then(|| i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
     if now == Some(0) {
