@@ -104,7 +104,7 @@ impl Drop for Guard {
 }
 
 /// Polls `done` every 5 ms for up to `secs` seconds.
-fn wait_for(secs: u64, done: impl Fn() -> bool) -> bool {
+fn wait_for(secs: u64, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
         if done() {
@@ -274,4 +274,44 @@ fn a_tune_run_is_stored_as_a_campaign_and_leaves_the_system_as_it_was() {
         "{text}"
     );
     expect(tune(dir.path()).args(["compare", "--campaign", &id]), &[0]);
+}
+
+#[test]
+#[ignore = "needs root: changes timer migration, and stops rtlab tune with SIGINT and SIGTERM while it is changed"]
+fn ctrl_c_and_sigterm_put_the_change_back_and_exit_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = Guard::new(dir.path());
+    let journal = dir.path().join("state/rtlab/tune-journal.json");
+    for signal in ["-INT", "-TERM"] {
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("RTLAB_DB", dir.path().join("rtlab.db"))
+            .args(["tune", "--try", "timer_migration", "-D", "2s", "--repeat", "3", "-q"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Past the check made before measuring: in a changed run.
+        let mut zeros = 0;
+        let on = wait_for(60, || {
+            if std::fs::read_to_string(TIMER_MIGRATION).is_ok_and(|v| v.trim() == "0") {
+                zeros += 1;
+            } else {
+                zeros = 0;
+            }
+            zeros > 40
+        });
+        assert!(on, "rtlab tune never kept timer migration off");
+        let sent = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {text}");
+        assert!(text.contains("timer_migration"), "{text}");
+        assert_eq!(std::fs::read_to_string(TIMER_MIGRATION).unwrap().trim(), "1");
+        assert!(!journal.exists(), "{signal}");
+    }
 }

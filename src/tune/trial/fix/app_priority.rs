@@ -55,9 +55,10 @@ fn plan(c: &Ctx) -> Result<Plan, String> {
             .map(|t| thread_want(t, Some(app.policy), None))
             .collect(),
         change: format!(
-            "{} ({} threads) {} → {policy}/{prio}",
+            "{} ({} thread{}) {} → {policy}/{prio}, the measuring threads likewise",
             first.process,
             todo.len(),
+            if todo.len() == 1 { "" } else { "s" },
             first.setting.policy_text()
         ),
         by_hand: format!(
