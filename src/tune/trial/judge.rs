@@ -96,14 +96,15 @@ pub fn verdict(effects: &[Effect]) -> Verdict {
     }
 }
 
-/// Whether "no real effect" is decided: every figure that could be judged is
-/// the same within the noise, with intervals narrow enough to have seen a
-/// difference.
+/// Whether "no real effect" is decided: some figure could be judged, and every
+/// one that could is the same within the noise, with intervals narrow enough
+/// to have seen a difference.
 pub fn decided(effects: &[Effect]) -> bool {
-    effects
+    let judged: Vec<&Effect> = effects
         .iter()
         .filter(|e| e.change != Change::Unknown)
-        .all(|e| e.decided)
+        .collect();
+    !judged.is_empty() && judged.iter().all(|e| e.decided)
 }
 
 #[cfg(test)]
@@ -160,6 +161,17 @@ mod tests {
         // alone: unknown or the same, never a verdict of their own.
         assert_ne!(e[1].change, Change::Better);
         assert!(e[2].before.is_some(), "misses are counted");
+        // Nothing that can be judged is never a decided "no real effect".
+        let none: Vec<Effect> = e
+            .iter()
+            .map(|x| Effect {
+                change: Change::Unknown,
+                decided: false,
+                ..*x
+            })
+            .collect();
+        assert_eq!(verdict(&none), Verdict::NoRealEffect);
+        assert!(!decided(&none));
     }
 
     #[test]
