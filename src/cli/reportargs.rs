@@ -22,7 +22,8 @@ pub type OutFile = (PathBuf, &'static str, String);
 pub struct RequireArgs {
     /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
     /// preset (drone, messaging); repeatable. A run passes when its observed
-    /// maximum latency is within the budget. Exit 1 if any run fails one
+    /// maximum latency is within the budget by more than 5% of it (by less:
+    /// undecided). Exit 1 if any run fails one, else 4 if one is undecided
     /// [default: none; for a campaign, the requirements it ran with].
     #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
     require: Vec<String>,

@@ -149,9 +149,21 @@ fn drone_gate_on_imported_histograms() {
             })
             .collect()
     };
-    let v = judge(&["calm", "edge"], 0);
+    // A maximum on the 1 ms budget holds it, by less than the noise: the
+    // next run may miss it, so the verdict is undecided (exit 4).
+    let v = judge(&["calm", "edge"], 4);
     assert_eq!(v.len(), 2 * 7, "seven drone requirements per run");
-    assert!(v.iter().all(|v| v.2 == "PASS"), "{v:?}");
+    let undecided: Vec<(&str, &str)> = v
+        .iter()
+        .filter(|v| v.2 != "PASS")
+        .map(|v| (v.0.as_str(), v.1.as_str()))
+        .collect();
+    assert_eq!(undecided, [("edge", "gyro"), ("edge", "accel")], "{v:?}");
+    assert!(
+        v.iter().all(|v| v.2 == "PASS" || v.2 == "UNDECIDED"),
+        "{v:?}"
+    );
+    assert_eq!(judge(&["calm"], 0).len(), 7);
     let gyro = |v: &[(String, String, String, i64)], label: &str| {
         v.iter()
             .find(|v| v.0 == label && v.1 == "gyro")
@@ -159,7 +171,7 @@ fn drone_gate_on_imported_histograms() {
             .unwrap()
     };
     assert_eq!(gyro(&v, "calm").3, 200_000);
-    assert_eq!(gyro(&v, "edge").3, 0, "a maximum on the budget passes");
+    assert_eq!(gyro(&v, "edge").3, 0);
     let v = judge(&["calm", "spiky"], 1);
     let failed: Vec<(&str, &str)> = v
         .iter()
@@ -169,7 +181,7 @@ fn drone_gate_on_imported_histograms() {
     assert_eq!(failed, [("spiky", "gyro"), ("spiky", "accel")], "{v:?}");
     assert_eq!(gyro(&v, "spiky").3, -500_000);
     // report gates the same way.
-    for (label, code) in [("calm", 0), ("spiky", 1)] {
+    for (label, code) in [("calm", 0), ("edge", 4), ("spiky", 1)] {
         rtlab(&db)
             .args(["report", label, "--require", "gyro=1ms"])
             .assert()
