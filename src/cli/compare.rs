@@ -149,7 +149,7 @@ fn baseline_run(store: &Store, a: &CompareArgs, ids: &mut Vec<i64>) -> Result<us
 /// Runs `rtlab compare`.
 pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_existing()?;
+    let store = ctx.open_read()?;
     let mut ids = select(&store, &a)?;
     let baseline = match a.by.by {
         Some(_) => 0,

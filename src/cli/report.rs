@@ -73,7 +73,7 @@ const CHOOSERS: [&str; 8] = [
 /// Runs `rtlab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_existing()?;
+    let store = ctx.open_read()?;
     if let Some(c) = a.campaign {
         return campaign(&store, c, &a, reqs);
     }

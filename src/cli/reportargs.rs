@@ -111,8 +111,9 @@ impl ReportFiles {
     }
 }
 
-/// Writes each file next to its final name, then renames it into place, so that
-/// a reader never sees half a file.
+/// Writes each file through [`crate::files::NewFile`] (a new file with a random
+/// name beside it, renamed into place), so that a reader never sees half a
+/// file and a link planted at its name is replaced, never written through.
 fn write_files(files: &[OutFile]) -> Result<()> {
     for (path, flag, content) in files {
         // Only --plots' own directory is ever made, below one that exists:
@@ -124,13 +125,9 @@ fn write_files(files: &[OutFile]) -> Result<()> {
             std::fs::create_dir(dir)
                 .map_err(|e| bad_flag(flag, format!("cannot create {}: {e}", dir.display())))?;
         }
-        let tmp = path.with_extension("rtlab-tmp");
-        std::fs::write(&tmp, content)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                bad_flag(flag, format!("cannot write {}: {e}", path.display()))
-            })?;
+        crate::files::NewFile::at(path)
+            .write(content.as_bytes())
+            .map_err(|e| bad_flag(flag, format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
 }

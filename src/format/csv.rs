@@ -40,13 +40,33 @@ const COLUMNS: &[&str] = &[
     "max_ns",
 ];
 
-/// A field quoted when it holds a comma, quote or line break (RFC 4180).
+/// A text field as a spreadsheet may open it: one that would start a formula
+/// (`=`, `+`, `-`, `@`, a tab or a carriage return first) and is not a
+/// number gets a `'` in front (OWASP's CSV injection advice), so that a label
+/// `=cmd|' /C calc'!A0` stays text while `-5` stays a number; then quoted
+/// when it holds a comma, quote or line break (RFC 4180). Every text cell of
+/// every CSV rtlab writes goes through here.
 pub fn field(s: &str) -> String {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(s);
+    let s = if formula {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s
     }
+}
+
+/// Whether `s` is a plain decimal number (`-5`, `+1.5e3`), which a spreadsheet
+/// reads as a value, not a formula.
+fn is_number(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.parse::<f64>().is_ok()
 }
 
 /// Runs as one CSV table with a header line: the union of their metrics as
@@ -139,6 +159,28 @@ mod tests {
         let csv = comparison(&compare(&two_compared_runs(), 0));
         assert!(csv.contains("\nmin,time,2,b,5000,0.5,true\n"), "{csv}");
         assert!(csv.contains("\nmin,time,1,a,10000,,false\n"), "{csv}");
+    }
+
+    #[test]
+    fn formulas_are_neutralised_and_numbers_kept() {
+        for (text, cell) in [
+            ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+            ("+1+1", "'+1+1"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "\"'\r=1\""),
+            ("=1,2", "\"'=1,2\""),
+            ("-5", "-5"),
+            ("-1.5e3", "-1.5e3"),
+            ("+7", "+7"),
+            ("-", "'-"),
+            ("-inf", "'-inf"),
+            ("rt 6.6", "rt 6.6"),
+            ("a=b", "a=b"),
+        ] {
+            assert_eq!(field(text), cell, "{text:?}");
+        }
     }
 
     #[test]

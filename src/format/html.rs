@@ -72,7 +72,9 @@ svg{max-width:17cm}
 }
 ";
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values; control characters
+/// but newlines and tabs are written as escapes
+/// ([`printable`](crate::format::text::table::printable)).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -82,7 +84,10 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            '\n' | '\t' => out.push(c),
+            c => out.push_str(&crate::format::text::table::printable(
+                c.encode_utf8(&mut [0; 4]),
+            )),
         }
     }
     out

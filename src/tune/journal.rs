@@ -6,9 +6,10 @@
 //! Several rtlab processes may change the system at once, so every
 //! read-change-write of a journal happens under an exclusive `flock(2)` on a
 //! `.lock` file beside it ([`Journal::lock`]), and the journal is replaced
-//! atomically ([`replace_file`]: a new file in the same directory, written,
-//! synced, renamed over it, the directory synced): a reader sees the old or
-//! the new journal, never a mix, even after a crash or power loss. The kernel
+//! atomically ([`crate::files::NewFile`]: a new file with a random name in the
+//! same directory, written, synced, renamed over it, the directory synced): a
+//! reader sees the old or the new journal, never a mix, even after a crash or
+//! power loss. The kernel
 //! drops the lock of a process that dies, even by SIGKILL, so a lock that can
 //! be taken at once ([`Journal::try_lock`]) says that no live process holds it.
 
@@ -16,8 +17,7 @@ use anyhow::{bail, Context, Result};
 use rtlab_engine::rt::flock;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -128,7 +128,9 @@ impl<T: Record> Journal<T> {
             }
             return sync_dir(parent(&self.path));
         }
-        replace_file(&self.path, &serde_json::to_vec_pretty(state)?)
+        crate::files::NewFile::at(&self.path)
+            .durable()
+            .write(&serde_json::to_vec_pretty(state)?)
             .with_context(|| format!("cannot replace {}", self.path.display()))
     }
 }
@@ -141,29 +143,9 @@ fn open_lock(path: &Path) -> Result<(File, PathBuf)> {
     let lock_path = path.with_extension("lock");
     // The lock file is never removed: a process waiting on a removed file
     // would lock a file nobody else sees.
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
+    let file = flock::open_lock_file(&lock_path)
         .with_context(|| format!("cannot open {}", lock_path.display()))?;
     Ok((file, lock_path))
-}
-
-/// Writes `bytes` as the whole file `path`, which is replaced atomically and
-/// durably: a new file with a random name in the same directory
-/// (`O_CREAT|O_EXCL`, never following a link), written, synced and renamed
-/// over `path`, then the directory synced. A reader sees the old file or the
-/// new one, never a mix; an error leaves `path` as it was. Every file of the
-/// journals and of `tune --apply` is written here.
-pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = parent(path);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    File::open(dir)?.sync_all()
 }
 
 fn parent(path: &Path) -> &Path {
@@ -206,23 +188,5 @@ mod tests {
         assert_eq!(read::<Notes>(&p).unwrap(), Notes(vec!["a".into()]));
         j.store(&Notes::default()).unwrap();
         assert!(!p.exists());
-    }
-
-    #[test]
-    fn replace_file_leaves_nothing_beside_its_target_and_replaces_a_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, "keep").unwrap();
-        let target = dir.path().join("out.conf");
-        std::os::unix::fs::symlink(&victim, &target).unwrap();
-        replace_file(&target, b"new\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
-        assert!(!std::fs::symlink_metadata(&target).unwrap().is_symlink());
-        let names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
     }
 }

@@ -33,6 +33,7 @@ mod cyclictest_system;
 mod cyclictest_vs;
 mod fleet_cli;
 mod golden;
+mod hostile_names;
 mod import_cyclictest;
 mod import_formats;
 mod import_sysbench;
@@ -55,6 +56,7 @@ mod perf_steps;
 mod periodic_cli;
 #[cfg(feature = "postgres")]
 mod pg_cli;
+mod planted_links;
 mod prio_cli;
 mod progress_cli;
 mod readme;
@@ -66,7 +68,9 @@ mod serve_metrics;
 #[cfg(feature = "postgres")]
 mod serve_pg;
 mod serve_slow;
+mod store_access;
 mod store_cli;
+mod store_damage;
 mod sysbench_cli;
 mod sysbench_vs;
 mod tune_cli;

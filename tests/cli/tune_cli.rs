@@ -286,7 +286,16 @@ fn ctrl_c_and_sigterm_put_the_change_back_and_exit_130() {
         let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
             .env("XDG_STATE_HOME", dir.path().join("state"))
             .env("RTLAB_DB", dir.path().join("rtlab.db"))
-            .args(["tune", "--try", "timer_migration", "-D", "2s", "--repeat", "3", "-q"])
+            .args([
+                "tune",
+                "--try",
+                "timer_migration",
+                "-D",
+                "2s",
+                "--repeat",
+                "3",
+                "-q",
+            ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -311,7 +320,10 @@ fn ctrl_c_and_sigterm_put_the_change_back_and_exit_130() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(130), "{signal}: {text}");
         assert!(text.contains("timer_migration"), "{text}");
-        assert_eq!(std::fs::read_to_string(TIMER_MIGRATION).unwrap().trim(), "1");
+        assert_eq!(
+            std::fs::read_to_string(TIMER_MIGRATION).unwrap().trim(),
+            "1"
+        );
         assert!(!journal.exists(), "{signal}");
     }
 }

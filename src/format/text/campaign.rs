@@ -2,7 +2,7 @@
 //! per requirement, its biggest risks, and which part of a load mix does the
 //! damage.
 
-use super::table::{paragraph, Table};
+use super::table::{paragraph, printable, Table};
 use crate::analysis::attribution::{PartImpact, Ranking};
 use crate::analysis::risks::Risk;
 use crate::analysis::series;
@@ -25,7 +25,7 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         if let Some(sw) = &s.run.sweep {
             out.push_str(&format!(
                 "\n{} (run {}): highest frequency held within {:.0}% of nominal\n{}",
-                s.name,
+                printable(&s.name),
                 s.run.id.unwrap_or(0),
                 sw.tolerance * 100.0,
                 super::periodic::sweep_table(sw)
@@ -100,7 +100,10 @@ pub fn run_text(
     found: &[Risk],
     unit: TimeUnit,
 ) -> String {
-    let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
+    let mut out = format!(
+        "rtlab run  {}  campaign {campaign}  [{status}]\n\n",
+        printable(name)
+    );
     out.push_str(&step_table(steps, reqs, unit));
     out.push_str(&super::why::steps(steps));
     out.push_str(&risks_text(found));
@@ -120,7 +123,7 @@ pub fn campaign_report(
 ) -> String {
     let mut out = format!(
         "rtlab run  {}  campaign {}  [{}]  created {}\n\n",
-        c.name,
+        printable(&c.name),
         c.id,
         c.status.name(),
         c.created_at

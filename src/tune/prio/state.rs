@@ -287,18 +287,33 @@ mod tests {
     }
 
     #[test]
-    fn a_link_at_the_old_temporary_name_is_never_followed() {
+    fn links_planted_beside_the_journal_are_never_followed() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("prio-restore.json");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
-        // The predictable temporary name of older rtlab versions.
-        std::os::unix::fs::symlink(&victim, dir.path().join("prio-restore.json.tmp")).unwrap();
+        // The temporary name of older rtlab versions, predictable.
+        let old_tmp = dir.path().join("prio-restore.json.tmp");
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
         let j = Journal::lock(&p, LOCK_WAIT).unwrap();
         let mut s = State::default();
         s.record(entry(1, Policy::Other, false));
         j.store(&s).unwrap();
         assert_eq!(j.load().unwrap(), s);
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        drop(j);
+        // A link at the lock's name is refused, not followed.
+        let lock = dir.path().join("prio-restore.lock");
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("made-elsewhere"), &lock).unwrap();
+        let err = Journal::lock(&p, LOCK_WAIT).unwrap_err();
+        assert!(format!("{err:#}").contains("prio-restore.lock"), "{err:#}");
+        assert!(!dir.path().join("made-elsewhere").exists());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "temporary files left: {names:?}");
     }
 }

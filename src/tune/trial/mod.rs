@@ -425,11 +425,7 @@ mod tests {
     /// read: timer migration off and the watchdogs off each cut the tail by
     /// 30 µs, THP never changes nothing. Returns the outcome and the names of
     /// the runs with the values the files had while each was measured.
-    fn tried(
-        b: &Bench,
-        names: &[&str],
-        apply: bool,
-    ) -> (Tuned, Vec<String>) {
+    fn tried(b: &Bench, names: &[&str], apply: bool) -> (Tuned, Vec<String>) {
         static STOP: AtomicBool = AtomicBool::new(false);
         let input = Input::read(b.root.clone());
         let (mut session, _) = Session::open(b.root.clone(), &b.state).unwrap();

@@ -3,13 +3,13 @@
 //! tmpfiles.d file (systemd writes them at boot), thread priorities and CPUs
 //! in an `rtlab prio` profile with a systemd unit that applies it at boot, and
 //! what only the kernel command line (or the application) can do, said. Every
-//! file is written through [`crate::tune::journal::replace_file`] and recorded,
-//! so that `rtlab tune --restore` removes it.
+//! file is written through [`crate::files::NewFile`] and recorded, so that
+//! `rtlab tune --restore` removes it.
 
 use super::change::Want;
 use super::fix::{sysctl_key, Plan};
 use super::journal::Written;
-use crate::tune::journal::replace_file;
+use crate::files::NewFile;
 use crate::tune::prio::profile::Profile;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -104,7 +104,9 @@ pub fn write(etc: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Written>> {
     for (path, content) in files {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        replace_file(path, content.as_bytes())
+        NewFile::at(path)
+            .durable()
+            .write(content.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         done.push(Written {
             path: path.clone(),

@@ -91,7 +91,14 @@ pub fn table(r: &Report, unit: TimeUnit) -> Table {
     for o in r.candidates.iter().chain(&r.together) {
         if o.effects.is_empty() {
             t.row_with_note(
-                vec![o.name.into(), String::new(), String::new(), String::new(), String::new(), verdict_text(o)],
+                vec![
+                    o.name.into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    verdict_text(o),
+                ],
                 detail(o),
             );
             continue;
@@ -104,7 +111,11 @@ pub fn table(r: &Report, unit: TimeUnit) -> Table {
                 estimate(e.before.as_ref(), e.figure, unit),
                 estimate(e.after.as_ref(), e.figure, unit),
                 mark(e).into(),
-                if i == 0 { verdict_text(o) } else { String::new() },
+                if i == 0 {
+                    verdict_text(o)
+                } else {
+                    String::new()
+                },
             ];
             let note = if i == last { detail(o) } else { String::new() };
             t.row_with_note(cells, note);
