@@ -74,6 +74,7 @@ mod store_cli;
 mod store_damage;
 mod sysbench_cli;
 mod sysbench_vs;
+mod tune_cli;
 mod why_cli;
 mod why_stored;
 mod why_timerlat;

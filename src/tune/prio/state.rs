@@ -5,21 +5,21 @@
 //! Several changes before a restore accumulate; a thread changed twice keeps its
 //! original setting, so one restore returns the system to where it was.
 //!
-//! Several rtlab processes may change priorities at once, so every
-//! read-change-write of the journal happens under an exclusive `flock(2)` on
-//! `prio-restore.lock` beside it ([`Journal::lock`]), and the journal is replaced
-//! atomically (a temporary file in the same directory, written, synced, renamed
-//! over it, the directory synced): a reader sees the old or the new journal, never
-//! a mix, even after a crash or power loss.
+//! The journal is locked and replaced atomically as every journal of rtlab
+//! ([`crate::tune::journal`]): two `prio set` at once, or one killed half-way,
+//! lose no record.
 
 use super::task::Setting;
-use anyhow::{bail, Context, Result};
-use rtlab_engine::rt::flock;
+use crate::tune::journal::{self, Record};
+use anyhow::Result;
 use rtlab_engine::rt::sched::ThreadSched;
 use serde::{Deserialize, Serialize};
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+
+pub use crate::tune::journal::LOCK_WAIT;
+
+/// The journal of `prio`, locked.
+pub type Journal = journal::Journal<State>;
 
 /// One changed thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,29 +60,20 @@ pub struct State {
 
 /// Where the journal lives.
 pub fn path() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
-                "neither XDG_STATE_HOME nor HOME is set: cannot place the prio state file",
-            )?;
-            PathBuf::from(home).join(".local/state")
-        }
-    };
-    Ok(base.join("rtlab/prio-restore.json"))
+    Ok(journal::state_dir()?.join("prio-restore.json"))
+}
+
+impl Record for State {
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 impl State {
     /// Reads the journal without taking the lock (for looking only: the file is
     /// always whole); a missing file is an empty state.
     pub fn load(path: &Path) -> Result<State> {
-        match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| {
-                format!("{} is damaged; remove it to start afresh", path.display())
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-        }
+        journal::read(path)
     }
 
     /// Records a change; a thread already recorded keeps its original setting
@@ -114,94 +105,12 @@ impl State {
     }
 }
 
-/// How long [`Journal::lock`] waits for another rtlab to finish with the journal
-/// (it holds it for a few system calls per thread).
-pub const LOCK_WAIT: Duration = Duration::from_secs(10);
-
-/// The journal, locked: only one process at a time holds one, from reading the
-/// journal to writing it back. Dropping it releases the lock.
-#[derive(Debug)]
-pub struct Journal {
-    path: PathBuf,
-    _lock: File,
-}
-
-impl Journal {
-    /// Creates the directory if needed and takes the exclusive lock on
-    /// `prio-restore.lock` beside the journal at `path`, waiting up to `wait`.
-    pub fn lock(path: &Path, wait: Duration) -> Result<Journal> {
-        let dir = parent(path);
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let lock_path = path.with_extension("lock");
-        // The lock file is never removed: a process waiting on a removed file
-        // would lock a file nobody else sees.
-        let file = flock::open_lock_file(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        let deadline = Instant::now() + wait;
-        while !flock::try_lock_exclusive(&file)
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?
-        {
-            if Instant::now() >= deadline {
-                bail!(
-                    "another rtlab has held {} for over {} s; wait for it to finish (or find it with `fuser {}`)",
-                    lock_path.display(),
-                    wait.as_secs(),
-                    lock_path.display()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(Journal {
-            path: path.to_path_buf(),
-            _lock: file,
-        })
-    }
-
-    /// The journal's content.
-    pub fn load(&self) -> Result<State> {
-        State::load(&self.path)
-    }
-
-    /// Replaces the journal with `state` atomically and durably (through
-    /// [`crate::files::NewFile`]: a new file with a random name, synced and
-    /// renamed over it, the directory synced), or removes it when nothing is
-    /// left to restore.
-    pub fn store(&self, state: &State) -> Result<()> {
-        if state.entries.is_empty() {
-            match std::fs::remove_file(&self.path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| format!("cannot remove {}", self.path.display()))
-                }
-                _ => {}
-            }
-            return sync_dir(parent(&self.path));
-        }
-        crate::files::NewFile::at(&self.path)
-            .durable()
-            .write(&serde_json::to_vec_pretty(state)?)
-            .with_context(|| format!("cannot replace {}", self.path.display()))
-    }
-}
-
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Makes a rename or removal in `dir` durable (fsync(2) of the directory).
-fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync {}", dir.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rtlab_engine::rt::sched::Policy;
     use std::sync::{Arc, Barrier};
+    use std::time::{Duration, Instant};
 
     fn entry(tid: i32, policy: Policy, aff: bool) -> Entry {
         Entry {
