@@ -2,7 +2,7 @@
 //! time per thread, its warnings.
 
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
@@ -28,7 +28,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     let mut out = format!(
         "rtlab {}  {}  [{}]\n{}\n{} events in {}{overhead}\n\n",
         kind.command,
-        run.label,
+        printable(&run.label),
         run.status.name(),
         (kind.asked)(&run.params),
         run.metrics.get("total_events").copied().unwrap_or(0.0),

@@ -2,7 +2,7 @@
 //! priority-inversion check's verdict.
 
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::Run;
 use crate::step::ipc;
 use crate::units::{Human, TimeUnit};
@@ -14,8 +14,8 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     };
     let mut out = format!(
         "rtlab ipc {}  {}  [{}]\n",
-        a.mechanism,
-        run.label,
+        printable(&a.mechanism),
+        printable(&run.label),
         run.status.name()
     );
     if a.mechanism == "pi-check" {

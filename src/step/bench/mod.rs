@@ -258,6 +258,7 @@ fn series_of(name: String, st: &ThreadStats, thread: bool) -> Series {
     Series {
         thread: thread.then_some(st.index),
         tid: thread.then_some(st.tid),
+        windows: st.windows.to_data(),
         ..Series::new(name, counters, st.summary(), st.hist.to_data())
     }
 }

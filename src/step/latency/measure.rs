@@ -66,6 +66,7 @@ fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>)
         max_at: (stats.moments.count > 0).then_some(stats.max_cycle),
         us_histogram: Some(stats.us.to_data()),
         trace: t.map(|_| stats.trace.points().to_vec()).unwrap_or_default(),
+        windows: stats.windows.to_data(),
         ..Series::new(name, counters, stats.summary(), stats.hist.to_data())
     }
 }

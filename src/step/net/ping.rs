@@ -198,6 +198,7 @@ fn send<T: Transport + Send>(
 pub(crate) fn series_from(name: String, t: &TimeStats, counters: Counters) -> Series {
     Series {
         max_at: (t.moments.count > 0).then_some(t.max_at),
+        windows: t.windows.to_data(),
         ..Series::new(name, counters, t.summary(), t.hist.to_data())
     }
 }

@@ -29,6 +29,7 @@ fn series_of(name: String, s: &PeriodStats, cpu: Option<usize>, tid: Option<i32>
         tid,
         interval_ns: Some(s.nominal_ns),
         max_at: (s.periods.count > 0).then_some(s.worst_at),
+        windows: s.windows.to_data(),
         ..Series::new(name, counters, summary, s.jitter.to_data())
     }
 }
