@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first: a module may import the modules of the layers
 /// below its own, and no other, but for [`EXCEPTIONS`].
 const LAYERS: &[&[&str]] = &[
-    &["error", "units", "progress"],
+    &["error", "units", "progress", "files"],
     &["limits"],
     &["record"],
     &["system", "trace", "loads"],
@@ -305,8 +305,8 @@ fn group(rest: &str, out: &mut Vec<(String, String)>) {
     }
 }
 
-/// Every edge between top-level modules in the product code of `src/`.
-fn edges(src: &Path) -> Vec<Edge> {
+/// The product code of every file of `src/` (its tests left out), by file.
+fn product_files(src: &Path) -> BTreeMap<PathBuf, Vec<String>> {
     let mut files = Vec::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(d) = dirs.pop() {
@@ -319,7 +319,6 @@ fn edges(src: &Path) -> Vec<Edge> {
             }
         }
     }
-    files.sort();
     let mut code = BTreeMap::new();
     let mut tests = Vec::new();
     for f in &files {
@@ -327,11 +326,15 @@ fn edges(src: &Path) -> Vec<Edge> {
         tests.extend(t);
         code.insert(f.clone(), lines);
     }
+    code.retain(|f, _| !tests.contains(f));
+    code
+}
+
+/// Every edge between top-level modules in the product code of `src/`.
+fn edges(src: &Path) -> Vec<Edge> {
+    let code = product_files(src);
     let mut out = Vec::new();
     for (f, lines) in &code {
-        if tests.contains(f) {
-            continue;
-        }
         let module = module_path(src, f);
         let from = module.first().map_or("main".to_string(), Clone::clone);
         for (n, line) in lines.iter().enumerate() {
@@ -386,6 +389,29 @@ fn no_module_imports_one_the_map_forbids() {
         bad.is_empty(),
         "edges the map (ARCHITECTURE.md, tests/cli/map.rs) forbids:\n{}",
         bad.join("\n")
+    );
+}
+
+#[test]
+fn only_the_store_speaks_to_a_database() {
+    let src = src();
+    let store = src.join("store");
+    let mut bad = Vec::new();
+    for (f, lines) in product_files(&src) {
+        if f.starts_with(&store) {
+            continue;
+        }
+        for (n, line) in lines.iter().enumerate() {
+            let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            if words.into_iter().any(|w| w == "rusqlite" || w == "postgres") {
+                bad.push(format!("{}:{}", f.strip_prefix(&src).unwrap().display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a database client named outside src/store/ (its db/ is the one interface): {}",
+        bad.join(", ")
     );
 }
 
