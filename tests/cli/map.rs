@@ -403,8 +403,15 @@ fn only_the_store_speaks_to_a_database() {
         }
         for (n, line) in lines.iter().enumerate() {
             let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-            if words.into_iter().any(|w| w == "rusqlite" || w == "postgres") {
-                bad.push(format!("{}:{}", f.strip_prefix(&src).unwrap().display(), n + 1));
+            if words
+                .into_iter()
+                .any(|w| w == "rusqlite" || w == "postgres")
+            {
+                bad.push(format!(
+                    "{}:{}",
+                    f.strip_prefix(&src).unwrap().display(),
+                    n + 1
+                ));
             }
         }
     }
