@@ -300,16 +300,17 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
         "rtlab takes the blocks from ordinary pages",
     )?;
     let oper = v.word("memory-oper", &["read", "write", "none"])?;
-    if oper == "none" {
-        return Err(usage("--memory-oper=none: not supported: rtlab reads or writes every word of a block; 'none' would time only the loop around them".into()));
+    let block = v.size("memory-block-size")?;
+    if block < 8 || !block.is_power_of_two() {
+        return Err(v.invalid("memory-block-size", "a power of two, 8 bytes or more"));
     }
-    v.size("memory-block-size")?;
     v.size("memory-total-size")?;
     Ok(memory::Params {
         block_size: v.text("memory-block-size").to_string(),
         total_size: v.text("memory-total-size").to_string(),
         oper: match oper.as_str() {
             "read" => memory::OperArg::Read,
+            "none" => memory::OperArg::None,
             _ => memory::OperArg::Write,
         },
         access: match v.word("memory-access-mode", &["seq", "rnd"])?.as_str() {
@@ -320,6 +321,7 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
             "local" => memory::ScopeArg::Local,
             _ => memory::ScopeArg::Global,
         },
+        mode: memory::ModeArg::Sysbench,
         common,
     })
 }

@@ -282,10 +282,6 @@ fn what_rtlab_cannot_honour_is_refused_with_the_reason() {
         ("mutex --rand-seed=7 run", "from the clock"),
         ("cpu --config-file=opts run", "on the command line"),
         ("memory --memory-hugetlb run", "ordinary pages"),
-        (
-            "memory --memory-oper=none run",
-            "'none' would time only the loop",
-        ),
         ("fileio --file-io-mode=async run", "synchronous requests"),
         ("fileio --file-io-mode=mmap run", "synchronous requests"),
         ("fileio --file-fsync-all=on run", "every --file-fsync-freq"),
