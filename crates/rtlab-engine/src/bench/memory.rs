@@ -95,9 +95,9 @@ pub struct MemoryConfig {
 pub struct Memory {
     cfg: MemoryConfig,
     threads: u64,
-    global: Option<Box<[AtomicUsize]>>,
+    global: Option<Block>,
     /// Local scope: each thread's block, taken by [`Workload::thread`].
-    local: Mutex<Vec<Option<Box<[AtomicUsize]>>>>,
+    local: Mutex<Vec<Option<Block>>>,
 }
 
 /// The blocks could not be allocated: the system refused `bytes` bytes. The
@@ -124,23 +124,49 @@ impl std::error::Error for BlockAllocError {}
 /// A thread's state: its own block (local scope), random generator, and the
 /// blocks it may still move.
 pub struct MemoryThread {
-    local: Option<Box<[AtomicUsize]>>,
+    local: Option<Block>,
     rng: Xoroshiro,
     /// The bandwidth mode's walk: the next index of the full-period sequence.
     walk: u64,
     left: u64,
 }
 
-/// One block of `bytes` (a multiple of [`WORD`]), or `None` when the system
-/// refuses the memory: asked for fallibly, so that a size from the command line
-/// cannot abort the process.
-fn block(bytes: u64) -> Option<Box<[AtomicUsize]>> {
-    let words = usize::try_from(bytes / WORD).ok()?;
-    let mut v: Vec<AtomicUsize> = Vec::new();
-    v.try_reserve_exact(words).ok()?;
-    // Zeroed and written once, so every page is mapped before the start.
-    v.extend((0..words).map(|_| AtomicUsize::new(0)));
-    Some(v.into_boxed_slice())
+/// One block of words starting on a page boundary, as sysbench allocates its
+/// blocks (`memalign` to the page size): where a block starts within a page
+/// changes how fast the caches and the prefetchers move it.
+pub struct Block {
+    /// The words, with room before the first page boundary.
+    storage: Box<[AtomicUsize]>,
+    /// Where the block starts in `storage`.
+    start: usize,
+    /// Its length in words.
+    words: usize,
+}
+
+impl Block {
+    /// A block of `bytes` (a multiple of [`WORD`]), every page written once,
+    /// or `None` when the system refuses the memory: asked for fallibly, so
+    /// that a size from the command line cannot abort the process.
+    fn new(bytes: u64) -> Option<Block> {
+        let words = usize::try_from(bytes / WORD).ok()?;
+        let page = crate::load::sys::page_size() / WORD as usize;
+        let mut v: Vec<AtomicUsize> = Vec::new();
+        v.try_reserve_exact(words.checked_add(page)?).ok()?;
+        // Zeroed and written once, so every page is mapped before the start.
+        v.extend((0..words + page).map(|_| AtomicUsize::new(0)));
+        let start = v.as_ptr().align_offset(page * WORD as usize).min(page);
+        Some(Block {
+            storage: v.into_boxed_slice(),
+            start,
+            words,
+        })
+    }
+
+    /// The block's words.
+    #[inline(always)]
+    fn words(&self) -> &[AtomicUsize] {
+        &self.storage[self.start..self.start + self.words]
+    }
 }
 
 /// The blocks a thread moves when `threads` threads share `total` bytes in
@@ -170,7 +196,7 @@ impl Memory {
         let mut all = Vec::new();
         all.try_reserve_exact(blocks).map_err(|_| refused)?;
         for _ in 0..blocks {
-            all.push(Some(block(cfg.block_size).ok_or(refused)?));
+            all.push(Some(Block::new(cfg.block_size).ok_or(refused)?));
         }
         let (global, local) = match cfg.scope {
             Scope::Global => (all.pop().flatten(), Vec::new()),
@@ -222,7 +248,7 @@ impl Workload for Memory {
         }
         t.left -= 1;
         let buf: &[AtomicUsize] = match (&t.local, &self.global) {
-            (Some(b), _) | (None, Some(b)) => b,
+            (Some(b), _) | (None, Some(b)) => b.words(),
             (None, None) => unreachable!("one of the blocks exists for each scope"),
         };
         let c = &self.cfg;
@@ -274,14 +300,28 @@ mod sysbench {
     #[inline(always)]
     pub(super) fn seq_write(buf: &[AtomicUsize]) {
         let end = buf.as_ptr_range().end;
+        by_eights(buf, |x| store_words_to(x, end));
+    }
+
+    /// Calls `f` on every word of `buf` in order, eight words per turn of
+    /// the loop as sysbench's compiled loops, written out so that the loop
+    /// stays so at any optimisation level (a binary built for size does not
+    /// unroll loops).
+    #[inline(always)]
+    fn by_eights(buf: &[AtomicUsize], mut f: impl FnMut(&AtomicUsize)) {
         let (eights, rest) = buf.as_chunks::<8>();
-        for w in eights {
-            for x in w {
-                store_words_to(x, end);
-            }
+        for [w0, w1, w2, w3, w4, w5, w6, w7] in eights {
+            f(w0);
+            f(w1);
+            f(w2);
+            f(w3);
+            f(w4);
+            f(w5);
+            f(w6);
+            f(w7);
         }
-        for x in rest {
-            store_words_to(x, end);
+        for w in rest {
+            f(w);
         }
     }
 
@@ -309,12 +349,13 @@ mod sysbench {
         w.store(unsafe { end.offset_from(w) } as usize, R);
     }
 
-    /// Loads each word in address order; the values are not used.
+    /// Loads each word in address order, eight per turn; the values are not
+    /// used.
     #[inline(always)]
     pub(super) fn seq_read(buf: &[AtomicUsize]) {
-        for w in buf {
+        by_eights(buf, |w| {
             w.load(R);
-        }
+        });
     }
 
     /// Walks the words in order without touching them: an empty loop with a
@@ -322,15 +363,7 @@ mod sysbench {
     /// per turn.
     #[inline(always)]
     pub(super) fn seq_none(buf: &[AtomicUsize]) {
-        let (eights, rest) = buf.as_chunks::<8>();
-        for w in eights {
-            for _ in w {
-                barrier();
-            }
-        }
-        for _ in rest {
-            barrier();
-        }
+        by_eights(buf, |_| barrier());
     }
 
     /// A compiler barrier: an empty assembly block, no instruction. Without
@@ -421,15 +454,9 @@ mod sysbench {
     /// reload it).
     #[inline(always)]
     pub(super) fn rnd_none(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        let (eights, rest) = buf.as_chunks::<8>();
-        for w in eights {
-            for _ in w {
-                rng.next_u64();
-            }
-        }
-        for _ in rest {
+        by_eights(buf, |_| {
             rng.next_u64();
-        }
+        });
     }
 }
 
@@ -727,6 +754,17 @@ mod tests {
         bandwidth::seq_write(&b);
         assert_eq!(values(&b), (1..=19).rev().collect::<Vec<_>>());
         assert_eq!(bandwidth::seq_read(&b), (1..=19).fold(0, |a, x| a ^ x));
+    }
+
+    #[test]
+    fn blocks_start_on_a_page_and_hold_their_words() {
+        let page = crate::load::sys::page_size();
+        for bytes in [8, 1024, 100_000 * 8] {
+            let b = Block::new(bytes).unwrap();
+            assert_eq!(b.words().len() as u64 * WORD, bytes);
+            assert_eq!(b.words().as_ptr() as usize % page, 0);
+            assert!(b.words().iter().all(|w| w.load(R) == 0));
+        }
     }
 
     #[test]

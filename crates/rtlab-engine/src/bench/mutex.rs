@@ -4,7 +4,7 @@
 //! mutexes at random (a double from xoroshiro128+ scaled to the count, as
 //! sysbench draws it), spins an empty loop of `loops` iterations (it holds an
 //! empty assembly block, a compiler barrier, so it can never be optimised
-//! away), locks the mutex, increments the one counter all threads share (as
+//! away, and reads its count at every turn as sysbench's does), locks the mutex, increments the one counter all threads share (as
 //! sysbench's `global_var`: each thread holds some mutex, not the same one, so
 //! the cache line moves between CPUs and increments may be lost, exactly as
 //! there), and unlocks. The figure that matters is the total time; the locks
@@ -76,11 +76,14 @@ impl Workload for MutexBench {
             // Truncated to 32 bits as sysbench's `unsigned int`: the product
             // is below the count of mutexes.
             let m = &self.mutexes[(t.rng.unit() * n) as u32 as usize];
-            for _ in 0..self.loops {
-                // SAFETY: an empty assembly block runs no instruction and touches
-                // nothing; being volatile, it keeps the optimiser from deleting
-                // or shortening the loop.
-                unsafe { std::arch::asm!("", options(nomem, nostack, preserves_flags)) };
+            let mut i = 0;
+            while i < self.loops {
+                // SAFETY: an empty assembly block runs no instruction. The
+                // optimiser must assume it touches memory (sysbench's
+                // `ck_pr_barrier`), so the loop stays and reads its count
+                // again at every turn, as sysbench's does.
+                unsafe { std::arch::asm!("", options(nostack, preserves_flags)) };
+                i += 1;
             }
             let _g = m.lock();
             // A plain load and store (no atomic read-modify-write), like
