@@ -270,13 +270,18 @@ fn common_refusals(v: &Values) -> Result<()> {
 
 /// Threads, time, events and the report interval. Time and events of 0 mean
 /// no limit; mutex, as in sysbench, runs until its locks are taken whatever
-/// --time says (its one event per thread is never cut).
+/// --time says (its one event per thread is never cut), and memory, as in
+/// sysbench, counts its own events (its share of --memory-total-size) and
+/// does not take --events.
 fn common(t: Test, v: &Values) -> Result<Common> {
     let threads = v.int("threads")?;
     if threads == 0 {
         return Err(v.invalid("threads", "1 or more"));
     }
-    let (time, events) = (v.int("time")?, v.int("events")?);
+    let (time, mut events) = (v.int("time")?, v.int("events")?);
+    if t == Test::Memory {
+        events = 0;
+    }
     let time = match (t, time, events) {
         (Test::Mutex, _, _) => None,
         (_, 0, 0) => Some(NO_TIME_LIMIT.to_string()),
