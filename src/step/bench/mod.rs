@@ -310,7 +310,7 @@ fn measure<W: Bench>(
 ) -> Measured {
     let fp = system::fingerprint();
     let stop = signals::install();
-    let overhead = bench::timing_overhead();
+    let overhead = bench::timing_overhead(w.accounting());
     let started_at = record::now_rfc3339();
     let counters = lim.perf.then(super::perf::ProcessCounters::start);
     let mut prev = Snapshot::default();
@@ -660,6 +660,17 @@ mod tests {
         assert_eq!(
             typed,
             "block 1KiB, seq write global, total 100GiB, 2 thread(s)"
+        );
+        let bw = memory::Params {
+            mode: memory::ModeArg::Bandwidth,
+            ..Default::default()
+        };
+        assert_eq!(
+            described(
+                "bench.memory",
+                RunParams::Step(Box::new(super::super::Params::BenchMemory(bw)))
+            ),
+            "block 1KiB, seq write global, total 100GiB, bandwidth mode, 1 thread(s)"
         );
 
         let f = fileio::Params {
