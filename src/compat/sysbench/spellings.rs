@@ -142,7 +142,7 @@ fn sysbench_defaults() {
             panic!("{line}")
         };
         assert_eq!(
-            (m.common.events, m.common.time.as_deref()),
+            (m.common.events, m.common.time.as_ref().map(|t| t.text())),
             (None, time),
             "{line}"
         );
