@@ -4,7 +4,9 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use std::process::Output;
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Output, Stdio};
 
 /// `rtlab`, with no database or state of the environment leaking in.
 pub fn rtlab() -> Command {
@@ -40,38 +42,143 @@ pub fn shown(out: &Output) -> String {
     )
 }
 
-/// A field of /proc/PID/status (SigCgt in hex, the rest decimal).
-fn status_field(pid: u32, key: &str) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let v = s.lines().find_map(|l| l.strip_prefix(key))?.trim();
-    match key {
-        "SigCgt:" => u64::from_str_radix(v, 16).ok(),
-        _ => v.parse().ok(),
-    }
+/// Runs `cmd` to its end; returns its output and its peak resident memory in
+/// KiB (the kernel's high-water mark of that process alone: `ru_maxrss` of
+/// wait4(2) for its pid). `meanwhile` runs with its pid, while it runs.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which std does not see
+pub fn output_and_peak_rss(
+    cmd: &mut std::process::Command,
+    meanwhile: impl FnOnce(u32),
+) -> (Output, u64) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let read = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = from.read_to_end(&mut v);
+            v
+        })
+    };
+    let (stdout, stderr) = (read(Box::new(out)), read(Box::new(err)));
+    meanwhile(child.id());
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    let (mut status, pid) = (0, child.id() as i32);
+    // SAFETY: a zeroed rusage is a valid value for wait4 to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4(2) on our own child, with valid pointers to a status and an
+    // rusage that outlive the call.
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    let status = ExitStatus::from_raw(status);
+    (
+        Output {
+            status,
+            stdout,
+            stderr,
+        },
+        usage.ru_maxrss as u64,
+    )
 }
 
-/// Waits (at most 10 s: a busy machine may start rtlab slowly) until `pid`
-/// catches SIGINT (bit 2 of SigCgt), so that a SIGINT interrupts it instead of
-/// killing it.
-pub fn wait_until_catching_sigint(pid: u32) {
-    for _ in 0..1000 {
-        if status_field(pid, "SigCgt:").is_some_and(|m| m & 2 != 0) {
-            return;
-        }
+/// The resident memory of `pid` now (VmRSS, KiB); 0 once it has exited.
+pub fn resident_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The signals `pid` catches (SigCgt of /proc/PID/status); panics when the
+/// process has exited (a zombie has no signal handlers left to wait for).
+fn caught_signals(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |key: &str| s.lines().find_map(|l| l.strip_prefix(key)).map(str::trim);
+    assert!(
+        !field("State:").unwrap_or("Z").starts_with('Z'),
+        "process {pid} has exited"
+    );
+    field("SigCgt:").map_or(0, |v| u64::from_str_radix(v, 16).unwrap_or(0))
+}
+
+/// Polls `done` every 10 ms until it holds; panics, naming `what`, if it still
+/// does not after 60 s (a generous bound: a busy machine may start rtlab slowly).
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 60 s for {what}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
-/// As [`wait_until_catching_sigint`], and until it runs its probe threads, so
-/// that a SIGINT interrupts a measurement under way.
+/// Waits until `pid` catches SIGINT (bit 2 of SigCgt), so that a SIGINT
+/// interrupts it instead of killing it.
+pub fn wait_until_catching_sigint(pid: u32) {
+    wait_for(&format!("process {pid} to catch SIGINT"), || {
+        caught_signals(pid) & 2 != 0
+    });
+}
+
+/// As [`wait_until_catching_sigint`], and until it [`measuring`]: a signal
+/// sent then interrupts a measurement that has samples.
 pub fn wait_until_measuring(pid: u32) {
     wait_until_catching_sigint(pid);
-    for _ in 0..1000 {
-        if status_field(pid, "Threads:").is_some_and(|n| n > 1) {
-            return;
+    wait_for(&format!("process {pid} to measure"), || {
+        caught_signals(pid);
+        measuring(pid)
+    });
+}
+
+/// Whether `pid`'s measurement is under way: a measuring thread (`rtlab-lat*`,
+/// `rtlab-noise*`, `rtlab-ping`) has woken from 20 sleeps (a latency or ping
+/// thread) or spun 20 ms on its CPU (a noise thread), which setting up does not
+/// reach (a latency thread sleeps 3 times to warm up; every thread starts
+/// measuring at once, after all are set up).
+pub fn measuring(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let dir = t.path();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let comm = read("comm");
+        if !["rtlab-lat", "rtlab-noise", "rtlab-ping"]
+            .iter()
+            .any(|p| comm.starts_with(p))
+        {
+            return false;
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+        let woken = read("status")
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        // schedstat: the time spent on a CPU (ns) first.
+        let on_cpu_ns = read("schedstat")
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        woken >= 20 || on_cpu_ns >= 20_000_000
+    })
+}
+
+/// How many of `pid`'s threads are named `name` (their comm).
+pub fn threads_named(pid: u32, name: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
+        .count()
 }
 
 /// The processes whose parent is `pid`.

@@ -3,7 +3,7 @@
 //! recorded in latency runs; Ctrl-C, a crashed worker and a killed parent leave
 //! no process and no file.
 
-use crate::common::{expect, rtlab};
+use crate::common::{expect, rtlab, wait_for, wait_until_measuring};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::process::Stdio;
@@ -30,24 +30,16 @@ fn processes() -> Vec<(i32, i32, i32)> {
     out
 }
 
-/// Waits (up to 3 s, for the reaper) until no live process is one of `pids` or in
-/// one of their process groups; panics naming what is left.
+/// Waits (for the reaper) until no live process is one of `pids` or in one of
+/// their process groups; panics naming what is left after a minute.
 fn assert_gone(pids: &[i32]) {
-    let t0 = Instant::now();
-    loop {
-        let left: Vec<(i32, i32, i32)> = processes()
+    let left = || -> Vec<(i32, i32, i32)> {
+        processes()
             .into_iter()
             .filter(|(p, _, g)| pids.contains(p) || pids.contains(g))
-            .collect();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(3),
-            "processes left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .collect()
+    };
+    wait_for("the workers to be gone", || left().is_empty());
 }
 
 fn worker_pids(run: &Value) -> Vec<i32> {
@@ -284,8 +276,9 @@ fn latency_under_load_records_the_load_and_its_rate() {
     assert_gone(&worker_pids(&run));
 }
 
-/// Starts rtlab with `args` and waits until it has `n` load workers; returns the
-/// child (which every caller waits for) and the worker pids.
+/// Starts rtlab with `args` and waits until it has `n` load workers (started,
+/// not yet ready: each caller waits for what shows its workers at work); returns
+/// the child (which every caller waits for) and the worker pids.
 #[allow(clippy::zombie_processes)]
 fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
@@ -303,11 +296,9 @@ fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>
             .map(|(p, _, _)| p)
             .collect();
         if workers.len() >= n {
-            // Give them a moment to pass their ready handshake.
-            std::thread::sleep(Duration::from_millis(300));
             return (child, workers);
         }
-        if t0.elapsed() > Duration::from_secs(10) {
+        if t0.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
             panic!(
@@ -345,6 +336,8 @@ fn interrupting_a_loaded_latency_run_leaves_nothing_behind() {
         ],
         4,
     );
+    // The loads are ready before the probe starts: interrupt it measuring.
+    wait_until_measuring(child.id());
     signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
@@ -369,6 +362,17 @@ fn a_crashed_worker_is_reported_and_the_rest_stop() {
     let spec = format!("io:2 bytes=64M dir={}", dir.path().display());
     let (child, workers) =
         spawn_with_workers(&["load", &spec, "-D", "3", "--json", "--no-save"], 2);
+    // Killed at work: each has said ready, then made its first file.
+    wait_for("both io workers to write", || {
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        workers
+            .iter()
+            .all(|w| names.iter().any(|n| n.starts_with(&format!("rtlab-io-{w}-"))))
+    });
     signal(workers[0], libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
     assert!(
