@@ -56,6 +56,7 @@ mod periodic_cli;
 #[cfg(feature = "postgres")]
 mod pg_cli;
 mod prio_cli;
+mod probe_memory;
 mod progress_cli;
 mod readme;
 mod report_cli;
