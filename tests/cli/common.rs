@@ -4,9 +4,7 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use std::io::Read;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Output, Stdio};
+use std::process::{Output, Stdio};
 
 /// `rtlab`, with no database or state of the environment leaking in.
 pub fn rtlab() -> Command {
@@ -42,46 +40,59 @@ pub fn shown(out: &Output) -> String {
     )
 }
 
-/// Runs `cmd` to its end; returns its output and its peak resident memory in
-/// KiB (the kernel's high-water mark of that process alone: `ru_maxrss` of
-/// wait4(2) for its pid). `meanwhile` runs with its pid, while it runs.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which std does not see
+/// Runs `cmd` to its end under GNU time; returns its output and its peak
+/// resident memory in KiB. `meanwhile` runs with its pid, while it runs.
+///
+/// Not wait4(2)'s `ru_maxrss` of a child of this process: the kernel counts in
+/// it the memory the child held before it called exec, and this process starts
+/// its children with vfork (posix_spawn), sharing its own memory, which grows
+/// with the tests running beside. GNU time forks from its own small process.
 pub fn output_and_peak_rss(
-    cmd: &mut std::process::Command,
+    cmd: &std::process::Command,
     meanwhile: impl FnOnce(u32),
 ) -> (Output, u64) {
-    let mut child = cmd
+    let dir = tempfile::tempdir().unwrap();
+    let peak_file = dir.path().join("peak");
+    let mut timed = std::process::Command::new("/usr/bin/time");
+    timed
+        .args(["-q", "-f", "%M", "-o"])
+        .arg(&peak_file)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        timed.current_dir(d);
+    }
+    let child = timed
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let read = |mut from: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = from.read_to_end(&mut v);
-            v
-        })
-    };
-    let (stdout, stderr) = (read(Box::new(out)), read(Box::new(err)));
-    meanwhile(child.id());
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    let (mut status, pid) = (0, child.id() as i32);
-    // SAFETY: a zeroed rusage is a valid value for wait4 to overwrite.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4(2) on our own child, with valid pointers to a status and an
-    // rusage that outlive the call.
-    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
-    let status = ExitStatus::from_raw(status);
-    (
-        Output {
-            status,
-            stdout,
-            stderr,
-        },
-        usage.ru_maxrss as u64,
-    )
+        .expect("/usr/bin/time (apt-get install time)");
+    let time_pid = child.id() as i32;
+    wait_for("GNU time to start the command", || {
+        !children_of(time_pid).is_empty() || !is_running(time_pid)
+    });
+    if let Some(&pid) = children_of(time_pid).first() {
+        meanwhile(pid as u32);
+    }
+    let out = child.wait_with_output().unwrap();
+    let peak = std::fs::read_to_string(&peak_file).unwrap_or_default();
+    let peak = peak.trim().parse().unwrap_or_else(|_| {
+        panic!("GNU time's peak RSS: {peak:?}\n{}", shown(&out));
+    });
+    (out, peak)
+}
+
+/// Whether `pid` is a live process (not ended, not a zombie).
+fn is_running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rfind(") ").is_some_and(|i| !s[i + 2..].starts_with('Z')))
 }
 
 /// The resident memory of `pid` now (VmRSS, KiB); 0 once it has exited.
