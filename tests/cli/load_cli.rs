@@ -276,9 +276,16 @@ fn latency_under_load_records_the_load_and_its_rate() {
     assert_gone(&worker_pids(&run));
 }
 
-/// Starts rtlab with `args` and waits until it has `n` load workers (started,
-/// not yet ready: each caller waits for what shows its workers at work); returns
-/// the child (which every caller waits for) and the worker pids.
+/// Whether process `pid` runs as a load worker: it has been placed (policy,
+/// nice, CPUs, set between fork and exec) and has run the worker command.
+fn is_worker(pid: i32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"__load-worker"))
+}
+
+/// Starts rtlab with `args` and waits until it has `n` load workers (placed and
+/// started, not yet ready: each caller waits for what shows its workers at
+/// work); returns the child (which every caller waits for) and the worker pids.
 #[allow(clippy::zombie_processes)]
 fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
@@ -292,7 +299,7 @@ fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>
     loop {
         let workers: Vec<i32> = processes()
             .into_iter()
-            .filter(|&(p, pp, g)| pp == me && g == p)
+            .filter(|&(p, pp, g)| pp == me && g == p && is_worker(p))
             .map(|(p, _, _)| p)
             .collect();
         if workers.len() >= n {
@@ -401,15 +408,13 @@ fn killing_rtlab_takes_its_workers_with_it() {
         2,
     );
     // Workers and what they forked (the msg senders and receivers).
-    let members: Vec<i32> = processes()
-        .into_iter()
-        .filter(|(_, _, g)| workers.contains(g))
-        .map(|(p, _, _)| p)
-        .collect();
-    assert!(
-        members.len() > workers.len(),
-        "msg forked nothing: {members:?}"
-    );
+    let members = || {
+        processes()
+            .into_iter()
+            .filter(|(_, _, g)| workers.contains(g))
+            .count()
+    };
+    wait_for("the msg workers to fork", || members() > workers.len());
     signal(child.id() as i32, libc::SIGKILL);
     let _ = child.wait();
     assert_gone(&workers);
