@@ -6,6 +6,7 @@ use crate::record::{Counters, LoadRecord, Run, Series, Status, FORMAT};
 use crate::scenario::runner::StepRun;
 use rtlab_engine::stats::hist::LatencyHistogram;
 use rtlab_engine::stats::trace::TracePoint;
+use rtlab_engine::stats::windows::Windows;
 use rtlab_engine::stats::{Moments, Summary};
 use rtlab_engine::sysinfo::Fingerprint;
 
@@ -33,6 +34,7 @@ pub fn series_from_samples(name: &str, samples: &[u64]) -> Series {
         max_at: None,
         histogram: h.to_data(),
         us_histogram: None,
+        windows: Default::default(),
         trace: samples
             .iter()
             .enumerate()
@@ -83,8 +85,38 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         page_faults: None,
         sweep: None,
         perf: None,
+        background: None,
         warnings: Vec::new(),
     }
+}
+
+/// A latency run as [`run_from_samples`] makes it, its thread and total also
+/// cut into time windows as the probes cut them (as runs of this rtlab are
+/// stored).
+pub fn windowed_run(label: &str, samples: &[u64]) -> Run {
+    let mut run = run_from_samples(label, samples);
+    let mut w = Windows::new();
+    for &v in samples {
+        w.record(v);
+    }
+    for s in run.series.iter_mut().chain(&mut run.total) {
+        s.windows = w.to_data();
+        s.trace.clear();
+    }
+    run
+}
+
+/// Runs `a` and `b` of one distribution of 20 000 values (50-60 µs), and `c`
+/// of the same shifted by half again, each cut into windows: b is the same
+/// as a, c is worse.
+pub fn same_and_shifted() -> Vec<Run> {
+    let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
+    let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
+    vec![
+        windowed_run("a", &samples),
+        windowed_run("b", &samples),
+        windowed_run("c", &shifted),
+    ]
 }
 
 /// Two runs whose figures are computed by hand:

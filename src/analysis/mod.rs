@@ -5,13 +5,17 @@
 //! damage and which metric is a benchmark's headline. Nothing here lays out a
 //! table or a document; `format` does.
 
+pub mod arms;
 pub mod attribution;
 pub mod compare;
+pub mod decision;
 pub mod diff;
 #[cfg(test)]
 pub mod fixture;
 pub mod group;
+pub mod interval;
 pub mod metrics;
+pub mod outcome;
 pub mod risks;
 pub mod series;
 pub mod status;

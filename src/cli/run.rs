@@ -3,12 +3,15 @@
 
 use super::common::{self, Context};
 use super::reportargs::{requirements, requirements_or};
+use super::selection::campaign_pairings;
 use crate::analysis::attribution;
+use crate::analysis::interval::DEFAULT_NOISE;
+use crate::analysis::outcome::analyse;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict;
-use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{bad_flag, EXIT_INTERRUPTED};
 use crate::format::json::{self, CampaignDoc};
-use crate::format::text::campaign::{attribution_text, run_text};
+use crate::format::text::campaign::{attribution_text, decision_text, run_text};
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
 use crate::scenario::runner::{campaign_steps, Runner, StepRun};
@@ -216,6 +219,7 @@ fn campaign(
     }
     let found = risks(&steps, &reqs);
     let ranked = attribution::rank(&plan, &steps);
+    let analysed = analyse(campaign_pairings(&shown), &reqs, DEFAULT_NOISE);
     let html_path = a
         .html
         .clone()
@@ -233,6 +237,7 @@ fn campaign(
         risks: &found,
         ranked: &ranked,
         unit: a.unit,
+        outcome: &analysed,
     }
     .render()?;
     if a.html.is_none() {
@@ -244,10 +249,8 @@ fn campaign(
     let verdicts = verdict::judge(&runs, &reqs);
     let code = if outcome.interrupted {
         EXIT_INTERRUPTED
-    } else if verdicts.iter().any(|v| !v.passed()) {
-        EXIT_FAILED
     } else {
-        EXIT_OK
+        verdict::exit_code(&verdicts)
     };
     let status = if outcome.interrupted {
         "interrupted"
@@ -263,6 +266,7 @@ fn campaign(
             verdicts: &verdicts,
             risks: &found,
             attribution: &ranked,
+            outcome: &analysed,
             html: html_path.display().to_string(),
             exit_code: code,
         })?
@@ -272,6 +276,8 @@ fn campaign(
             out.push_str(&attribution_text(&ranked));
             out.push('\n');
         }
+        out.push_str(&decision_text(&analysed, a.unit));
+        out.push('\n');
         out.push_str(&format!("report: {}\n", html_path.display()));
         if outcome.interrupted {
             out.push_str(&format!(

@@ -181,17 +181,6 @@ pub fn measuring(pid: u32) -> bool {
     })
 }
 
-/// How many of `pid`'s threads are named `name` (their comm).
-pub fn threads_named(pid: u32, name: &str) -> usize {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
-        .count()
-}
-
 /// The processes whose parent is `pid`.
 pub fn children_of(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();

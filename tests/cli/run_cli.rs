@@ -410,11 +410,14 @@ fn compare_and_report_take_a_campaign() {
         rtlab(&db).args(["compare", "--campaign", "1", "--json"]),
         &[0],
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("fifo · ") && text.contains("other · "),
-        "columns named after the steps"
-    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let labels: Vec<&str> = doc["comparisons"][0]["comparison"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["fifo", "other"], "columns named after the steps");
     let out = expect(
         rtlab(&db)
             .args([

@@ -3,7 +3,9 @@
 //! topic follows the flags it describes.
 
 use crate::cli::Cli;
-use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SYSTEM, EXIT_USAGE};
+use crate::error::{
+    EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SYSTEM, EXIT_UNDECIDED, EXIT_USAGE,
+};
 use crate::format::text::table::wrap_words;
 use crate::step::{self, Probe};
 use clap::CommandFactory;
@@ -139,6 +141,9 @@ fn exit_codes() -> String {
   {EXIT_SYSTEM:<4} the system refused: permissions (SCHED_FIFO, mlock, /dev/cpu_dma_latency
        need root or CAP_SYS_NICE / CAP_IPC_LOCK), a missing kernel feature, a read-only
        or full directory, a results database another process holds too long
+  {EXIT_UNDECIDED:<4} measured fine and nothing failed, but a verdict is undecided: the repeats
+       disagree, or a deadline held by less than the noise threshold (5%); more
+       runs may decide it (docs/decisions.md)
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C, SIGTERM): what was gathered is still printed and
        saved, marked interrupted; rtlab run --resume continues a campaign
 
@@ -292,9 +297,13 @@ Every measuring command saves its run (unless --no-save; rtlab cyclictest, stres
 stress-ng and sysbench: --no-store or RTLAB_NO_STORE=1) in one SQLite file:
   --db PATH, else $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db, else
   ~/.local/share/rtlab/rtlab.db.
-Several rtlab processes may write it at once. results push --to STORE and pull --from
-STORE copy runs between stores, export --bundle FILE and import --bundle FILE through a
-file; a run is copied once (it keeps its UUID). A URL (postgres://...) is refused.
+Several rtlab processes may write it at once; commands that only read open it read-only
+and never create it. results push --to STORE and pull --from STORE copy runs between
+stores, export --bundle FILE and import --bundle FILE through a file; a run is copied once
+(it keeps its UUID). A postgres://USER@HOST/DATABASE URL names a PostgreSQL store (its
+password in PGPASSWORD or ~/.pgpass rather than in the URL; libpq's host=... form is
+refused). results check says which runs a damaged store can still give (writes to it are
+refused from then on); results backup FILE copies it while monitors write.
 
 A run is named by its id (12), its label (the newest complete run with that label: stock)
 or label@N (the Nth newest with that label, whatever its status; stock@1 is the newest).

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod compare;
+pub mod decision;
 pub mod ipc;
 pub mod latency;
 pub mod live;
