@@ -43,7 +43,8 @@ fn main() {
             ),
         }
     }
-    if var("CARGO_CFG_TARGET_ENV") == "gnu" && unset("RTLAB_NO_RELR") && native && glibc_has_relr() {
+    if var("CARGO_CFG_TARGET_ENV") == "gnu" && unset("RTLAB_NO_RELR") && native && glibc_has_relr()
+    {
         println!("cargo:rustc-link-arg-bin=rtlab=-Wl,-z,pack-relative-relocs");
     }
 }

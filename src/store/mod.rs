@@ -576,7 +576,11 @@ impl<'a> Ready<'a> {
 
 /// The stored form of each series of `run`, its threads' then its total.
 fn series_blobs(run: &Run) -> Result<Vec<Vec<u8>>> {
-    run.series.iter().chain(&run.total).map(series_to_blob).collect()
+    run.series
+        .iter()
+        .chain(&run.total)
+        .map(series_to_blob)
+        .collect()
 }
 
 /// Inserts `run` (header, tags, series as `blobs`, from [`series_blobs`]) with

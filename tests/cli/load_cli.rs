@@ -376,9 +376,11 @@ fn a_crashed_worker_is_reported_and_the_rest_stop() {
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        workers
-            .iter()
-            .all(|w| names.iter().any(|n| n.starts_with(&format!("rtlab-io-{w}-"))))
+        workers.iter().all(|w| {
+            names
+                .iter()
+                .any(|n| n.starts_with(&format!("rtlab-io-{w}-")))
+        })
     });
     signal(workers[0], libc::SIGKILL);
     let out = child.wait_with_output().unwrap();

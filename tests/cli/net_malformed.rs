@@ -223,7 +223,10 @@ fn tcp_server_drops_bad_connections_and_keeps_serving() {
     // Closed, and the server has closed them too (TIME_WAIT on our side), so
     // that the next client finds room.
     let to = extra.peer_addr().unwrap().port();
-    let ports: Vec<u16> = held.iter().map(|s| s.local_addr().unwrap().port()).collect();
+    let ports: Vec<u16> = held
+        .iter()
+        .map(|s| s.local_addr().unwrap().port())
+        .collect();
     drop(held);
     crate::common::wait_for("the server to close the four connections", || {
         ports.iter().all(|&p| tcp_state(p, to) == Some(TIME_WAIT))

@@ -38,10 +38,12 @@ fn a_latency_run_stays_within_its_memory_budget() {
         .arg("--db")
         .arg(dir.path().join("runs.db"))
         // The same run as root or not: time-sharing, one thread, 1 s.
-        .args(["latency", "--policy", "other", "-t", "1", "-i", "1ms", "-l", "1000"])
+        .args([
+            "latency", "--policy", "other", "-t", "1", "-i", "1ms", "-l", "1000",
+        ])
         .arg("-q");
     let mut while_measuring = 0;
-    let (out, peak) = output_and_peak_rss(&mut cmd, |pid| {
+    let (out, peak) = output_and_peak_rss(&cmd, |pid| {
         wait_until_measuring(pid);
         while measuring(pid) {
             while_measuring = while_measuring.max(resident_kib(pid));
@@ -54,7 +56,9 @@ fn a_latency_run_stays_within_its_memory_budget() {
         "{}",
         shown(&out)
     );
-    eprintln!("rtlab latency (debug build): peak {peak} KiB, {while_measuring} KiB while measuring");
+    eprintln!(
+        "rtlab latency (debug build): peak {peak} KiB, {while_measuring} KiB while measuring"
+    );
     assert!(
         peak <= PEAK_KIB,
         "peak resident memory {peak} KiB, budget {PEAK_KIB} KiB"

@@ -158,15 +158,11 @@ pub struct Uname {
 }
 
 /// Collects a fingerprint from the files under `root`.
-pub fn collect_from(
-    root: &SysRoot,
-    u: Uname,
-    kernel_config: Option<(&str, &str)>,
-) -> Fingerprint {
+pub fn collect_from(root: &SysRoot, u: Uname, kernel_config: Option<(&str, &str)>) -> Fingerprint {
     // The few lines read here, found in one pass over the thousands of a
     // configuration rather than in one pass per name.
-    let config = kernel_config
-        .map(|(_, text)| lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]));
+    let config =
+        kernel_config.map(|(_, text)| lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]));
     let config = config.as_deref();
     let (preempt, preempt_dynamic_mode, preempt_source) = preempt::detect(root, &u.version, config);
     let hz = config
@@ -320,11 +316,7 @@ mod tests {
             version: "#1 SMP PREEMPT RT Tue Jun 9 2020".into(),
             ..Uname::default()
         };
-        let fp = collect_from(
-            &SysRoot::new(dir),
-            u,
-            Some(("test", "CONFIG_HZ=300\n")),
-        );
+        let fp = collect_from(&SysRoot::new(dir), u, Some(("test", "CONFIG_HZ=300\n")));
         assert_eq!(fp.preempt, PreemptModel::Rt);
         assert_eq!(fp.hz, Some(300));
         assert_eq!(fp.cpu_count, 4);
