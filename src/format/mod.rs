@@ -9,11 +9,13 @@ pub mod histfile;
 pub mod html;
 mod html_why;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod metrics;
 pub mod svg;
 pub mod svg_why;
 pub mod sweep_svg;
+pub mod tap;
 pub mod text;
 pub mod web;
 

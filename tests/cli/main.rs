@@ -21,6 +21,7 @@ mod audit_cli;
 mod bench_cli;
 mod browser;
 mod campaign_cli;
+mod ci_cli;
 mod closed_pipe;
 mod compare_cli;
 mod compare_fleet;
