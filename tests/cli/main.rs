@@ -80,3 +80,4 @@ mod why_cli;
 mod why_stored;
 mod why_timerlat;
 mod why_trace;
+mod widths;
