@@ -3,7 +3,7 @@
 //! holds, one test case per verdict; `--tap` prints TAP version 13 whose plan
 //! counts the verdicts. Both say what the command's JSON says, verdict for
 //! verdict, and the exit code is unchanged. On imported files, but for the
-//! campaign of `rtlab run` (root).
+//! campaign of `rtlab run` (root), whose report shows the command typed.
 
 use crate::common::{expect, json, rtlab, shown};
 use serde_json::Value;
@@ -249,13 +249,24 @@ fn a_campaign_gives_junit_and_tap_for_its_steps() {
     )
     .unwrap();
     let file = dir.path().join("c.xml");
+    let html = dir.path().join("c.html");
     let out = expect(
         at(dir.path())
             .arg("run")
             .arg(&scn)
-            .args(["-q", "--tap", "--junit"])
+            .args(["-q", "--tap", "--html"])
+            .arg(&html)
+            .arg("--junit")
             .arg(&file),
         &[1],
+    );
+    // Each step's run records the command typed, shown in the report with
+    // the parameters as written: no re-exec line, no unset (null) options.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("__step") && !page.contains("null"), "{page}");
+    assert!(
+        page.contains(" run ") && page.contains("--tap --html"),
+        "{page}"
     );
     let (plan, tests) = tap(&out.stdout);
     assert_eq!((plan.as_str(), tests.len()), ("1..4", 4), "{}", shown(&out));
