@@ -247,7 +247,15 @@ fn campaign(
         store::make_reports_dir(&html_path)?;
     }
     common::write_output("--html", Some(&html_path), &html)?;
-    write_files(&a.ci.files(&analysed, &title)?)?;
+    // A CI system gets this campaign's verdicts, those the exit code gives:
+    // the runs --compare-with adds are shown beside them, not judged again.
+    let ours: Vec<i64> = steps.iter().filter_map(|s| s.run.id).collect();
+    let mut gated = analysed.clone();
+    for p in &mut gated.parts {
+        p.verdicts
+            .retain(|v| v.run_id.is_some_and(|id| ours.contains(&id)));
+    }
+    write_files(&a.ci.files(&gated, &title)?)?;
 
     let runs: Vec<_> = steps.iter().map(|s| s.run.clone()).collect();
     let verdicts = verdict::judge(&runs, &reqs);
@@ -261,7 +269,7 @@ fn campaign(
     } else {
         "complete"
     };
-    let text = a.ci.text(&analysed, || {
+    let text = a.ci.text(&gated, || {
         Ok(if a.json {
             json::campaign(&CampaignDoc {
                 campaign,

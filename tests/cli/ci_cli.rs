@@ -238,11 +238,21 @@ fn a_campaign_gives_junit_and_tap_for_its_steps() {
     .unwrap();
     let file = dir.path().join("c.xml");
     let html = dir.path().join("c.html");
+    // An earlier campaign of another kernel, shown beside this one's steps
+    // but not judged in its CI report.
+    expect(
+        at(dir.path())
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--label", "old"]),
+        &[1],
+    );
     let out = expect(
         at(dir.path())
             .arg("run")
             .arg(&scn)
-            .args(["-q", "--tap", "--html"])
+            .args(["-q", "--label", "new", "--compare-with", "old"])
+            .args(["--tap", "--html"])
             .arg(&html)
             .arg("--junit")
             .arg(&file),
@@ -266,10 +276,10 @@ fn a_campaign_gives_junit_and_tap_for_its_steps() {
     assert_eq!(
         names,
         [
-            "loop=10s on fifo (run 1)",
-            "tight=1ns on fifo (run 1)",
-            "loop=10s on other (run 2)",
-            "tight=1ns on other (run 2)"
+            "loop=10s on fifo [new] (run 3)",
+            "tight=1ns on fifo [new] (run 3)",
+            "loop=10s on other [new] (run 4)",
+            "tight=1ns on other [new] (run 4)"
         ]
     );
 }
