@@ -216,6 +216,9 @@ pub struct RunRow {
     pub misses: Option<i64>,
     /// Campaign the run belongs to.
     pub campaign: Option<i64>,
+    /// The campaign step it was saved as (a step of `rtlab run`, a file of
+    /// an import), when it is one.
+    pub step: Option<String>,
     /// Tags, sorted.
     pub tags: Vec<String>,
     /// Scalar results (`events_per_s`, ...), for benchmark runs.
@@ -276,7 +279,8 @@ fn match_op(column: &str, value: &str) -> (String, &'static str) {
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
     r.max_ns, r.misses, r.campaign, r.metrics,
     (SELECT string_agg(tag, '\n' ORDER BY tag) FROM tags t WHERE t.run_id = r.id),
-    r.hostname, r.kernel_release";
+    r.hostname, r.kernel_release,
+    (SELECT m.step_name FROM campaign_runs m WHERE m.run_id = r.id)";
 
 fn run_row(r: &Row) -> Result<RunRow> {
     let metrics: String = r.get(10)?;
@@ -294,6 +298,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         max_ns: r.get(7)?,
         misses: r.get(8)?,
         campaign: r.get(9)?,
+        step: r.get(14)?,
         // Written by `save` from a BTreeMap<String, f64>; an unreadable value
         // (hand-edited database) shows as no metrics rather than failing the list.
         metrics: serde_json::from_str(&metrics).unwrap_or_default(),

@@ -8,6 +8,7 @@ mod checks;
 
 pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, suggested_isolation};
 
+use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
 use crate::system::{self, kernel_config};
 use crate::tune::kconfig::Config;
@@ -182,9 +183,9 @@ pub fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) 
     }
     for c in detailed {
         let _ = writeln!(out, "{} {} [{}]", c.status.name(), c.title, c.id);
-        let _ = writeln!(out, "    why: {}", c.why);
+        out.push_str(&paragraph("    why: ", &c.why));
         if !c.fix.is_empty() {
-            let _ = writeln!(out, "    fix: {}", c.fix);
+            out.push_str(&paragraph("    fix: ", &c.fix));
         }
     }
     let _ = writeln!(
