@@ -97,11 +97,12 @@ fn is_running(pid: i32) -> bool {
         .is_ok_and(|s| s.rfind(") ").is_some_and(|i| !s[i + 2..].starts_with('Z')))
 }
 
-/// The resident memory of `pid` now (VmRSS, KiB); 0 once it has exited.
-pub fn resident_kib(pid: u32) -> u64 {
+/// A memory figure of `pid` now, in KiB, by its name in /proc/PID/status
+/// (`VmRSS`, `RssAnon`); 0 once it has exited.
+pub fn status_kib(pid: u32, key: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
