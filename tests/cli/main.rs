@@ -60,6 +60,7 @@ mod periodic_cli;
 mod pg_cli;
 mod planted_links;
 mod prio_cli;
+mod probe_memory;
 mod progress_cli;
 mod readme;
 mod report_cli;
