@@ -3,17 +3,20 @@
 #
 # Both tools alternate with identical settings (-i 200us, -l LOOPS, SCHED_FIFO 90,
 # mlockall, one thread pinned to CPU 0, cpu_dma_latency 0), first on an idle
-# machine, then under `stress-ng --cpu 2`. Percentiles of both are computed the same
-# way, from each tool's 1-µs histogram file (cyclictest -h / rtlab --histfile), so
-# the comparison does not depend on either tool's own arithmetic. CPU cost per
-# sample is (user+sys)/samples from /usr/bin/time; memory is peak RSS. Page
-# faults: those of the whole process (start-up included, /usr/bin/time's minor +
-# major), and for rtlab those its measuring threads took while measuring (the
-# run's "page faults while measuring"), which must be 0; cyclictest does not
-# report its own.
+# machine, then under `stress-ng --cpu 2`. rtlab runs with its defaults: the run
+# is saved (to a store of its own here). Percentiles of both are computed the
+# same way, from each tool's 1-µs histogram file (cyclictest -h / rtlab
+# --histfile), so the comparison does not depend on either tool's own
+# arithmetic. Memory: peak RSS (GNU time), and VmRSS while measuring (the
+# largest of /proc/PID/status read every 50 ms over the middle half of the
+# run). CPU: task-clock (`perf stat`, a second run of each, interleaved),
+# and per sample (user+sys)/samples from GNU time. Page faults: those of the
+# whole process (start-up included, GNU time's minor + major), and for rtlab
+# those its measuring threads took while measuring (the run's "page faults
+# while measuring"), which must be 0; cyclictest does not report its own.
 #
 # Usage: bench/vs-cyclictest.sh            (LOOPS=100000 PAIRS=3 by default; root)
-#        LOOPS=20000 PAIRS=3 bench/vs-cyclictest.sh
+#        LOOPS=20000 PAIRS=5 bench/vs-cyclictest.sh
 #        RTLAB=/path/to/rtlab bench/vs-cyclictest.sh   (another build, e.g. an older one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +25,8 @@ LOOPS=${LOOPS:-100000}
 PAIRS=${PAIRS:-3}
 HIST_US=10000
 [ "$(id -u)" = 0 ] || { echo "needs root (SCHED_FIFO)"; exit 3; }
-for t in cyclictest stress-ng /usr/bin/time; do
-    command -v "$t" >/dev/null || { echo "missing $t (apt-get install rt-tests stress-ng time)"; exit 3; }
+for t in cyclictest stress-ng /usr/bin/time perf; do
+    command -v "$t" >/dev/null || { echo "missing $t (apt-get install rt-tests stress-ng time linux-perf)"; exit 3; }
 done
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release -q
@@ -47,22 +50,55 @@ pct() {
 }
 footer() { awk -v k="# $2:" 'index($0, k) == 1 { print $NF }' "$1"; }
 
+# cmdline TOOL HIST: the command line of TOOL writing its histogram to HIST.
+cmdline() {
+    if [ "$1" = cyclictest ]; then
+        echo cyclictest -q -m -p 90 -i 200 -l "$LOOPS" -t 1 -a 0 -h "$HIST_US" --histfile="$2"
+    else
+        echo "$RTLAB" --db "$work/runs.db" latency -q -p 90 -i 200us -l "$LOOPS" --cpus 0 \
+            --histogram-max "${HIST_US}us" --histfile "$2"
+    fi
+}
+
+# while_measuring PID: the largest VmRSS (kB) of PID over the middle half of
+# its run (LOOPS periods of 200 µs), read every 50 ms.
+while_measuring() {
+    local pid=$1 ms=$((LOOPS / 5)) t=0 most=0 kb
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ "$t" -ge $((ms / 4)) ] && [ "$t" -le $((ms * 3 / 4)) ]; then
+            kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+            [ "${kb:-0}" -gt "$most" ] && most=$kb
+        fi
+        sleep 0.05
+        t=$((t + 50))
+    done
+    echo "$most"
+}
+
 run_one() { # tool condition pair
     local tool=$1 cond=$2 i=$3 hist=$work/$1-$2-$3.hist tm=$work/$1-$2-$3.time out=$work/$1-$2-$3.out
-    local window=-
-    if [ "$tool" = cyclictest ]; then
-        /usr/bin/time -f "%U %S %M %R %F" -o "$tm" cyclictest -q -m -p 90 -i 200 -l "$LOOPS" -t 1 -a 0 \
-            -h "$HIST_US" --histfile="$hist" >"$out"
-    else
-        /usr/bin/time -f "%U %S %M %R %F" -o "$tm" "$RTLAB" latency -q -p 90 -i 200us -l "$LOOPS" --cpus 0 \
-            --histogram-max "${HIST_US}us" --histfile "$hist" --no-save >"$out"
-        window=$(awk '/^page faults while measuring:/ { print $5 }' "$out")
-    fi
+    local window=- pid measuring
+    # shellcheck disable=SC2046 # the command is words.
+    /usr/bin/time -f "%U %S %M %R %F" -o "$tm" $(cmdline "$tool" "$hist") >"$out" 2>/dev/null &
+    pid=$!
+    # GNU time's child, the tool.
+    while kill -0 "$pid" 2>/dev/null && ! pgrep -P "$pid" >/dev/null; do sleep 0.001; done
+    measuring=$(while_measuring "$(pgrep -P "$pid" | head -1)")
+    wait "$pid"
+    [ "$tool" = rtlab ] && window=$(awk '/^page faults while measuring:/ { print $5 }' "$out")
     read -r user sys rss minflt majflt < "$tm"
-    printf '%s %s %s %s %s %s %s %s %s %s\n' "$tool" "$cond" "$(footer "$hist" "Min Latencies")" \
+    printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$tool" "$cond" "$(footer "$hist" "Min Latencies")" \
         "$(pct "$hist" 0.5)" "$(pct "$hist" 0.99)" "$(footer "$hist" "Max Latencies")" \
         "$(awk -v u="$user" -v s="$sys" -v n="$LOOPS" 'BEGIN { printf "%.0f", (u + s) * 1e9 / n }')" "$rss" \
-        "$((minflt + majflt))" "${window:-?}" >> "$work/results"
+        "$((minflt + majflt))" "${window:-?}" "$measuring" >> "$work/results"
+}
+
+# task_clock TOOL CONDITION PAIR: task-clock (ms) of a second run of TOOL.
+task_clock() {
+    local tc=$work/$1-$2-$3.tc
+    # shellcheck disable=SC2046
+    perf stat -x, -e task-clock -o "$tc" $(cmdline "$1" "$work/tc.hist") >/dev/null 2>&1
+    echo "$1 $2 $(awk -F, '/task-clock/ { print $1 }' "$tc")" >> "$work/task-clock"
 }
 
 for cond in idle stress; do
@@ -73,6 +109,8 @@ for cond in idle stress; do
     for i in $(seq 1 "$PAIRS"); do
         run_one cyclictest "$cond" "$i"
         run_one rtlab "$cond" "$i"
+        task_clock cyclictest "$cond" "$i"
+        task_clock rtlab "$cond" "$i"
     done
     [ "$cond" = stress ] && { kill %1; wait %1 2>/dev/null || true; }
 done
@@ -81,26 +119,37 @@ echo "rtlab vs cyclictest: -i 200us -l $LOOPS -p 90 -m, 1 thread on CPU 0, $PAIR
 echo "kernel: $(uname -r) $(uname -v)"
 echo
 awk '
+    FILENAME ~ /task-clock$/ {
+        key = $1 " " $2; tn[key]++; tc[key] += $3
+        if (!(key in tmin) || $3 < tmin[key]) tmin[key] = $3
+        if ($3 > tmax[key]) tmax[key] = $3
+        # The pairs in order: a ratio per pair.
+        if ($1 == "cyclictest") last[$2] = $3; else { pr[$2, ++np[$2]] = $3 / last[$2] }
+        next
+    }
     { key = $1 " " $2; n[key]++
       min[key] += $3; p50[key] += $4; p99[key] += $5; max[key] += $6; cpu[key] += $7; rss[key] += $8
-      flt[key] += $9
+      flt[key] += $9; meas[key] += $11
       if ($10 == "-") win[key] = "-"; else if (win[key] != "?") win[key] = ($10 == "?") ? "?" : win[key] + $10 }
     END {
-        printf "%-11s %-7s %8s %8s %8s %8s %14s %10s %12s %14s\n", "tool", "load", "min_us", "p50_us", "p99_us", "max_us", "cpu_ns/sample", "rss_kb", "proc_faults", "faults_in_loop"
+        printf "%-11s %-7s %7s %7s %7s %8s %13s %7s %8s %11s %14s %11s %14s\n", "tool", "load", "min_us", "p50_us", "p99_us", "max_us", "cpu_ns/sample", "rss_kb", "meas_kb", "proc_faults", "faults_in_loop", "task_ms", "(min-max)"
         split("idle stress", conds, " ")
         for (c = 1; c <= 2; c++) for (t = 1; t <= 2; t++) {
             tool = (t == 1) ? "cyclictest" : "rtlab"; key = tool " " conds[c]
             if (!(key in n)) continue
-            printf "%-11s %-7s %8.1f %8.1f %8.1f %8.1f %14.0f %10.0f %12.0f %14s\n", tool, conds[c], min[key]/n[key], p50[key]/n[key], p99[key]/n[key], max[key]/n[key], cpu[key]/n[key], rss[key]/n[key], flt[key]/n[key], win[key]
+            printf "%-11s %-7s %7.1f %7.1f %7.1f %8.1f %13.0f %7.0f %8.0f %11.0f %14s %11.1f %14s\n", tool, conds[c], min[key]/n[key], p50[key]/n[key], p99[key]/n[key], max[key]/n[key], cpu[key]/n[key], rss[key]/n[key], meas[key]/n[key], flt[key]/n[key], win[key], tc[key]/tn[key], sprintf("%.1f-%.1f", tmin[key], tmax[key])
         }
         print ""
-        printf "%-7s %12s %12s %12s %12s %16s %10s\n", "load", "min ratio", "p50 ratio", "p99 ratio", "max ratio", "cpu/sample ratio", "rss ratio"
+        printf "%-7s %9s %9s %9s %9s %10s %9s %10s %11s %16s\n", "load", "min", "p50", "p99", "max", "cpu/sample", "rss", "measuring", "task-clock", "(per pair)"
         for (c = 1; c <= 2; c++) {
             a = "cyclictest " conds[c]; b = "rtlab " conds[c]
             if (!(a in n) || !(b in n)) continue
-            printf "%-7s %12.2f %12.2f %12.2f %12.2f %16.2f %10.2f\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a]
+            lo = hi = pr[conds[c], 1]
+            for (k = 2; k <= np[conds[c]]; k++) { r = pr[conds[c], k]; if (r < lo) lo = r; if (r > hi) hi = r }
+            printf "%-7s %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f %10.2f %11.3f %16s\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a], meas[b]/meas[a], (tc[b]/tn[b])/(tc[a]/tn[a]), sprintf("%.3f-%.3f", lo, hi)
         }
-        print "(means over the pairs; ratio = rtlab / cyclictest; below 1 is better for rtlab;"
-        print " proc_faults: minor + major of the whole process; faults_in_loop: total over the pairs"
-        print " of the faults the measuring threads took while measuring, as rtlab records them)"
-    }' "$work/results"
+        print "(means over the pairs; ratios rtlab / cyclictest, below 1 is better for rtlab; rss: peak;"
+        print " meas_kb: VmRSS while measuring; task_ms: task-clock of another run of each, interleaved,"
+        print " with its range; proc_faults: minor + major of the whole process; faults_in_loop: total"
+        print " over the pairs of the faults the measuring threads took while measuring, as rtlab records them)"
+    }' "$work/task-clock" "$work/results"

@@ -23,6 +23,10 @@ mod units;
 use clap::Parser;
 
 fn main() {
+    // What loading took (the loader's and every library's start-up code, the
+    // pages around the relocations) is not needed again: a command holds only
+    // what it runs from here on.
+    rtlab_engine::rt::mem::release_unused();
     // Invoked through a symlink named after a tool, rtlab is that tool.
     let argv0 = std::env::args_os().next().unwrap_or_default();
     let result = match compat::Personality::from_argv0(&argv0) {

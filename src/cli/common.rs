@@ -123,11 +123,17 @@ pub fn finish(
     run.audit.get_or_insert_with(crate::tune::audit::summary);
     let mut saved = None;
     if !save.no_save {
+        // Compressed first, its memory and code given back, then written: the
+        // two never hold memory at once.
+        let ready = store::Ready::of(run)?;
+        rtlab_engine::rt::mem::release_unused();
         let mut store = ctx.open_store()?;
-        let id = store.save(run)?;
+        let id = store.save_ready(ready)?;
         run.id = Some(id);
         saved = Some(store.path().display().to_string());
     }
+    // The store's pages (and its code's) are not needed to print.
+    rtlab_engine::rt::mem::release_unused();
     let mut stdout = std::io::stdout().lock();
     let text = if out.json {
         json::document(run)?

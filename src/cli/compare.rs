@@ -4,7 +4,7 @@
 //! runs of different kinds are never compared with each other.
 
 use super::common::{self, Context};
-use super::reportargs::{finish, NoiseArgs, ReportFiles, RequireArgs};
+use super::reportargs::{finish, CiArgs, NoiseArgs, ReportFiles, RequireArgs};
 use super::selection::{
     base_name, campaign_pairings, campaign_side, chosen, mixed_sides, pair_by_step, side,
     steps_by_base, ByArgs, Entry, FleetFilter, Side,
@@ -47,6 +47,8 @@ use std::path::{Path, PathBuf};
   rtlab compare image1 image2 image3
   rtlab compare image1@cpu image2@cpu --noise 2%
   rtlab compare --campaign 3 --campaign 4 --html campaigns.html
+  rtlab compare stock rt --require drone --junit rtlab-junit.xml
+  rtlab compare stock rt --require gyro=1ms --tap
   rtlab compare --kernel 6.6.0-rt --by host --since 30d
   rtlab compare --tag drone --by kernel --by-step --require drone")]
 pub struct CompareArgs {
@@ -88,7 +90,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     noise: NoiseArgs,
     /// Print the tables as markdown.
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    #[arg(long, conflicts_with_all = ["json", "csv", "tap"])]
     markdown: bool,
     /// Print one JSON document: each comparison with every cell (value,
     /// interval, change), its verdicts, what differs and its decision (times
@@ -97,7 +99,7 @@ pub struct CompareArgs {
     json: bool,
     /// Print the comparisons as CSV, one line per comparison, figure and
     /// column (times in ns).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tap")]
     csv: bool,
     /// Write the overlaid histograms to this SVG file; with several
     /// comparisons one file each, numbered before the extension (hist-1.svg)
@@ -106,6 +108,8 @@ pub struct CompareArgs {
     svg: Option<PathBuf>,
     #[command(flatten)]
     files: ReportFiles,
+    #[command(flatten)]
+    ci: CiArgs,
     /// Unit of times in the table.
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     unit: TimeUnit,
@@ -412,15 +416,18 @@ pub fn run(ctx: &Context, a: CompareArgs) -> Result<i32> {
         }
     }
     files.extend(a.files.render(&o, &opts)?);
-    let text = if a.json {
-        json::comparison(&o)?
-    } else if a.csv {
-        csv::comparison(&o)
-    } else if a.markdown {
-        markdown::render(&o, a.unit)
-    } else {
-        text::compare::report(&o, a.unit)
-    };
+    files.extend(a.ci.files(&o, &title)?);
+    let text = a.ci.text(&o, || {
+        Ok(if a.json {
+            json::comparison(&o)?
+        } else if a.csv {
+            csv::comparison(&o)
+        } else if a.markdown {
+            markdown::render(&o, a.unit)
+        } else {
+            text::compare::report(&o, a.unit)
+        })
+    })?;
     finish(&files, &text, &o.verdicts())
 }
 

@@ -2,7 +2,7 @@
 
 use super::common::Context;
 use super::reportargs::{
-    finish, requirements, requirements_or, NoiseArgs, ReportFiles, RequireArgs,
+    finish, requirements, requirements_or, CiArgs, NoiseArgs, ReportFiles, RequireArgs,
 };
 use super::selection::{campaign_pairings, chosen, described, ByArgs, FleetFilter};
 use crate::analysis::attribution::{self, Ranking};
@@ -33,6 +33,7 @@ use clap::Args;
   rtlab report 12
   rtlab report stock@2 --html stock.html --require gyro=1ms
   rtlab report --campaign 3 --html campaign.html
+  rtlab report --campaign 3 --junit rtlab-junit.xml
   rtlab report --host board7 --since 7d --by kernel --require gyro=1ms")]
 pub struct ReportArgs {
     /// The run: an id (12), a label (the newest complete run with that label) or
@@ -61,6 +62,8 @@ pub struct ReportArgs {
     noise: NoiseArgs,
     #[command(flatten)]
     files: ReportFiles,
+    #[command(flatten)]
+    ci: CiArgs,
     /// Print one JSON document instead of the text: the run as stored (its spike
     /// analysis included), the requirements and the verdicts (times in ns).
     #[arg(long, conflicts_with = "campaign")]
@@ -122,13 +125,13 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         reqs: &reqs,
     };
     let o = analyse(pairings, &reqs, a.noise.noise);
-    let files = a.files.render(&o, &opts)?;
+    let mut files = a.files.render(&o, &opts)?;
+    files.extend(a.ci.files(&o, &title)?);
     let verdicts = verdict::judge(runs, &reqs);
-    let text = if a.json {
-        json::report(runs, &reqs, &verdicts)?
-    } else {
-        Report.serialize(runs, &opts)?
-    };
+    let text = a.ci.text(&o, || match a.json {
+        true => json::report(runs, &reqs, &verdicts),
+        false => Report.serialize(runs, &opts),
+    })?;
     finish(&files, &text, &verdicts)
 }
 
@@ -162,7 +165,18 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
         }
         .render()
     })?;
-    let text = campaign_report(&c, &steps, &reqs, (&found, &ranked), &o, a.unit);
+    let mut files = files;
+    files.extend(a.ci.files(&o, &title)?);
+    let text = a.ci.text(&o, || {
+        Ok(campaign_report(
+            &c,
+            &steps,
+            &reqs,
+            (&found, &ranked),
+            &o,
+            a.unit,
+        ))
+    })?;
     finish(&files, &text, &o.verdicts())
 }
 

@@ -1,5 +1,5 @@
 //! The flags `compare` and `report` share (`--require`, `--noise`, `--html`,
-//! `--title`, `--plots`), and how they end: the files written whole, the text printed, the
+//! `--title`, `--plots`; `--junit` and `--tap` with `run`), and how they end: the files written whole, the text printed, the
 //! exit code of the verdicts.
 
 use super::common;
@@ -7,9 +7,9 @@ use crate::analysis::interval::DEFAULT_NOISE;
 use crate::analysis::outcome::Outcome;
 use crate::analysis::verdict::{self, parse_requirement, Requirement, Verdict};
 use crate::error::bad_flag;
-use crate::format::html;
 use crate::format::svg::plot_files;
 use crate::format::Options;
+use crate::format::{html, junit, tap};
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;
@@ -90,6 +90,43 @@ pub fn requirements(texts: &[String]) -> Result<Vec<Requirement>> {
     Ok(out)
 }
 
+/// `--junit` and `--tap`, shared by `run`, `compare` and `report`: the
+/// verdicts for a CI system, rendered from the one analysis the tables show.
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    /// Also write the verdicts as JUnit XML to this file, for GitLab, Jenkins
+    /// and GitHub Actions: one testsuite per comparison, one testcase per
+    /// requirement and run (budget, observed maximum, margin); PASS passes,
+    /// FAIL and NO DATA are failures, UNDECIDED is skipped with the reason
+    /// [default: none].
+    #[arg(long, value_name = "FILE", value_parser = common::output_file)]
+    junit: Option<PathBuf>,
+    /// Print the verdicts as TAP version 13 instead of the tables: one test per
+    /// requirement and run, `ok` for PASS, `not ok` for FAIL and NO DATA,
+    /// `ok ... # SKIP UNDECIDED` with the reason, and a YAML block of figures.
+    #[arg(long, conflicts_with = "json")]
+    tap: bool,
+}
+
+impl CiArgs {
+    /// The JUnit file asked for, rendered from `o` under the name `name`.
+    pub fn files(&self, o: &Outcome, name: &str) -> Result<Vec<OutFile>> {
+        let Some(path) = &self.junit else {
+            return Ok(Vec::new());
+        };
+        Ok(vec![(path.clone(), "--junit", junit::render(o, name)?)])
+    }
+
+    /// What stdout shows: the TAP document of `o` with `--tap`, else `text`
+    /// (made only when needed).
+    pub fn text(&self, o: &Outcome, text: impl FnOnce() -> Result<String>) -> Result<String> {
+        match self.tap {
+            true => Ok(tap::render(o)),
+            false => text(),
+        }
+    }
+}
+
 /// HTML report and plot directory, shared by `compare` and `report`.
 #[derive(Debug, Args)]
 pub struct ReportFiles {
@@ -163,7 +200,7 @@ fn part_plots(o: &Outcome) -> Result<Vec<(String, String)>> {
 /// Writes each file through [`crate::files::NewFile`] (a new file with a random
 /// name beside it, renamed into place), so that a reader never sees half a
 /// file and a link planted at its name is replaced, never written through.
-fn write_files(files: &[OutFile]) -> Result<()> {
+pub fn write_files(files: &[OutFile]) -> Result<()> {
     for (path, flag, content) in files {
         // Only --plots' own directory is ever made, below one that exists:
         // the flags' parsers checked that.

@@ -2,7 +2,7 @@
 //! (with no arguments) the quick check of this machine.
 
 use super::common::{self, Context};
-use super::reportargs::{requirements, requirements_or};
+use super::reportargs::{requirements, requirements_or, write_files, CiArgs};
 use super::selection::campaign_pairings;
 use crate::analysis::attribution;
 use crate::analysis::interval::DEFAULT_NOISE;
@@ -37,6 +37,7 @@ use std::sync::atomic::Ordering;
   rtlab run
   rtlab run --preset lab --duration 30s --label stock
   rtlab run my-board.toml --require gyro=500us --html board.html
+  rtlab run --preset quick --require loop=1ms --junit rtlab-junit.xml
   rtlab run --attribute dohell --duration 10s")]
 pub struct RunArgs {
     /// A scenario file (TOML; the keys: rtlab help scenarios) [default: the quick
@@ -83,6 +84,8 @@ pub struct RunArgs {
     /// Print one JSON document (format rtlab/1) instead of the tables.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    ci: CiArgs,
     /// No progress line and no line per step; only the final result.
     #[arg(short, long)]
     quiet: bool,
@@ -244,6 +247,15 @@ fn campaign(
         store::make_reports_dir(&html_path)?;
     }
     common::write_output("--html", Some(&html_path), &html)?;
+    // A CI system gets this campaign's verdicts, those the exit code gives:
+    // the runs --compare-with adds are shown beside them, not judged again.
+    let ours: Vec<i64> = steps.iter().filter_map(|s| s.run.id).collect();
+    let mut gated = analysed.clone();
+    for p in &mut gated.parts {
+        p.verdicts
+            .retain(|v| v.run_id.is_some_and(|id| ours.contains(&id)));
+    }
+    write_files(&a.ci.files(&gated, &title)?)?;
 
     let runs: Vec<_> = steps.iter().map(|s| s.run.clone()).collect();
     let verdicts = verdict::judge(&runs, &reqs);
@@ -257,35 +269,37 @@ fn campaign(
     } else {
         "complete"
     };
-    let text = if a.json {
-        json::campaign(&CampaignDoc {
-            campaign,
-            name: &scn.name,
-            status,
-            steps: &steps,
-            verdicts: &verdicts,
-            risks: &found,
-            attribution: &ranked,
-            outcome: &analysed,
-            html: html_path.display().to_string(),
-            exit_code: code,
-        })?
-    } else {
-        let mut out = run_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit);
-        if !ranked.is_empty() {
-            out.push_str(&attribution_text(&ranked));
+    let text = a.ci.text(&gated, || {
+        Ok(if a.json {
+            json::campaign(&CampaignDoc {
+                campaign,
+                name: &scn.name,
+                status,
+                steps: &steps,
+                verdicts: &verdicts,
+                risks: &found,
+                attribution: &ranked,
+                outcome: &analysed,
+                html: html_path.display().to_string(),
+                exit_code: code,
+            })?
+        } else {
+            let mut out = run_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit);
+            if !ranked.is_empty() {
+                out.push_str(&attribution_text(&ranked));
+                out.push('\n');
+            }
+            out.push_str(&decision_text(&analysed, a.unit));
             out.push('\n');
-        }
-        out.push_str(&decision_text(&analysed, a.unit));
-        out.push('\n');
-        out.push_str(&format!("report: {}\n", html_path.display()));
-        if outcome.interrupted {
-            out.push_str(&format!(
-                "interrupted: continue with 'rtlab run --resume {campaign}'\n"
-            ));
-        }
-        out
-    };
+            out.push_str(&format!("report: {}\n", html_path.display()));
+            if outcome.interrupted {
+                out.push_str(&format!(
+                    "interrupted: continue with 'rtlab run --resume {campaign}'\n"
+                ));
+            }
+            out
+        })
+    })?;
     common::write_output("--json", None, &text)?;
     Ok(code)
 }

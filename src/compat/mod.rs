@@ -141,17 +141,24 @@ impl Session {
         if self.no_store {
             return Ok(());
         }
-        let mut store = Store::open(&store::default_path(self.db.as_deref())?)?;
         if let Some(label) = &self.label {
             run.label = label.clone();
         }
         run.tags = self.tags.clone();
-        run.audit = Some(crate::tune::audit::summary());
-        let id = store.save(run)?;
+        // The audit read (unless it was before measuring) and the series
+        // compressed, their memory and code given back, before the store is
+        // opened; the store's, before what follows: none holds memory at once.
+        run.audit.get_or_insert_with(crate::tune::audit::summary);
+        let ready = store::Ready::of(run)?;
+        rtlab_engine::rt::mem::release_unused();
+        let mut store = Store::open(&store::default_path(self.db.as_deref())?)?;
+        let id = store.save_ready(ready)?;
         run.id = Some(id);
         if std::io::stderr().is_terminal() {
             eprintln!("rtlab: saved as run {id} in {}", store.path().display());
         }
+        drop(store);
+        rtlab_engine::rt::mem::release_unused();
         Ok(())
     }
 }

@@ -457,17 +457,14 @@ fn loads(run: &Run) -> String {
     table(Cells::Named, &header, &rows)
 }
 
-/// A JSON object's fields as a flowing list of `key value` pairs.
-fn key_values(value: &serde_json::Value) -> String {
-    let Some(map) = value.as_object() else {
-        return format!("<p><code>{}</code></p>\n", esc(&value.to_string()));
-    };
+/// Pairs as a flowing list of `key value` items.
+fn key_values(pairs: &[(String, String)]) -> String {
     let mut out = String::from("<dl class=\"kv\">");
-    for (k, v) in map {
+    for (k, v) in pairs {
         out.push_str(&format!(
             "<div><dt>{}</dt><dd>{}</dd></div>",
             esc(k),
-            esc(&json_text(v))
+            esc(v)
         ));
     }
     out.push_str("</dl>\n");
@@ -562,7 +559,7 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
         &rows,
     ));
     out.push_str("<h3>Parameters</h3>\n");
-    out.push_str(&key_values(&run.params.to_value()));
+    out.push_str(&key_values(&crate::format::params_shown(run)));
     out.push_str(&format!(
         "<p class=\"meta\">Command: <code>{}</code></p>\n</section>\n",
         esc(&run.command_line.join(" "))

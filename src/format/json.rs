@@ -142,7 +142,7 @@ pub fn run_rows(rows: &[RunRow]) -> Result<String> {
                 "id": r.id, "started_at": r.started_at, "kind": r.kind, "label": r.label,
                 "status": r.status, "samples": r.samples, "p99_ns": r.p99_ns,
                 "max_ns": r.max_ns, "misses": r.misses, "campaign": r.campaign,
-                "tags": r.tags, "metrics": r.metrics,
+                "step": r.step, "tags": r.tags, "metrics": r.metrics,
             })
         })
         .collect();

@@ -9,11 +9,13 @@ pub mod histfile;
 pub mod html;
 mod html_why;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod metrics;
 pub mod svg;
 pub mod svg_why;
 pub mod sweep_svg;
+pub mod tap;
 pub mod text;
 pub mod web;
 
@@ -81,6 +83,35 @@ impl Format {
         clap::ValueEnum::to_possible_value(&self)
             .map(|v| v.get_name().to_string())
             .unwrap_or_default()
+    }
+}
+
+/// A run's parameters as a user writes them: `key` and value pairs, strings
+/// without quotes, lists joined by commas, and the options left unset (null)
+/// left out, as a command line or scenario leaves them out.
+pub fn params_shown(run: &Run) -> Vec<(String, String)> {
+    fn shown(v: &serde_json::Value) -> Option<String> {
+        match v {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Array(items) => {
+                let items: Vec<String> = items.iter().filter_map(shown).collect();
+                (!items.is_empty()).then(|| items.join(","))
+            }
+            serde_json::Value::Number(n) if n.is_f64() => {
+                n.as_f64().map(text::compare::metric_text)
+            }
+            other => Some(other.to_string()),
+        }
+    }
+    match run.params.to_value() {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), shown(v)?)))
+            .collect(),
+        other => shown(&other)
+            .map(|v| vec![(String::new(), v)])
+            .unwrap_or_default(),
     }
 }
 

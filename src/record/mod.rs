@@ -612,7 +612,7 @@ impl Run {
             ended_at: now_rfc3339(),
             duration_ns: 0,
             rtlab_version: env!("CARGO_PKG_VERSION").into(),
-            command_line: std::env::args().map(|a| without_password(&a)).collect(),
+            command_line: invoked_as(),
             params,
             fingerprint,
             audit: None,
@@ -644,6 +644,22 @@ pub fn default_label(fp: &Fingerprint) -> String {
         (None, true) => format!("{} PREEMPT_DYNAMIC", fp.kernel_release),
         (None, false) => format!("{} {}", fp.kernel_release, fp.preempt.name()),
     }
+}
+
+/// Where `rtlab run` hands each step's process the command the user typed
+/// (a JSON array of strings), so that a step's run records that command, not
+/// the internal `rtlab __step --params …` line it was started with.
+pub const COMMAND_ENV: &str = "RTLAB_CAMPAIGN_COMMAND";
+
+/// The command line to record: the user's, passwords hidden. A campaign step
+/// (`rtlab __step`) records the command of the `rtlab run` that started it.
+pub fn invoked_as() -> Vec<String> {
+    let own: Vec<String> = std::env::args().map(|a| without_password(&a)).collect();
+    let campaign = std::env::var(COMMAND_ENV)
+        .ok()
+        .filter(|_| own.get(1).map(String::as_str) == Some("__step"))
+        .and_then(|json| serde_json::from_str::<Vec<String>>(&json).ok());
+    campaign.unwrap_or(own)
 }
 
 /// `arg` with the password of a URL in it (in the user part or a `password=`

@@ -154,7 +154,11 @@ impl Runner<'_> {
         cmd.args(["__step", "--params", &params])
             .args(["--json", "--quiet", "--label", self.label])
             // In the environment, not the command line: a URL may hold a password.
-            .env(crate::store::DB_ENV, self.db);
+            .env(crate::store::DB_ENV, self.db)
+            .env(
+                crate::record::COMMAND_ENV,
+                serde_json::to_string(&crate::record::invoked_as())?,
+            );
         for t in self.tags {
             cmd.args(["--tag", t]);
         }

@@ -166,6 +166,8 @@ pub struct CampaignRow {
     pub ended_at: Option<String>,
     /// Number of runs saved.
     pub runs: i64,
+    /// The labels of its runs, sorted, each once.
+    pub labels: Vec<String>,
 }
 
 /// Fails unless campaign `id` exists.
@@ -358,8 +360,22 @@ impl Store {
                     created_at: r.get(3)?,
                     ended_at: r.get(4)?,
                     runs: r.get(5)?,
+                    labels: self.campaign_labels(r.get(0)?)?,
                 })
             })
+            .collect()
+    }
+
+    /// The labels of the runs of campaign `id`, sorted, each once.
+    fn campaign_labels(&self, id: i64) -> Result<Vec<String>> {
+        self.conn
+            .query(
+                "SELECT DISTINCT r.label FROM runs r JOIN campaign_runs m ON m.run_id = r.id
+                 WHERE m.campaign_id = ?1 ORDER BY r.label",
+                args![id],
+            )?
+            .iter()
+            .map(|r| r.get(0))
             .collect()
     }
 }

@@ -216,6 +216,9 @@ pub struct RunRow {
     pub misses: Option<i64>,
     /// Campaign the run belongs to.
     pub campaign: Option<i64>,
+    /// The campaign step it was saved as (a step of `rtlab run`, a file of
+    /// an import), when it is one.
+    pub step: Option<String>,
     /// Tags, sorted.
     pub tags: Vec<String>,
     /// Scalar results (`events_per_s`, ...), for benchmark runs.
@@ -276,7 +279,8 @@ fn match_op(column: &str, value: &str) -> (String, &'static str) {
 const ROW_COLUMNS: &str = "r.id, r.started_at, r.kind, r.label, r.status, r.samples, r.p99_ns,
     r.max_ns, r.misses, r.campaign, r.metrics,
     (SELECT string_agg(tag, '\n' ORDER BY tag) FROM tags t WHERE t.run_id = r.id),
-    r.hostname, r.kernel_release";
+    r.hostname, r.kernel_release,
+    (SELECT m.step_name FROM campaign_runs m WHERE m.run_id = r.id)";
 
 fn run_row(r: &Row) -> Result<RunRow> {
     let metrics: String = r.get(10)?;
@@ -294,6 +298,7 @@ fn run_row(r: &Row) -> Result<RunRow> {
         max_ns: r.get(7)?,
         misses: r.get(8)?,
         campaign: r.get(9)?,
+        step: r.get(14)?,
         // Written by `save` from a BTreeMap<String, f64>; an unreadable value
         // (hand-edited database) shows as no metrics rather than failing the list.
         metrics: serde_json::from_str(&metrics).unwrap_or_default(),
@@ -317,7 +322,12 @@ impl Store {
 
     /// Saves a run in one transaction and returns its id.
     pub fn save(&mut self, run: &Run) -> Result<i64> {
-        let path = self.path.display().to_string();
+        self.save_ready(Ready::of(run)?)
+    }
+
+    /// Saves a run made [`Ready`] in one transaction and returns its id.
+    pub fn save_ready(&mut self, ready: Ready<'_>) -> Result<i64> {
+        let (run, path) = (ready.run, self.path.display().to_string());
         // Numbers no measurement gives (percentiles out of order, counts that
         // disagree with their histogram) never reach the store.
         run.check_numbers()
@@ -326,7 +336,7 @@ impl Store {
             if let Some(id) = run.campaign {
                 campaign::require(c, id, &path)?;
             }
-            insert_run(c, run, None)
+            insert_run(c, run, None, ready.blobs)
         })
     }
 
@@ -551,9 +561,36 @@ fn set_record_field(c: &dyn Conn, id: i64, field: &str, value: serde_json::Value
     Ok(())
 }
 
-/// Inserts `run` (header, tags, series) with `uuid`, or a new one, and
-/// returns its id. Its campaign, if any, must exist.
-fn insert_run(c: &dyn Conn, run: &Run, uuid: Option<&str>) -> Result<i64> {
+/// A run ready to be saved: its series compressed (see [`series_blobs`]).
+/// Made before the store is opened, so that compressing (the encoder's tables
+/// take a few hundred KB) and the store's own memory are never held at once.
+pub struct Ready<'a> {
+    run: &'a Run,
+    blobs: Vec<Vec<u8>>,
+}
+
+impl<'a> Ready<'a> {
+    /// Compresses the series of `run`.
+    pub fn of(run: &'a Run) -> Result<Ready<'a>> {
+        Ok(Ready {
+            run,
+            blobs: series_blobs(run)?,
+        })
+    }
+}
+
+/// The stored form of each series of `run`, its threads' then its total.
+fn series_blobs(run: &Run) -> Result<Vec<Vec<u8>>> {
+    run.series
+        .iter()
+        .chain(&run.total)
+        .map(series_to_blob)
+        .collect()
+}
+
+/// Inserts `run` (header, tags, series as `blobs`, from [`series_blobs`]) with
+/// `uuid`, or a new one, and returns its id. Its campaign, if any, must exist.
+fn insert_run(c: &dyn Conn, run: &Run, uuid: Option<&str>, blobs: Vec<Vec<u8>>) -> Result<i64> {
     let total = run.total.as_ref();
     let mut header = run.clone();
     header.id = None;
@@ -601,8 +638,8 @@ fn insert_run(c: &dyn Conn, run: &Run, uuid: Option<&str>) -> Result<i64> {
         add_tag(c, id, tag)?;
     }
     let all = run.series.iter().enumerate().map(|(i, s)| (i as i64, s));
-    for (idx, s) in all.chain(total.map(|t| (-1, t))) {
-        insert_series(c, id, idx, s)?;
+    for ((idx, s), blob) in all.chain(total.map(|t| (-1, t))).zip(blobs) {
+        insert_series(c, id, idx, s, blob)?;
     }
     Ok(id)
 }
@@ -662,9 +699,8 @@ fn series_from_column(v: &Value) -> Result<Series> {
     })
 }
 
-fn insert_series(c: &dyn Conn, run: i64, idx: i64, s: &Series) -> Result<()> {
+fn insert_series(c: &dyn Conn, run: i64, idx: i64, s: &Series, data: Vec<u8>) -> Result<()> {
     let m = &s.summary;
-    let data = series_to_blob(s)?;
     c.execute(
         "INSERT INTO series (run_id, idx, name, samples, overruns, misses, overflows,
             min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p95_ns, p99_ns, p999_ns, p9999_ns, max_ns, data)

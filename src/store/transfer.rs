@@ -94,6 +94,7 @@ impl Store {
             Some(_) => from.campaign_of(id).map_err(unreadable)?,
             None => None,
         };
+        let blobs = super::series_blobs(&run)?;
         self.write(|tx| {
             // Another process may have copied it since the check above.
             if let Some(here) = find_run(tx, &uuid)? {
@@ -103,7 +104,7 @@ impl Store {
                 Some(c) => Some(ensure_campaign(tx, c)?),
                 None => None,
             };
-            let new = super::insert_run(tx, &run, Some(&uuid))?;
+            let new = super::insert_run(tx, &run, Some(&uuid), blobs)?;
             if let (Some(c), Some(cid)) = (&campaign, run.campaign) {
                 tx.execute(
                     "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)

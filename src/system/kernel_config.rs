@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 pub fn read(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = String::new();
+        // Configurations compress about sixfold: room for the text at once.
+        let mut text = String::with_capacity(bytes.len() * 8);
         flate2::read::GzDecoder::new(&bytes[..])
             .read_to_string(&mut text)
             .with_context(|| format!("{} is not a valid gzip file", path.display()))?;
@@ -42,7 +43,7 @@ pub fn candidates<'a>(
 
 /// The running kernel's configuration and where it came from, if any is readable.
 pub fn running() -> Option<(String, String)> {
-    let release = rtlab_engine::sysinfo::collect(None).kernel_release;
+    let release = rtlab_engine::sysinfo::uname().release;
     candidates(&SysRoot::default(), &release)
         .next()
         .map(|(path, text)| (path.display().to_string(), text))

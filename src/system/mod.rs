@@ -8,13 +8,27 @@ pub mod kernel_config;
 
 use crate::record::Warning;
 use rtlab_engine::sysinfo::{self, Fingerprint};
+use std::sync::OnceLock;
 
-/// The fingerprint of this system, with the kernel configuration when available.
+/// This process's fingerprint of the system, once read.
+static FINGERPRINT: OnceLock<Fingerprint> = OnceLock::new();
+
+/// The fingerprint of this system, with the kernel configuration when
+/// available: read once per process (a run is measured in a process of its
+/// own), or taken from the audit summary read before it ([`remember`]).
 pub fn fingerprint() -> Fingerprint {
-    match kernel_config::running() {
-        Some((src, text)) => sysinfo::collect(Some((&src, text))),
-        None => sysinfo::collect(None),
-    }
+    FINGERPRINT
+        .get_or_init(|| match kernel_config::running() {
+            Some((src, text)) => sysinfo::collect(Some((&src, &text))),
+            None => sysinfo::collect(None),
+        })
+        .clone()
+}
+
+/// Keeps `fp`, read below `/` as [`fingerprint`] reads it (the audit reads the
+/// same files and the kernel configuration for its checks), as this process's.
+pub fn remember(fp: &Fingerprint) {
+    let _ = FINGERPRINT.set(fp.clone());
 }
 
 /// The warnings a fingerprint alone justifies.

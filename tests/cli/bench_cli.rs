@@ -9,7 +9,6 @@ use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 /// Runs `rtlab bench ARGS --no-save --json` (ARGS split at blanks) and returns
 /// the record.
@@ -148,6 +147,25 @@ fn empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
 }
 
+/// The read and write system calls of `pid`'s threads but its first
+/// (/proc/PID/task/TID/io): the requests of a benchmark's workers.
+fn worker_requests(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| t.file_name() != pid.to_string().as_str())
+        .map(|t| {
+            let io = std::fs::read_to_string(t.path().join("io")).unwrap_or_default();
+            io.lines()
+                .filter_map(|l| l.strip_prefix("syscr: ").or(l.strip_prefix("syscw: ")))
+                .filter_map(|v| v.trim().parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 #[test]
 fn fileio_every_mode_counts_its_requests_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -266,9 +284,14 @@ fn fileio_out_of_space_exits_3_and_removes_its_files() {
     assert!(empty(fs.0.path()));
 }
 
-/// Starts a fileio run, waits until its files exist (and `settle` more), sends
-/// SIGINT, and returns the exit code and stdout.
-fn interrupt_fileio(dir: &Path, size: &str, settle: Duration) -> (Option<i32>, String) {
+/// Starts a fileio run, waits until `now` holds of its pid and directory
+/// (`what`, for the message if it never does), sends SIGINT, and returns the
+/// exit code and stdout.
+fn interrupt_fileio(
+    dir: &Path,
+    size: &str,
+    (what, now): (&str, fn(u32, &Path) -> bool),
+) -> (Option<i32>, String) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
         .args("bench fileio --no-save --json --time 20s".split(' '))
         .args(["--files", "4", "--total-size", size, "--dir"])
@@ -277,11 +300,7 @@ fn interrupt_fileio(dir: &Path, size: &str, settle: Duration) -> (Option<i32>, S
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while empty(dir) && started.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(settle);
+    crate::common::wait_for(what, || now(child.id(), dir));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -294,7 +313,9 @@ fn interrupt_fileio(dir: &Path, size: &str, settle: Duration) -> (Option<i32>, S
 #[test]
 fn fileio_interrupted_while_running_saves_what_it_measured_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, stdout) = interrupt_fileio(dir.path(), "4M", Duration::from_millis(600));
+    // Its workers have done some of their requests: it runs.
+    let running = |pid: u32, _: &Path| worker_requests(pid) >= 100;
+    let (code, stdout) = interrupt_fileio(dir.path(), "4M", ("the run", running));
     assert_eq!(code, Some(130));
     let run: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(run["status"], "interrupted");
@@ -305,8 +326,10 @@ fn fileio_interrupted_while_running_saves_what_it_measured_and_cleans_up() {
 #[test]
 fn fileio_interrupted_while_preparing_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
-    // 1 GiB takes long enough to prepare that the signal lands in the middle.
-    let (code, stdout) = interrupt_fileio(dir.path(), "1G", Duration::from_millis(50));
+    // 1 GiB takes long enough to prepare that the signal lands in the middle
+    // when it is sent as the first file appears.
+    let preparing = |_: u32, dir: &Path| !empty(dir);
+    let (code, stdout) = interrupt_fileio(dir.path(), "1G", ("the files", preparing));
     assert_eq!(code, Some(130));
     assert!(stdout.is_empty(), "nothing was measured: {stdout}");
     assert!(empty(dir.path()), "files left after SIGINT");

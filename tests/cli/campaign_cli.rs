@@ -3,7 +3,7 @@
 //! moment, a killed runner. Live steps run at priority 0 (SCHED_OTHER), so these
 //! tests need no root; they assert statuses and exit codes, never latencies.
 
-use crate::common::children_of;
+use crate::common::{children_of, output_and_peak_rss};
 use assert_cmd::cargo::cargo_bin;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -138,9 +138,9 @@ fn a_scenario_bomb_is_refused_quickly_naming_its_axes() {
         intervals.join(",")
     );
     let (_dir, db, scn) = setup(&bomb);
-    let t0 = Instant::now();
-    let (out, what) = run(rtlab(&db).arg("run").arg(&scn));
-    let took = t0.elapsed();
+    let mut cmd = rtlab(&db);
+    let (out, peak_kib) = output_and_peak_rss(cmd.arg("run").arg(&scn), |_| {});
+    let what = describe(&cmd, &out.status, &out.stdout, &out.stderr);
     assert_eq!(out.status.code(), Some(2), "{what}");
     let err = String::from_utf8_lossy(&out.stderr);
     for want in [
@@ -153,9 +153,9 @@ fn a_scenario_bomb_is_refused_quickly_naming_its_axes() {
     ] {
         assert!(err.contains(want), "{want}\n{what}");
     }
-    // Building 10 million steps takes minutes and gigabytes; counting them does
-    // not. The bound is generous: it only catches an expansion.
-    assert!(took < Duration::from_secs(20), "took {took:?}\n{what}");
+    // Building 10 million steps takes gigabytes; counting them does not. The
+    // bound is generous: it only catches an expansion.
+    assert!(peak_kib < 200 << 10, "peak RSS {peak_kib} KiB\n{what}");
     assert_nothing_stored(&db, &what);
 
     // Axes whose product overflows 64 bits are counted without wrapping.
@@ -265,17 +265,13 @@ fn invalid_step_values_are_refused_before_the_campaign_exists() {
              [[step]]\nname = \"second\"\nprobe = \"latency\"\n{prio}{bad}\n"
         );
         let (_dir, db, scn) = setup(&text);
-        let t0 = Instant::now();
         let (out, what) = run(rtlab(&db).arg("run").arg(&scn));
         assert_eq!(out.status.code(), Some(2), "{bad}\n{what}");
         let err = String::from_utf8_lossy(&out.stderr);
         for want in *wants {
             assert!(err.contains(want), "{bad}: wanted '{want}'\n{what}");
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "refused up front, not after running step 1\n{what}"
-        );
+        // Refused up front, not after running step 1.
         assert_nothing_stored(&db, &what);
     }
 }
@@ -283,8 +279,7 @@ fn invalid_step_values_are_refused_before_the_campaign_exists() {
 #[test]
 fn compare_with_and_flags_are_checked_before_anything_runs() {
     let (dir, db, scn) = setup(TWO_STEPS);
-    // The drone preset runs for minutes: refusing its --compare-with must not.
-    let t0 = Instant::now();
+    // The drone preset runs for minutes: its --compare-with is refused before.
     let (out, what) =
         run(rtlab(&db).args(["run", "--preset", "drone", "--compare-with", "vanilla"]));
     assert_eq!(out.status.code(), Some(2), "{what}");
@@ -293,7 +288,6 @@ fn compare_with_and_flags_are_checked_before_anything_runs() {
             && String::from_utf8_lossy(&out.stderr).contains("'vanilla'"),
         "{what}"
     );
-    assert!(t0.elapsed() < Duration::from_secs(20), "{what}");
     assert!(!db.exists(), "no store is created to find nothing in it");
     for extra in [
         &["--compare-with", "nosuchkernel"][..],
@@ -414,12 +408,6 @@ fn ended(pid: i32) -> bool {
         .unwrap_or(true)
 }
 
-/// Whether process `pid` has started measuring: its probe threads exist (it
-/// installs its signal handler before it starts them).
-fn measuring(pid: i32) -> bool {
-    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|d| d.count() > 1)
-}
-
 /// Waits (bounded) until `cond` holds.
 fn wait_for(what: &str, cond: impl FnMut() -> bool) {
     poll(what, cond, Duration::from_millis(2));
@@ -520,8 +508,9 @@ fn sigint_or_sigterm_mid_step_saves_what_was_gathered() {
         let pid = r.pid();
         wait_for("a step process", || !children_of(pid).is_empty());
         let step = children_of(pid)[0];
-        wait_for("the step to measure", || measuring(step) || ended(step));
-        std::thread::sleep(Duration::from_millis(100));
+        wait_for("the step to measure", || {
+            ended(step) || crate::common::measuring(step as u32)
+        });
         r.signal(sig);
         let (status, what) = r.finish();
         let runs = campaign_runs(&db, 1);
@@ -603,7 +592,7 @@ fn a_killed_runner_leaves_no_step_or_echo_server_behind() {
         .unwrap()
         .port();
     let (dir, db, scn) = setup(&format!(
-        "name = \"net\"\n[[step]]\nprobe = \"net\"\ntarget = \"127.0.0.1:{port}\"\nlocal_server = true\nduration = \"30s\"\nperiod = \"10ms\"\n"
+        "name = \"net\"\n[[step]]\nprobe = \"net\"\ntarget = \"127.0.0.1:{port}\"\nlocal_server = true\nduration = \"10m\"\nperiod = \"10ms\"\n"
     ));
     let r = start(&db, &["run", scn.to_str().unwrap(), "-q"], dir.path());
     let pid = r.pid();
@@ -614,10 +603,11 @@ fn a_killed_runner_leaves_no_step_or_echo_server_behind() {
     let children = children_of(pid);
     r.signal(libc::SIGKILL);
     let (_, what) = r.finish();
-    // Both were told to stop when the runner died; neither waits out its 30 s.
+    // Both were told to stop when the runner died; neither waits out its 10
+    // minutes (a minute is a generous bound for the stop).
     let t0 = Instant::now();
     while !children.iter().all(|&p| ended(p)) {
-        if t0.elapsed() > Duration::from_secs(10) {
+        if t0.elapsed() > Duration::from_secs(60) {
             for &p in &children {
                 // SAFETY: kill(2) on the processes this test started (and checked
                 // were ours); the test fails anyway.

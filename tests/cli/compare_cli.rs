@@ -340,7 +340,6 @@ fn interrupted_runs_are_named_explicitly_and_flagged() {
     // measurement instead of killing the process) and runs its probe threads,
     // so that the run has samples when it is cut.
     wait_until_measuring(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(130));

@@ -3,11 +3,10 @@
 //! the status lines on a named pipe, `--deepest-idle-state` limits the idle
 //! states for the run and restores them.
 
-use crate::common::{expect, rtlab, shown, wait_until_measuring};
+use crate::common::{expect, rtlab, shown, wait_for, wait_until_measuring};
 use crate::cyclictest_layout::{check_layout, kind};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 fn spawn(args: &[&str], db: &Path) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
@@ -27,7 +26,6 @@ fn ctrl_c_prints_the_results_exits_0_as_cyclictest_and_stores_an_interrupted_run
     let db = dir.path().join("r.db");
     let child = spawn(&["-q", "-t", "2", "-i", "500"], &db);
     wait_until_measuring(child.id());
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -65,11 +63,7 @@ fn the_fifo_serves_the_status_lines_to_a_reader() {
         ],
         &dir.path().join("r.db"),
     );
-    let mut waited = 0;
-    while !fifo.exists() && waited < 500 {
-        std::thread::sleep(Duration::from_millis(10));
-        waited += 1;
-    }
+    wait_for("the status pipe", || fifo.exists());
     // Opening for reading waits until rtlab opens the pipe to write.
     let served = std::fs::read_to_string(&fifo).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -109,7 +103,6 @@ fn the_deepest_idle_state_holds_for_the_run_and_is_restored() {
         &dir.path().join("r.db"),
     );
     wait_until_measuring(child.id());
-    std::thread::sleep(Duration::from_millis(300));
     let during = std::fs::read_to_string(state1).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));

@@ -292,8 +292,9 @@ fn a_push_stopped_by_ctrl_c_keeps_whole_runs_and_the_next_push_copies_the_rest()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Interrupted once it has begun to write the fleet's store.
     crate::common::wait_until_catching_sigint(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    crate::common::wait_for("the push to begin", || fleet.exists());
     // SAFETY: kill(2) on the child just spawned, which has not been waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -468,7 +468,6 @@ fn sigint_keeps_what_was_gathered_and_exits_130() {
         .spawn()
         .unwrap();
     wait_until_measuring(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -3,7 +3,7 @@
 //! recorded in latency runs; Ctrl-C, a crashed worker and a killed parent leave
 //! no process and no file.
 
-use crate::common::{expect, rtlab};
+use crate::common::{expect, rtlab, wait_for, wait_until_measuring};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::process::Stdio;
@@ -30,24 +30,16 @@ fn processes() -> Vec<(i32, i32, i32)> {
     out
 }
 
-/// Waits (up to 3 s, for the reaper) until no live process is one of `pids` or in
-/// one of their process groups; panics naming what is left.
+/// Waits (for the reaper) until no live process is one of `pids` or in one of
+/// their process groups; panics naming what is left after a minute.
 fn assert_gone(pids: &[i32]) {
-    let t0 = Instant::now();
-    loop {
-        let left: Vec<(i32, i32, i32)> = processes()
+    let left = || -> Vec<(i32, i32, i32)> {
+        processes()
             .into_iter()
             .filter(|(p, _, g)| pids.contains(p) || pids.contains(g))
-            .collect();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(3),
-            "processes left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .collect()
+    };
+    wait_for("the workers to be gone", || left().is_empty());
 }
 
 fn worker_pids(run: &Value) -> Vec<i32> {
@@ -284,8 +276,16 @@ fn latency_under_load_records_the_load_and_its_rate() {
     assert_gone(&worker_pids(&run));
 }
 
-/// Starts rtlab with `args` and waits until it has `n` load workers; returns the
-/// child (which every caller waits for) and the worker pids.
+/// Whether process `pid` runs as a load worker: it has been placed (policy,
+/// nice, CPUs, set between fork and exec) and has run the worker command.
+fn is_worker(pid: i32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"__load-worker"))
+}
+
+/// Starts rtlab with `args` and waits until it has `n` load workers (placed and
+/// started, not yet ready: each caller waits for what shows its workers at
+/// work); returns the child (which every caller waits for) and the worker pids.
 #[allow(clippy::zombie_processes)]
 fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
@@ -299,15 +299,13 @@ fn spawn_with_workers(args: &[&str], n: usize) -> (std::process::Child, Vec<i32>
     loop {
         let workers: Vec<i32> = processes()
             .into_iter()
-            .filter(|&(p, pp, g)| pp == me && g == p)
+            .filter(|&(p, pp, g)| pp == me && g == p && is_worker(p))
             .map(|(p, _, _)| p)
             .collect();
         if workers.len() >= n {
-            // Give them a moment to pass their ready handshake.
-            std::thread::sleep(Duration::from_millis(300));
             return (child, workers);
         }
-        if t0.elapsed() > Duration::from_secs(10) {
+        if t0.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
             panic!(
@@ -345,6 +343,8 @@ fn interrupting_a_loaded_latency_run_leaves_nothing_behind() {
         ],
         4,
     );
+    // The loads are ready before the probe starts: interrupt it measuring.
+    wait_until_measuring(child.id());
     signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
@@ -369,6 +369,19 @@ fn a_crashed_worker_is_reported_and_the_rest_stop() {
     let spec = format!("io:2 bytes=64M dir={}", dir.path().display());
     let (child, workers) =
         spawn_with_workers(&["load", &spec, "-D", "3", "--json", "--no-save"], 2);
+    // Killed at work: each has said ready, then made its first file.
+    wait_for("both io workers to write", || {
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        workers.iter().all(|w| {
+            names
+                .iter()
+                .any(|n| n.starts_with(&format!("rtlab-io-{w}-")))
+        })
+    });
     signal(workers[0], libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -397,15 +410,13 @@ fn killing_rtlab_takes_its_workers_with_it() {
         2,
     );
     // Workers and what they forked (the msg senders and receivers).
-    let members: Vec<i32> = processes()
-        .into_iter()
-        .filter(|(_, _, g)| workers.contains(g))
-        .map(|(p, _, _)| p)
-        .collect();
-    assert!(
-        members.len() > workers.len(),
-        "msg forked nothing: {members:?}"
-    );
+    let members = || {
+        processes()
+            .into_iter()
+            .filter(|(_, _, g)| workers.contains(g))
+            .count()
+    };
+    wait_for("the msg workers to fork", || members() > workers.len());
     signal(child.id() as i32, libc::SIGKILL);
     let _ = child.wait();
     assert_gone(&workers);

@@ -223,10 +223,8 @@ fn ctrl_c_keeps_what_was_measured() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Once it catches SIGINT, let it measure a little, then interrupt as
-    // Ctrl-C does.
-    crate::common::wait_until_catching_sigint(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Once it measures, interrupt it as Ctrl-C does.
+    crate::common::wait_until_measuring(child.id());
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -55,6 +55,23 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// `TIME_WAIT` in /proc/net/tcp: the side that closed first, once the other
+/// side has closed too.
+const TIME_WAIT: u8 = 0x06;
+
+/// The state of the IPv4 TCP connection from local port `from` to port `to`
+/// (/proc/net/tcp).
+fn tcp_state(from: u16, to: u16) -> Option<u8> {
+    let port = |a: &str| u16::from_str_radix(a.rsplit(':').next()?, 16).ok();
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (port(f[1])? == from && port(f[2])? == to)
+            .then(|| u8::from_str_radix(f[3], 16).ok())
+            .flatten()
+    })
+}
+
 /// Deterministic pseudo-random bytes (xorshift), so a failure can be replayed.
 fn random_datagrams(n: usize) -> Vec<Vec<u8>> {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -193,18 +210,27 @@ fn tcp_server_drops_bad_connections_and_keeps_serving() {
         );
     }
     // More connections than allowed: the extra ones are closed, others served.
+    // (The server accepts in the order of connecting: the fifth finds four open.)
     let held: Vec<TcpStream> = (0..4)
         .map(|_| TcpStream::connect(&server.addr).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(200));
     let mut extra = TcpStream::connect(&server.addr).unwrap();
     extra
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let mut one = [0u8; 1];
     assert!(matches!(extra.read(&mut one), Ok(0) | Err(_)));
+    // Closed, and the server has closed them too (TIME_WAIT on our side), so
+    // that the next client finds room.
+    let to = extra.peer_addr().unwrap().port();
+    let ports: Vec<u16> = held
+        .iter()
+        .map(|s| s.local_addr().unwrap().port())
+        .collect();
     drop(held);
-    std::thread::sleep(Duration::from_millis(300));
+    crate::common::wait_for("the server to close the four connections", || {
+        ports.iter().all(|&p| tcp_state(p, to) == Some(TIME_WAIT))
+    });
 
     let (run, code) = ping(&[
         &server.addr,

@@ -252,7 +252,6 @@ fn sigint_keeps_what_was_spun_and_exits_130() {
         .spawn()
         .unwrap();
     crate::common::wait_until_measuring(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: kill(2) with the pid of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

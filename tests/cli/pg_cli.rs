@@ -354,9 +354,7 @@ fn a_push_cut_by_the_server_stopping_keeps_whole_runs_and_the_next_push_copies_t
     let copying = || {
         server.tables("fleet").contains(&"runs".to_string()) && server.count("fleet", "runs") > 0
     };
-    while !copying() {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    crate::common::wait_for("the push to copy runs", copying);
     server.stop();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();

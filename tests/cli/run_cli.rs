@@ -171,7 +171,6 @@ fn sigint_keeps_completed_steps_and_resume_finishes_the_campaign() {
     let first = wait_child(None);
     let second = wait_child(Some(first));
     wait_until_measuring(second as u32);
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

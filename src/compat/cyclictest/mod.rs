@@ -216,7 +216,13 @@ pub fn main(session: &Session, args: &[String]) -> Result<i32> {
     }
     let mut watch = observer::Watch::new(out, plan.config());
     let start = now_text();
-    let mut run = latency::measure(&setup.params, &mut watch).map_err(as_cyclictest)?;
+    let mut measure = || latency::measure(&setup.params, &mut watch).map_err(as_cyclictest);
+    // A run to store gets its audit summary read before measuring, as rtlab
+    // latency's (its memory is free again before anything is measured).
+    let mut run = match session.no_store {
+        true => measure()?,
+        false => crate::cli::common::audited(measure)?,
+    };
     let end = now_text();
     session.save(&mut run)?;
     if let Some(path) = &out.json {

@@ -29,9 +29,12 @@ pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
             printable(&db.display().to_string())
         );
     }
-    let mut t = list_table(rows, unit, true);
-    if !t.fits() {
-        t = list_table(rows, unit, false);
+    let steps = rows.iter().any(|r| r.step.is_some());
+    let mut t = list_table(rows, unit, true, steps);
+    for step_column in [steps, false] {
+        if !t.fits() {
+            t = list_table(rows, unit, false, step_column);
+        }
     }
     format!(
         "{}{} run(s), times in {}\n",
@@ -42,22 +45,30 @@ pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
 }
 
 /// The table of `rtlab results list`: label and tags in columns when `inline`,
-/// else on a line under each run.
-fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
+/// else on a line under each run; the campaign step each run was saved as in
+/// a column when `steps`, else on that line.
+fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool, steps: bool) -> Table {
     let mut header = vec!["id", "started (UTC)", "kind"];
+    if steps {
+        header.push("step");
+    }
     if inline {
         header.push("label");
     }
+    let left = header.len();
     header.extend(["status", "samples", "p99", "max", "misses", "events/s"]);
     if inline {
         header.push("tags");
     }
     let mut t = Table::new(&header);
-    for col in 1..=if inline { 4 } else { 3 } {
+    for col in 1..=left {
         t.align_left(col);
     }
+    if steps {
+        t.wrap(3);
+    }
     if inline {
-        t.align_left(10);
+        t.align_left(header.len() - 1);
     }
     for r in rows {
         let mut cells = vec![
@@ -68,6 +79,9 @@ fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
                 .replace('T', " "),
             r.kind.clone(),
         ];
+        if steps {
+            cells.push(r.step.clone().unwrap_or_default());
+        }
         if inline {
             cells.push(r.label.clone());
         }
@@ -84,11 +98,16 @@ fn list_table(rows: &[RunRow], unit: TimeUnit, inline: bool) -> Table {
         if inline {
             cells.push(r.tags.join(","));
             t.row(cells);
-        } else if r.tags.is_empty() {
-            t.row_with_note(cells, r.label.clone());
-        } else {
-            t.row_with_note(cells, format!("{}  [{}]", r.label, r.tags.join(",")));
+            continue;
         }
+        let mut note = r.label.clone();
+        if !r.tags.is_empty() {
+            note.push_str(&format!("  [{}]", r.tags.join(",")));
+        }
+        if let Some(step) = r.step.as_ref().filter(|_| !steps) {
+            note.push_str(&format!("  · step {step}"));
+        }
+        t.row_with_note(cells, note);
     }
     t
 }
@@ -125,15 +144,17 @@ pub fn groups(c: &Comparison, by: &str, unit: TimeUnit) -> String {
 
 /// `rtlab results campaigns`: one row per campaign.
 pub fn campaigns(rows: Vec<CampaignRow>) -> String {
-    let mut t = Table::new(&["id", "name", "status", "created (UTC)", "runs"]);
-    for col in [1, 2, 3] {
+    let mut t = Table::new(&["id", "name", "labels", "status", "created (UTC)", "runs"]);
+    for col in [1, 2, 3, 4] {
         t.align_left(col);
     }
     t.wrap(1);
+    t.wrap(2);
     for c in rows {
         t.row(vec![
             c.id.to_string(),
             c.name,
+            c.labels.join(", "),
             c.status.name().to_string(),
             c.created_at,
             c.runs.to_string(),

@@ -7,7 +7,7 @@ use super::table::{paragraph, printable, Table};
 use super::verdict;
 use crate::analysis::diff::system_fields;
 use crate::analysis::{status, verdict::judge};
-use crate::format::{run_name, Exporter, Options, UNKNOWN};
+use crate::format::{params_shown, run_name, Exporter, Options, UNKNOWN};
 use crate::record::Run;
 use crate::step::View;
 use crate::units::{Human, TimeUnit};
@@ -119,16 +119,36 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
     // A group of runs (`--by`) has no id.
     let id = run.id.map(|id| format!("run {id} ")).unwrap_or_default();
     out.push_str(&format!(
-        "\n{id}started {}, ended {}\ncommand: {}\nparameters: {}\n",
+        "\n{id}started {}, ended {}\n",
         printable(&run.started_at),
         printable(&run.ended_at),
-        printable(&run.command_line.join(" ")),
-        printable(&run.params.to_value().to_string())
     ));
+    out.push_str(&paragraph("command: ", &run.command_line.join(" ")));
+    out.push_str(&paragraph("parameters: ", &params_line(run)));
     out
 }
 
-/// `key  value` lines, keys padded to one width.
+/// A run's parameters as one line of `key=value` items ([`params_shown`]),
+/// a value with spaces in quotes.
+fn params_line(run: &Run) -> String {
+    let items: Vec<String> = params_shown(run)
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v.contains(' ') {
+                true => format!("'{v}'"),
+                false => v,
+            };
+            match k.is_empty() {
+                true => v,
+                false => format!("{k}={v}"),
+            }
+        })
+        .collect();
+    items.join(" ")
+}
+
+/// `key  value` lines, keys padded to one width, values wrapped to
+/// [`WIDTH`](super::table::WIDTH) under themselves.
 fn key_values(rows: &[(String, String)], indent: &str) -> String {
     let width = rows
         .iter()
@@ -136,7 +156,7 @@ fn key_values(rows: &[(String, String)], indent: &str) -> String {
         .max()
         .unwrap_or(0);
     rows.iter()
-        .map(|(k, v)| format!("{indent}{:<width$}  {}\n", printable(k), printable(v)))
+        .map(|(k, v)| paragraph(&format!("{indent}{:<width$}  ", printable(k)), v))
         .collect()
 }
 
@@ -190,7 +210,7 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
     }
     add("rtlab", run.rtlab_version.clone());
     add("command", run.command_line.join(" "));
-    add("params", serde_json::to_string(&run.params)?);
+    add("params", params_line(run));
     out.push_str(&key_values(&kv, ""));
 
     let system = known_fields(&serde_json::to_value(&run.fingerprint)?);

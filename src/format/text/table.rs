@@ -9,10 +9,6 @@ use std::fmt::Write as _;
 /// The widest line a table prints.
 pub const WIDTH: usize = 100;
 
-/// A wrapping column is made as narrow as its longest word, but for words
-/// longer than this, which are cut.
-const LONG_WORD: usize = 24;
-
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -152,7 +148,8 @@ impl Table {
     }
 
     /// The narrowest a wrapping column `col` is made: its header and its longest
-    /// word (up to [`LONG_WORD`]).
+    /// word, so that no word is ever cut (a table that cannot fit so is printed
+    /// in blocks of columns).
     fn floor(&self, col: usize) -> usize {
         let word = self
             .rows
@@ -162,7 +159,7 @@ impl Table {
             .map(|w| w.chars().count())
             .max()
             .unwrap_or(0);
-        self.header[col].chars().count().max(word.min(LONG_WORD))
+        self.header[col].chars().count().max(word)
     }
 
     /// The columns `cols`, each row on as many lines as its wrapped cells need,
@@ -229,8 +226,10 @@ fn blocks(width: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
-/// `text` in lines of at most `width` characters, broken at spaces; a word
-/// longer than a line is cut.
+/// `text` in lines of at most `width` characters, broken at spaces, never
+/// inside a word. This is the one place text is wrapped (table cells, notes,
+/// paragraphs, help topics). Only a word longer than a whole line is broken:
+/// after a `/`, `,` or `=` where it has one (a path, a list), else cut.
 pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
@@ -247,7 +246,11 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
             lines.push(std::mem::take(&mut line));
         }
         while word.len() > width {
-            lines.push(word.drain(..width).collect());
+            let at = word[..width]
+                .iter()
+                .rposition(|c| matches!(c, '/' | ',' | '='))
+                .map_or(width, |i| i + 1);
+            lines.push(word.drain(..at).collect());
         }
         line = word.into_iter().collect();
     }
@@ -420,9 +423,28 @@ mod tests {
     }
 
     #[test]
+    fn a_column_is_never_narrower_than_its_longest_word() {
+        let mut t = Table::new(&["status", "check", "current", "recommended"]);
+        for c in 1..4 {
+            t.align_left(c);
+            t.wrap(c);
+        }
+        let long = "isolcpus/nohz_full/rcu_nocbs/irqaffinity agree";
+        let text = "none of isolcpus, nohz_full, rcu_nocbs, irqaffinity on the command line";
+        t.row(vec!["n.a.".into(), long.into(), text.into(), text.into()]);
+        let out = t.render();
+        assert!(widest(&out) <= WIDTH, "{out}");
+        assert!(
+            out.contains("isolcpus/nohz_full/rcu_nocbs/irqaffinity"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn words_wrap_and_long_ones_are_cut() {
         assert_eq!(wrap_words("a bb ccc", 4), ["a bb", "ccc"]);
         assert_eq!(wrap_words("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_words("ab/cd/efgh x", 7), ["ab/cd/", "efgh x"]);
         assert_eq!(wrap_words("", 4), [""]);
         let p = paragraph("  ! ", &"x ".repeat(60));
         assert!(widest(&p) <= WIDTH, "{p}");

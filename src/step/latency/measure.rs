@@ -140,7 +140,8 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let idle = idle_limit
         .map(|(cpus, n)| IdleLimit::apply(&cpus, n))
         .transpose()?;
-    mem::release_free_heap();
+    mem::single_heap();
+    mem::release_unused();
     if a.lock.mlock {
         if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
@@ -348,10 +349,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ));
         }
     }
-    // The threads' statistics are in the run now: give their pages back before
-    // the run is written out.
+    // The threads' statistics are in the run now: give their pages, and those of
+    // the code that measured, back before the run is written out.
     drop(outcome);
-    mem::release_free_heap();
+    mem::release_unused();
 
     Ok(run)
 }

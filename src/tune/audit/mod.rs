@@ -8,8 +8,9 @@ mod checks;
 
 pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, suggested_isolation};
 
+use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
-use crate::system::kernel_config;
+use crate::system::{self, kernel_config};
 use crate::tune::kconfig::Config;
 use crate::tune::text_table;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
@@ -73,35 +74,35 @@ pub struct Input {
 }
 
 impl Input {
-    /// Reads the fingerprint and the kernel configuration below `root`. The kernel
-    /// release and version come from `/proc/sys/kernel`, so a fake tree can name
-    /// its own kernel.
+    /// Reads the fingerprint and the kernel configuration below `root`. Below
+    /// another root than `/` the kernel's names come from `/proc/sys/kernel`, so
+    /// a fake tree can name its own kernel; below `/` they are uname(2)'s, so
+    /// that the fingerprint is the one a run records ([`system::fingerprint`]).
     pub fn read(root: SysRoot) -> Input {
-        let kernel = |f: &str| {
-            root.read(&format!("/proc/sys/kernel/{f}"))
-                .unwrap_or_default()
+        let uname = if root.root() == std::path::Path::new("/") {
+            sysinfo::uname()
+        } else {
+            let kernel = |f: &str| {
+                root.read(&format!("/proc/sys/kernel/{f}"))
+                    .unwrap_or_default()
+            };
+            Uname {
+                hostname: kernel("hostname"),
+                release: kernel("osrelease"),
+                version: kernel("version"),
+                machine: String::new(),
+            }
         };
-        let release = kernel("osrelease");
-        let config = kernel_config::candidates(&root, &release).find_map(|(path, text)| {
+        let config = kernel_config::candidates(&root, &uname.release).find_map(|(path, text)| {
             let config = Config::parse(&text).ok()?;
             Some((path.display().to_string(), text, config))
         });
-        let uname = Uname {
-            hostname: kernel("hostname"),
-            release,
-            version: kernel("version"),
-            machine: if root.root() == std::path::Path::new("/") {
-                std::env::consts::ARCH.to_string()
-            } else {
-                String::new()
-            },
-        };
         let fp = sysinfo::collect_from(
             &root,
             uname,
             config
                 .as_ref()
-                .map(|(src, text, _)| (src.as_str(), text.clone())),
+                .map(|(src, text, _)| (src.as_str(), text.as_str())),
         );
         Input {
             root,
@@ -182,9 +183,9 @@ pub fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) 
     }
     for c in detailed {
         let _ = writeln!(out, "{} {} [{}]", c.status.name(), c.title, c.id);
-        let _ = writeln!(out, "    why: {}", c.why);
+        out.push_str(&paragraph("    why: ", &c.why));
         if !c.fix.is_empty() {
-            let _ = writeln!(out, "    fix: {}", c.fix);
+            out.push_str(&paragraph("    fix: ", &c.fix));
         }
     }
     let _ = writeln!(
@@ -196,9 +197,13 @@ pub fn render(input: &Input, checks: &[Check], s: &AuditSummary, verbose: bool) 
 }
 
 /// The audit summary of the running system: a few hundred small file reads,
-/// cheap enough for every measuring command to record in its run.
+/// cheap enough for every measuring command to record in its run. Its
+/// fingerprint is the process's ([`system::remember`]): the run it is read for
+/// does not read the same files, and the kernel configuration, again.
 pub fn summary() -> AuditSummary {
-    summarize(&audit(&Input::read(SysRoot::default())))
+    let input = Input::read(SysRoot::default());
+    system::remember(&input.fp);
+    summarize(&audit(&input))
 }
 
 #[cfg(test)]

@@ -106,6 +106,22 @@ impl Scale {
         ((u128::from(ns) << 32) / u128::from(self.mult.max(1))) as u64
     }
 
+    /// The most ticks that are at most `ns` ns long as [`Scale::ns`] converts
+    /// them: a gap of more ticks is recorded as longer than `ns`, so that a
+    /// threshold compared in ticks and the gaps recorded in ns agree (the ticks
+    /// of `ns` rounded down may be one short, and one more tick still round to
+    /// `ns`).
+    pub fn ticks_within(self, ns: u64) -> u64 {
+        let mut t = self.ticks(ns);
+        while t > 0 && self.ns(t) > ns {
+            t -= 1;
+        }
+        while self.ns(t + 1) <= ns {
+            t += 1;
+        }
+        t
+    }
+
     /// Ticks per µs, for the record (1000 for ns).
     pub fn ticks_per_us(self) -> f64 {
         1000.0 * (1u64 << 32) as f64 / self.mult as f64
@@ -333,6 +349,25 @@ mod tests {
         assert!((s.ticks_per_us() - 3000.0).abs() < 0.01);
         assert_eq!(Scale::NS.ns(77), 77);
         assert_eq!(Scale::NS.ticks(77), 77);
+    }
+
+    #[test]
+    fn a_gap_above_the_threshold_in_ticks_is_above_it_in_ns() {
+        // TSC rates as calibrated (odd ones included), a coarse clock, and ns.
+        for (ticks, ns) in [
+            (2_994_372_117, 1_000_000_000),
+            (3_000_000_000, 1_000_000_000),
+            (2_500_000_001, 999_999_999),
+            (19_200_000, 1_000_000_000),
+            (1, 1),
+        ] {
+            let s = Scale::from_rate(ticks, ns);
+            for threshold in [1, 999, 1_000, 1_001, 2_000, 1_000_000] {
+                let t = s.ticks_within(threshold);
+                assert!(s.ns(t) <= threshold, "{ticks}/{ns}: {t} ticks");
+                assert!(s.ns(t + 1) > threshold, "{ticks}/{ns}: {t} + 1 ticks");
+            }
+        }
     }
 
     #[test]

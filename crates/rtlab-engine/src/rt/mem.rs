@@ -85,17 +85,112 @@ pub fn raise_memlock_limit() -> Result<Option<u64>, i32> {
     Ok((lim.rlim_max != libc::RLIM_INFINITY).then_some(lim.rlim_max))
 }
 
-/// Gives the free pages of every heap back to the kernel (`malloc_trim(3)`, glibc;
-/// nothing elsewhere). What setting up a run allocated and freed (the parsed
-/// command line, the kernel configuration read for the fingerprint) would
-/// otherwise stay resident, and be locked by [`lock_all`], for the whole run; and
-/// what the measuring threads held, for the rest of the process.
-pub fn release_free_heap() {
+/// Gives back what the process holds and does not need now: the free pages of
+/// every heap (`malloc_trim(3)`, glibc), and the pages mapped from the read-only
+/// parts of the program and its libraries (see [`unmap_read_only_segments`]).
+/// What ran before (the loader's work, parsing the command line, reading the
+/// kernel configuration for the fingerprint, a phase of the run) would otherwise
+/// stay resident, and be locked by [`lock_all`] for the whole run; what runs next
+/// maps again, from the page cache, only the pages it touches.
+#[inline(never)]
+pub fn release_unused() {
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim(3) takes a size and only returns free heap pages to the
     // kernel; live allocations are untouched.
     unsafe {
         libc::malloc_trim(0);
+    }
+    unmap_read_only_segments();
+}
+
+/// `DT_TEXTREL`, `DT_FLAGS` and its `DF_TEXTREL` bit (elf(5)); the libc crate
+/// does not export them.
+const DT_TEXTREL: isize = 22;
+const DT_FLAGS: isize = 30;
+const DF_TEXTREL: usize = 0x4;
+
+/// Unmaps the pages of every loaded object's read-only `PT_LOAD` segments (code,
+/// constants, symbol tables) from this process (`madvise(MADV_DONTNEED)`). These
+/// are private mappings of files that were never written, so the next touch of
+/// a page maps the same bytes again from the page cache: nothing is lost, only
+/// the pages nobody touches any more stop counting. Left alone: pages a segment
+/// may share with its neighbours (only the pages wholly inside a segment go),
+/// objects with text relocations (whose read-only pages the loader wrote), and
+/// the vDSO. Not with memory locked: the kernel refuses it then, which is
+/// harmless (nothing is unmapped).
+fn unmap_read_only_segments() {
+    // SAFETY: getauxval(3) reads the auxiliary vector; 0 when absent.
+    let vdso = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
+    // SAFETY: sysconf(3) takes a name and returns a value.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    let mut ctx = (vdso, page);
+    // SAFETY: dl_iterate_phdr(3) calls `each` once per loaded object with a valid
+    // dl_phdr_info and the pointer given here, which outlives the call.
+    unsafe {
+        libc::dl_iterate_phdr(Some(each), (&mut ctx as *mut (usize, usize)).cast());
+    }
+
+    /// One object: its read-only segments are unmapped unless it is the vDSO or
+    /// has text relocations.
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info and our `ctx`; the program
+        // headers it points to are dlpi_phnum entries of the loaded object, and
+        // its dynamic section (PT_DYNAMIC, at dlpi_addr + p_vaddr) is mapped and
+        // ends with DT_NULL.
+        unsafe {
+            let (vdso, page) = *data.cast::<(usize, usize)>();
+            let info = &*info;
+            let phdrs = std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum));
+            let base = info.dlpi_addr as usize;
+            let is_vdso = vdso != 0 && (info.dlpi_phdr as usize).wrapping_sub(vdso) < page;
+            let textrel = phdrs
+                .iter()
+                .filter(|p| p.p_type == libc::PT_DYNAMIC)
+                .any(|p| {
+                    let mut d = (base + p.p_vaddr as usize) as *const [usize; 2];
+                    loop {
+                        let [tag, val] = *d;
+                        match tag as isize {
+                            0 => return false,
+                            DT_TEXTREL => return true,
+                            DT_FLAGS if val & DF_TEXTREL != 0 => return true,
+                            _ => d = d.add(1),
+                        }
+                    }
+                });
+            if is_vdso || textrel {
+                return 0;
+            }
+            for p in phdrs
+                .iter()
+                .filter(|p| p.p_type == libc::PT_LOAD && p.p_flags & libc::PF_W == 0)
+            {
+                let start = (base + p.p_vaddr as usize).next_multiple_of(page);
+                let end = (base + (p.p_vaddr + p.p_memsz) as usize) / page * page;
+                if end > start {
+                    // A refusal (memory locked) leaves the pages mapped.
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+                }
+            }
+            0
+        }
+    }
+}
+
+/// Makes every thread allocate from the one heap (glibc's main arena,
+/// `M_ARENA_MAX` 1; nothing elsewhere) rather than from a heap of its own: a
+/// measuring thread allocates only while it is set up, and a heap of its own
+/// would keep its pages (about 130 KB) after the thread is gone, where
+/// [`release_unused`] does not reach them.
+pub fn single_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt(3) sets an allocator parameter; no allocation is touched.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 
@@ -209,6 +304,36 @@ mod tests {
         let f = thread_faults().since(before);
         assert!(f.minor > 0, "{f:?}");
         assert_eq!(f.total(), f.minor + f.major);
+    }
+
+    /// Whether the page holding `addr` is mapped in this process (bit 63 of its
+    /// `/proc/self/pagemap` entry).
+    fn mapped(addr: usize) -> bool {
+        use std::os::unix::fs::FileExt;
+        let mut entry = [0u8; 8];
+        std::fs::File::open("/proc/self/pagemap")
+            .unwrap()
+            .read_exact_at(&mut entry, (addr / 4096 * 8) as u64)
+            .unwrap();
+        u64::from_ne_bytes(entry) >> 63 == 1
+    }
+
+    /// Constants that nothing else reads, 256 KiB: the kernel maps the pages
+    /// within 64 KiB of a fault with it ("fault-around"), so a touch of other
+    /// constants does not map the middle of these again.
+    static CONSTANTS: [u8; 64 * 4096] = [7; 64 * 4096];
+
+    #[test]
+    fn read_only_pages_are_unmapped_and_come_back_on_the_next_touch() {
+        let middle = CONSTANTS.as_ptr() as usize + 32 * 4096;
+        // SAFETY: `middle + 8` is within CONSTANTS.
+        let read = || unsafe { std::ptr::read_volatile((middle + 8) as *const u8) };
+        assert_eq!(read(), 7);
+        assert!(mapped(middle), "read, so mapped");
+        release_unused();
+        assert!(!mapped(middle), "unmapped");
+        assert_eq!(read(), 7, "the same bytes again, from the file");
+        assert!(mapped(middle));
     }
 
     #[test]

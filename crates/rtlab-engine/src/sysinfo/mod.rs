@@ -115,8 +115,8 @@ impl SysRoot {
     }
 }
 
-/// `uname(2)` fields: (nodename, release, version, machine).
-fn uname() -> (String, String, String, String) {
+/// This system's `uname(2)` fields.
+pub fn uname() -> Uname {
     // SAFETY: utsname is plain bytes; uname(2) fills it and cannot fail with a
     // valid pointer.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -129,29 +129,19 @@ fn uname() -> (String, String, String, String) {
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    (
-        field(&u.nodename),
-        field(&u.release),
-        field(&u.version),
-        field(&u.machine),
-    )
+    Uname {
+        hostname: field(&u.nodename),
+        release: field(&u.release),
+        version: field(&u.version),
+        machine: field(&u.machine),
+    }
 }
 
 /// Collects the fingerprint of the running system. `kernel_config` is the text of
 /// the running kernel's configuration when the caller found it (`/proc/config.gz`
 /// needs decompressing, which this crate does not do), with where it came from.
-pub fn collect(kernel_config: Option<(&str, String)>) -> Fingerprint {
-    let (host, release, version, machine) = uname();
-    collect_from(
-        &SysRoot::default(),
-        Uname {
-            hostname: host,
-            release,
-            version,
-            machine,
-        },
-        kernel_config,
-    )
+pub fn collect(kernel_config: Option<(&str, &str)>) -> Fingerprint {
+    collect_from(&SysRoot::default(), uname(), kernel_config)
 }
 
 /// The `uname` strings, passed in so tests can fake them.
@@ -168,12 +158,12 @@ pub struct Uname {
 }
 
 /// Collects a fingerprint from the files under `root`.
-pub fn collect_from(
-    root: &SysRoot,
-    u: Uname,
-    kernel_config: Option<(&str, String)>,
-) -> Fingerprint {
-    let config = kernel_config.as_ref().map(|(_, text)| text.as_str());
+pub fn collect_from(root: &SysRoot, u: Uname, kernel_config: Option<(&str, &str)>) -> Fingerprint {
+    // The few lines read here, found in one pass over the thousands of a
+    // configuration rather than in one pass per name.
+    let config =
+        kernel_config.map(|(_, text)| lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]));
+    let config = config.as_deref();
     let (preempt, preempt_dynamic_mode, preempt_source) = preempt::detect(root, &u.version, config);
     let hz = config
         .and_then(|c| config_value(c, "CONFIG_HZ"))
@@ -233,10 +223,29 @@ pub fn collect_from(
 /// The value of `NAME=value` in a kernel configuration (quotes removed), `None`
 /// when unset or absent.
 pub fn config_value<'a>(config: &'a str, name: &str) -> Option<&'a str> {
-    config.lines().find_map(|l| {
-        let (k, v) = l.trim().split_once('=')?;
-        (k == name).then(|| v.trim_matches('"'))
+    // Found by a substring search rather than line by line: a configuration has
+    // thousands of lines, and the fingerprint asks for several names.
+    config.match_indices(name).find_map(|(at, _)| {
+        let line_start = config[..at].rfind('\n').map_or(0, |n| n + 1);
+        if !config[line_start..at].trim().is_empty() {
+            return None;
+        }
+        let rest = config[at + name.len()..].strip_prefix('=')?;
+        let value = rest.split('\n').next().unwrap_or_default().trim_end();
+        Some(value.trim_matches('"'))
     })
+}
+
+/// The lines of `text` that start (after blanks) with one of `prefixes`.
+fn lines_starting_with(text: &str, prefixes: &[&str]) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if prefixes.iter().any(|p| line.trim_start().starts_with(p)) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn cpu_model(cpuinfo: &str) -> String {
@@ -307,11 +316,7 @@ mod tests {
             version: "#1 SMP PREEMPT RT Tue Jun 9 2020".into(),
             ..Uname::default()
         };
-        let fp = collect_from(
-            &SysRoot::new(dir),
-            u,
-            Some(("test", "CONFIG_HZ=300\n".into())),
-        );
+        let fp = collect_from(&SysRoot::new(dir), u, Some(("test", "CONFIG_HZ=300\n")));
         assert_eq!(fp.preempt, PreemptModel::Rt);
         assert_eq!(fp.hz, Some(300));
         assert_eq!(fp.cpu_count, 4);
@@ -338,6 +343,11 @@ mod tests {
         assert_eq!(config_value(c, "CONFIG_HZ"), Some("250"));
         assert_eq!(config_value(c, "CONFIG_LOCALVERSION"), Some("-v7"));
         assert_eq!(config_value(c, "CONFIG_FOO"), None);
+        // Only a whole name at the start of a line, up to the end of its line.
+        let c = "CONFIG_PREEMPT_RT=y\nX CONFIG_PREEMPT=y\n  CONFIG_PREEMPT=n \r\nCONFIG_PREEMPT=y";
+        assert_eq!(config_value(c, "CONFIG_PREEMPT"), Some("n"));
+        assert_eq!(config_value("CONFIG_HZ=", "CONFIG_HZ"), Some(""));
+        assert_eq!(config_value("CONFIG_HZ", "CONFIG_HZ"), None);
     }
 
     #[test]

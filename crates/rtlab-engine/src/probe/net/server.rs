@@ -404,8 +404,8 @@ mod tests {
             let mut conn = TcpStream::connect(addr).unwrap();
             conn.write_all(&req[..HEADER_LEN + 3]).unwrap();
             drop(conn);
-            // Wait for the server threads to count, bounded.
-            for _ in 0..100 {
+            // Wait for the server threads to count, bounded (a minute).
+            for _ in 0..6000 {
                 if counters.summary().rejected_total() >= 2 {
                     break;
                 }

@@ -159,7 +159,7 @@ fn one_thread(
         c.enable();
     }
     if !abort.load(Relaxed) {
-        let thr = scale.ticks(cfg.threshold_ns);
+        let thr = scale.ticks_within(cfg.threshold_ns);
         let dur = scale.ticks(cfg.duration_ns);
         match cfg.clock {
             NoiseClock::Tsc => spin(&Tsc, scale, thr, dur, stop, &mut stats, marker.as_ref()),
