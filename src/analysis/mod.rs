@@ -12,6 +12,7 @@ pub mod diff;
 pub mod fixture;
 pub mod group;
 pub mod metrics;
+pub mod repeats;
 pub mod risks;
 pub mod series;
 pub mod status;

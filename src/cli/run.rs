@@ -4,14 +4,19 @@
 use super::common::{self, Context};
 use super::reportargs::{requirements, requirements_or};
 use crate::analysis::attribution;
+use crate::analysis::repeats;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict;
-use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{bad_flag, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNDECIDED};
 use crate::format::json::{self, CampaignDoc};
-use crate::format::text::campaign::{attribution_text, run_text};
+use crate::format::text::{
+    self,
+    campaign::{attribution_text, run_text},
+};
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
-use crate::scenario::runner::{campaign_steps, Runner, StepRun};
+use crate::scenario::runner::{by_base, campaign_steps, Runner, StepRun};
+use crate::scenario::PlannedStep;
 use crate::scenario::DEFAULT_MAX_STEPS;
 use crate::step::Machine;
 use crate::store;
@@ -34,7 +39,9 @@ use std::sync::atomic::Ordering;
   rtlab run
   rtlab run --preset lab --duration 30s --label stock
   rtlab run my-board.toml --require gyro=500us --html board.html
-  rtlab run --attribute dohell --duration 10s")]
+  rtlab run --attribute dohell --duration 10s
+  rtlab run --preset quick --repeat 5 --duration 10s
+  rtlab run my-board.toml --until-decided --max-repeats 8")]
 pub struct RunArgs {
     /// A scenario file (TOML; the keys: rtlab help scenarios) [default: the quick
     /// check, preset quick].
@@ -66,6 +73,22 @@ pub struct RunArgs {
     /// before anything runs [default: none].
     #[arg(long, value_name = "LABEL|TAG")]
     compare_with: Vec<String>,
+    /// Run every step N times, interleaved in rounds (A B C A B C, so that
+    /// drift falls on every step alike); replaces each step's `repeat`
+    /// [default: each step's own, 1 unless the scenario says; 3 with
+    /// --until-decided].
+    #[arg(long, value_name = "N", conflicts_with = "resume",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: Option<u32>,
+    /// Add rounds of every step while a verdict's repeats disagree, until
+    /// every verdict is decided or --max-repeats is reached (then say what is
+    /// not); exit 4 when the repeats still disagree.
+    #[arg(long, conflicts_with = "resume")]
+    until_decided: bool,
+    /// The most repeats of each step --until-decided runs.
+    #[arg(long, value_name = "M", default_value_t = DEFAULT_MAX_REPEATS, requires = "until_decided",
+          value_parser = clap::value_parser!(u32).range(2..))]
+    max_repeats: u32,
     /// Refuse a scenario whose matrix expands to more steps than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -94,6 +117,13 @@ pub struct RunArgs {
     #[arg(long = "tag", value_name = "TAG", value_parser = super::common::tag_value)]
     tags: Vec<String>,
 }
+
+/// The most repeats `--until-decided` runs unless `--max-repeats` says.
+const DEFAULT_MAX_REPEATS: u32 = 10;
+
+/// The repeats `--until-decided` starts with unless `--repeat` says: the
+/// fewest that can disagree with a majority.
+const FIRST_ROUNDS: u32 = 3;
 
 /// Runs `rtlab run`.
 ///
@@ -147,6 +177,11 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 requires: a.requires.clone(),
                 max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
                 trace: a.trace,
+                repeat: match a.until_decided {
+                    true => Some(a.repeat.unwrap_or(FIRST_ROUNDS).min(a.max_repeats)),
+                    false => a.repeat,
+                },
+                until_decided: a.until_decided.then_some(a.max_repeats),
             };
             let p = setup.start(stored, &fp, a.max_steps)?;
             if p.is_none() {
@@ -174,7 +209,7 @@ fn campaign(
         campaign,
         stored,
         scn,
-        plan,
+        mut plan,
         from,
         earlier,
     } = p;
@@ -186,8 +221,12 @@ fn campaign(
         } else {
             String::new()
         };
+        let most = match stored.until_decided {
+            Some(m) => format!(", up to {m} repeats of each with --until-decided"),
+            None => String::new(),
+        };
         eprintln!(
-            "campaign {campaign}: {} ({} steps{resuming}) on {}",
+            "campaign {campaign}: {} ({} steps{most}{resuming}) on {}",
             scn.name,
             plan.len(),
             stored.label
@@ -205,7 +244,11 @@ fn campaign(
         progress: crate::format::text::progress::wanted(a.quiet),
         quiet: !talk,
     };
-    let outcome = runner.run(&mut store, &plan, from)?;
+    let mut open = Vec::new();
+    let mut more = |store: &store::Store, plan: &[PlannedStep]| {
+        next_round(store, campaign, &stored, plan, &reqs, talk, &mut open)
+    };
+    let outcome = runner.run(&mut store, &mut plan, from, &mut more)?;
 
     // The campaign's result: for each step, its latest complete run, else the
     // latest run it has.
@@ -242,13 +285,18 @@ fn campaign(
 
     let runs: Vec<_> = steps.iter().map(|s| s.run.clone()).collect();
     let verdicts = verdict::judge(&runs, &reqs);
+    let groups = by_base(&steps);
+    let over_repeats = repeats::judge(&groups, &reqs);
     let code = if outcome.interrupted {
         EXIT_INTERRUPTED
-    } else if verdicts.iter().any(|v| !v.passed()) {
+    } else if over_repeats.iter().any(|v| v.decided && v.result != "PASS") {
         EXIT_FAILED
+    } else if repeats::any_undecided(&over_repeats) {
+        EXIT_UNDECIDED
     } else {
         EXIT_OK
     };
+    let repeated = groups.iter().any(|g| g.steps.len() > 1);
     let status = if outcome.interrupted {
         "interrupted"
     } else {
@@ -268,6 +316,11 @@ fn campaign(
         })?
     } else {
         let mut out = run_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit);
+        if repeated {
+            out.push_str(&text::repeats::render(&over_repeats));
+        }
+        let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
+        out.push_str(&text::repeats::undecided(&open, rounds));
         if !ranked.is_empty() {
             out.push_str(&attribution_text(&ranked));
             out.push('\n');
@@ -282,6 +335,38 @@ fn campaign(
     };
     common::write_output("--json", None, &text)?;
     Ok(code)
+}
+
+/// With `--until-decided`, the next round of every step while a verdict is
+/// undecided and fewer than `--max-repeats` rounds ran; none otherwise. What
+/// is still undecided is left in `open`.
+fn next_round(
+    store: &store::Store,
+    campaign: i64,
+    stored: &Stored,
+    plan: &[PlannedStep],
+    reqs: &[verdict::Requirement],
+    talk: bool,
+    open: &mut Vec<String>,
+) -> Result<Vec<PlannedStep>> {
+    let Some(max) = stored.until_decided else {
+        return Ok(Vec::new());
+    };
+    let steps = campaign_steps(store, campaign)?;
+    *open = repeats::undecided(&by_base(&steps), reqs);
+    let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
+    if open.is_empty() || rounds >= max {
+        return Ok(Vec::new());
+    }
+    if talk {
+        eprintln!(
+            "after {rounds} repeats, undecided: {}; running round {}",
+            open.join("; "),
+            rounds + 1
+        );
+    }
+    let (_, next) = stored.plan_rounds(None, Some(rounds + 1))?;
+    Ok(next.into_iter().skip(plan.len()).collect())
 }
 
 /// Refuses flags that no step could use, before anything else.
@@ -312,4 +397,81 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::run_from_samples;
+    use crate::store::{CampaignStep, Store};
+
+    const SCENARIO: &str = "name = \"r\"\n[[step]]\nname = \"idle\"\nprobe = \"latency\"\n\
+                            [[step]]\nname = \"cpu\"\nprobe = \"latency\"\nload = \"cpu:1\"\n";
+
+    /// A campaign of SCENARIO, `--until-decided --max-repeats 4` from 3
+    /// repeats, whose step runs saw the maxima `max_us` (in plan order).
+    fn campaign(max_us: &[u64]) -> (tempfile::TempDir, Store, i64, Stored, Vec<PlannedStep>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let stored = Stored {
+            scenario: SCENARIO.into(),
+            file: "r.toml".into(),
+            duration: None,
+            label: "k".into(),
+            tags: Vec::new(),
+            requires: vec!["loop=1ms".into()],
+            max_steps: None,
+            trace: false,
+            repeat: Some(3),
+            until_decided: Some(4),
+        };
+        let (_, plan) = stored.plan_rounds(None, None).unwrap();
+        let fp = Default::default();
+        let c = store.create_campaign("r", "", &fp).unwrap();
+        for (p, us) in plan.iter().zip(max_us) {
+            let run = run_from_samples("k", &[10_000, us * 1_000]);
+            let id = store.save(&run).unwrap();
+            let step = CampaignStep {
+                step_index: p.index as i64,
+                step_name: p.name.clone(),
+                base_name: p.base.clone(),
+                repeat: p.repeat,
+                run_id: id,
+            };
+            store.add_campaign_run(c, &step).unwrap();
+        }
+        (dir, store, c, stored, plan)
+    }
+
+    #[test]
+    fn until_decided_adds_a_round_while_repeats_disagree_up_to_the_most() {
+        let reqs = verdict::parse_requirement("loop=1ms").unwrap();
+        let next = |max_us: &[u64], open: &mut Vec<String>| {
+            let (_dir, store, c, stored, plan) = campaign(max_us);
+            assert_eq!(plan.len(), 6);
+            let names: Vec<String> = next_round(&store, c, &stored, &plan, &reqs, false, open)
+                .unwrap()
+                .iter()
+                .map(|p| format!("{} {}", p.index, p.name))
+                .collect();
+            names
+        };
+        let mut open = Vec::new();
+        // idle #1, cpu #1, idle #2, ...: every repeat of both passes.
+        assert!(next(&[400, 500, 300, 600, 200, 700], &mut open).is_empty());
+        assert!(open.is_empty());
+        // cpu fails once: a fourth round of every step, interleaved.
+        let more = next(&[400, 500, 300, 1_600, 200, 700], &mut open);
+        assert_eq!(more, ["6 idle #4", "7 cpu #4"]);
+        assert_eq!(open, ["cpu against loop: passed in 2 of 3 repeats"]);
+        // At the most repeats, nothing more, and what is open stays said.
+        let (_dir, store, c, stored, _) = campaign(&[0; 8]);
+        let (_, four) = stored.plan_rounds(None, Some(4)).unwrap();
+        let mut open = Vec::new();
+        assert!(
+            next_round(&store, c, &stored, &four, &reqs, false, &mut open)
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

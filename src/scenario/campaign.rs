@@ -37,6 +37,14 @@ pub struct Stored {
     /// gaps, from kernel tracepoints.
     #[serde(default)]
     pub trace: bool,
+    /// `--repeat`: every step runs this many times (else each its scenario's
+    /// `repeat`).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// `--until-decided`: whole rounds are added while a verdict or comparison
+    /// is undecided, up to this many repeats of every step (`--max-repeats`).
+    #[serde(default)]
+    pub until_decided: Option<u32>,
 }
 
 impl Stored {
@@ -49,10 +57,32 @@ impl Stored {
     /// Its scenario and the plan `rtlab run` made of it, at most `max_steps`
     /// steps (default: the limit it was started with).
     pub fn plan(&self, max_steps: Option<u64>) -> Result<(Scenario, Vec<PlannedStep>)> {
-        let scn = parse(&self.file, &self.scenario)?;
+        self.plan_rounds(max_steps, None)
+    }
+
+    /// [`Stored::plan`] with every step repeated `rounds` times (the rounds
+    /// `--until-decided` added), when given.
+    pub fn plan_rounds(
+        &self,
+        max_steps: Option<u64>,
+        rounds: Option<u32>,
+    ) -> Result<(Scenario, Vec<PlannedStep>)> {
+        let scn = self.scenario(rounds)?;
         let max_steps = max_steps.or(self.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
         let plan = planned(&scn, self.duration.as_deref(), self.trace, max_steps)?;
         Ok((scn, plan))
+    }
+
+    /// Its scenario, every step repeated `rounds` times when given, else
+    /// `--repeat` times when that was given.
+    fn scenario(&self, rounds: Option<u32>) -> Result<Scenario> {
+        let mut scn = parse(&self.file, &self.scenario)?;
+        if let Some(n) = rounds.or(self.repeat) {
+            for step in &mut scn.steps {
+                step.repeat = n;
+            }
+        }
+        Ok(scn)
     }
 }
 
@@ -128,8 +158,11 @@ impl Setup<'_> {
         fp: &Fingerprint,
         max_steps: u64,
     ) -> Result<Option<Prepared>> {
-        let scn = parse(&stored.file, &stored.scenario)?;
-        let plan = planned(&scn, stored.duration.as_deref(), stored.trace, max_steps)?;
+        let (scn, plan) = stored.plan_rounds(Some(max_steps), None)?;
+        if let Some(most) = stored.until_decided {
+            // Every round it may add must fit the limit too.
+            stored.plan_rounds(Some(max_steps), Some(most))?;
+        }
         check_plan(&scn, &plan, 0, self.machine)?;
         // An earlier campaign can only be in a store that exists: do not create
         // one just to find it missing.
@@ -173,8 +206,19 @@ impl Setup<'_> {
                 "campaign {id} was not made by 'rtlab run' and cannot be resumed"
             ))
         })?;
-        let (scn, plan) = stored.plan(max_steps)?;
-        let from = first_unfinished(&store, id, plan.len())?;
+        // The rounds --until-decided added: as many as the campaign began.
+        let began = c.steps.iter().map(|s| s.repeat).max();
+        let rounds = stored.until_decided.and(stored.repeat.max(began));
+        let (scn, plan) = stored.plan_rounds(max_steps, rounds)?;
+        // Every planned step ran: only a campaign that repeats until decided
+        // may have more to do (the rounds it judges still undecided).
+        let from = match first_unfinished(&store, id, plan.len())? {
+            Some(from) => from,
+            None if stored.until_decided.is_some() => plan.len(),
+            None => bail!(UsageError(format!(
+                "campaign {id} has no unfinished step: nothing to resume"
+            ))),
+        };
         check_plan(&scn, &plan, from, self.machine)?;
         let earlier = compare_with(Some(&store), &scn.name, self.compare_with, Some(id))?;
         if (self.stopped)() {

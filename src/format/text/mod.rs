@@ -14,6 +14,7 @@ pub mod noise;
 pub mod perf;
 pub mod periodic;
 pub mod progress;
+pub mod repeats;
 pub mod results;
 pub mod run;
 pub mod series;
