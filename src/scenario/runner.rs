@@ -345,10 +345,11 @@ fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
             crate::units::Human(t.summary.max_ns)
         ),
         (None, Some((hz, c))) => format!(
-            "{head}, highest held {} ({}, {})",
+            "{head}, highest held {} ({}, {}){}",
             crate::format::text::periodic::hz(hz),
             c.method,
-            c.load
+            c.load,
+            crate::format::text::periodic::cut(c)
         ),
         (None, None) => head,
     }
