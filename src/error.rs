@@ -6,7 +6,7 @@
 //! | 1 | measured fine, but a requirement or threshold failed (CI gate) |
 //! | 2 | usage or input error |
 //! | 3 | the system refused (permissions, missing kernel feature, a results database another process holds too long) |
-//! | 4 | undecided: the repeats of a campaign disagree (some pass a requirement, some fail it) |
+//! | 4 | measured fine, nothing failed, but a verdict or comparison is undecided (repeats disagree, or a margin within the noise): repeat the runs |
 //! | 130 | interrupted; what was gathered was still printed and saved |
 
 use std::fmt;
@@ -19,7 +19,9 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// The system refused.
 pub const EXIT_SYSTEM: i32 = 3;
-/// Undecided: the repeats disagree.
+/// Nothing failed, but a verdict or comparison is undecided: the repeats
+/// disagree, or a margin or difference lies within the noise threshold.
+/// More repeats (`--repeat`, `--until-decided`) may decide it.
 pub const EXIT_UNDECIDED: i32 = 4;
 /// Interrupted by SIGINT/SIGTERM.
 pub const EXIT_INTERRUPTED: i32 = 130;

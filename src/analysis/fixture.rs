@@ -6,6 +6,7 @@ use crate::record::{Counters, LoadRecord, Run, Series, Status, FORMAT};
 use crate::scenario::runner::StepRun;
 use rtlab_engine::stats::hist::LatencyHistogram;
 use rtlab_engine::stats::trace::TracePoint;
+use rtlab_engine::stats::windows::Windows;
 use rtlab_engine::stats::{Moments, Summary};
 use rtlab_engine::sysinfo::Fingerprint;
 
@@ -33,6 +34,7 @@ pub fn series_from_samples(name: &str, samples: &[u64]) -> Series {
         max_at: None,
         histogram: h.to_data(),
         us_histogram: None,
+        windows: Default::default(),
         trace: samples
             .iter()
             .enumerate()
@@ -85,6 +87,22 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         perf: None,
         warnings: Vec::new(),
     }
+}
+
+/// A latency run as [`run_from_samples`] makes it, its thread and total also
+/// cut into time windows as the probes cut them (as runs of this rtlab are
+/// stored).
+pub fn windowed_run(label: &str, samples: &[u64]) -> Run {
+    let mut run = run_from_samples(label, samples);
+    let mut w = Windows::new();
+    for &v in samples {
+        w.record(v);
+    }
+    for s in run.series.iter_mut().chain(&mut run.total) {
+        s.windows = w.to_data();
+        s.trace.clear();
+    }
+    run
 }
 
 /// Two runs whose figures are computed by hand:

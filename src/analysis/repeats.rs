@@ -1,143 +1,185 @@
-//! What the repeats of a campaign say: each requirement judged over every
-//! repeat of a step ("PASS in 5 of 5 repeats, worst max 455 µs"), UNDECIDED
-//! when the repeats disagree, and what in a campaign is still undecided, so
-//! that `rtlab run --until-decided` knows whether another round is needed.
+//! A campaign's repeats as arms, and what in it is still undecided.
+//!
+//! The runs of one step under its base name (`idle #1`, `idle #2`, ... are
+//! `idle`) form one [`Arm`], judged over its repeats by
+//! [`verdict::judge_arms`] ("PASS in 5 of 5 repeats"). A campaign is decided
+//! when every verdict is (the repeats agree, the margin is beyond the noise)
+//! and every comparison is: each step against the campaign's first step of
+//! its kind, on the figure that heads its kind (p99 of a time series, a
+//! benchmark's headline rate), judged with intervals by [`interval::judge`].
+//! `rtlab run --until-decided` adds rounds until [`undecided`] is empty.
 
+use super::arms::Arm;
+use super::compare::Better;
+use super::interval::{self, Change};
+use super::metrics::{headline_metric, metric_direction};
+use super::series;
 use super::verdict::{self, Requirement};
-use crate::scenario::runner::Repeats;
-use serde::Serialize;
+use crate::scenario::runner::{by_base, Repeats, StepRun};
 
-/// One requirement judged over the repeats of one step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepeatVerdict {
-    /// The step's base name.
-    pub step: String,
-    /// Requirement name.
-    pub requirement: String,
-    /// Budget (ns).
-    pub budget_ns: u64,
-    /// `PASS` (every repeat passed), `FAIL` (every repeat failed),
-    /// `UNDECIDED` (the repeats disagree) or `NO DATA` (no repeat has latency
-    /// values).
-    pub result: &'static str,
-    /// Whether more repeats could not change it: every repeat agrees.
-    pub decided: bool,
-    /// Repeats that passed.
-    pub passed: usize,
-    /// Repeats judged.
-    pub repeats: usize,
-    /// The largest maximum of the repeats (ns).
-    pub worst_max_ns: Option<u64>,
-}
-
-/// Every requirement judged over the repeats of every step (step-major).
-pub fn judge(groups: &[Repeats<'_>], reqs: &[Requirement]) -> Vec<RepeatVerdict> {
-    let mut out = Vec::new();
-    for g in groups {
-        let runs: Vec<_> = g.steps.iter().map(|s| s.run.clone()).collect();
-        let each = verdict::judge(&runs, reqs);
-        for (i, req) in reqs.iter().enumerate() {
-            // `judge` is run-major: this requirement's verdict of every run.
-            let of_req: Vec<&verdict::Verdict> = each.iter().skip(i).step_by(reqs.len()).collect();
-            let judged: Vec<&&verdict::Verdict> =
-                of_req.iter().filter(|v| v.max_ns.is_some()).collect();
-            let passed = judged.iter().filter(|v| v.passed()).count();
-            let (result, decided) = match (judged.len(), passed) {
-                (0, _) => ("NO DATA", true),
-                (n, p) if p == n => ("PASS", true),
-                (_, 0) => ("FAIL", true),
-                _ => ("UNDECIDED", false),
-            };
-            out.push(RepeatVerdict {
-                step: g.name.to_string(),
-                requirement: req.name.clone(),
-                budget_ns: req.budget_ns,
-                result,
-                decided,
-                passed,
-                repeats: judged.len(),
-                worst_max_ns: judged.iter().filter_map(|v| v.max_ns).max(),
-            });
-        }
-    }
-    out
-}
-
-/// What in a campaign is still undecided, in words: each verdict whose
-/// repeats disagree.
-pub fn undecided(groups: &[Repeats<'_>], reqs: &[Requirement]) -> Vec<String> {
-    judge(groups, reqs)
+/// The arms of a campaign's steps (or of campaigns shown side by side): one
+/// per step base name and campaign, in the order the steps first ran, named
+/// by the base name (with the runs' label when several campaigns are shown).
+pub fn arms(steps: &[StepRun]) -> Vec<Arm> {
+    let groups = by_base(steps);
+    let campaign = |g: &Repeats<'_>| g.steps[0].run.campaign;
+    let several = groups
+        .first()
+        .is_some_and(|first| groups.iter().any(|g| campaign(g) != campaign(first)));
+    groups
         .iter()
-        .filter(|v| !v.decided)
-        .map(|v| {
-            format!(
-                "{} against {}: passed in {} of {} repeats",
-                v.step, v.requirement, v.passed, v.repeats
-            )
+        .map(|g| {
+            let name = match several {
+                true => format!("{} · {}", g.name, g.steps[0].run.label),
+                false => g.name.to_string(),
+            };
+            Arm::new(name, g.steps.iter().map(|s| s.run.clone()).collect())
         })
         .collect()
 }
 
-/// Whether any verdict is undecided (the campaign's exit code is then
-/// [`crate::error::EXIT_UNDECIDED`] unless one failed outright).
-pub fn any_undecided(verdicts: &[RepeatVerdict]) -> bool {
-    verdicts.iter().any(|v| !v.decided)
+/// The figure a campaign compares arms of this kind on, and which way it
+/// improves: a benchmark's headline rate, else p99 of its time series.
+fn figure(arm: &Arm) -> Option<(&'static str, Better)> {
+    let run = arm.runs.first()?;
+    match headline_metric(&run.metrics) {
+        Some(rate) => Some((rate, metric_direction(rate))),
+        None => series::primary(run).map(|_| ("p99", Better::Lower)),
+    }
+}
+
+/// What in a campaign is still undecided, in words: each verdict whose
+/// repeats disagree or whose margin lies within `noise`, and each comparison
+/// of a step with the campaign's first step of its kind that its intervals
+/// cannot decide.
+pub fn undecided(arms: &[Arm], reqs: &[Requirement], noise: f64) -> Vec<String> {
+    let mut open: Vec<String> = verdict::judge_arms(arms, reqs, noise)
+        .iter()
+        .filter(|v| !v.decided)
+        .map(|v| {
+            format!(
+                "{} against {}: within the budget in {} of {} repeats",
+                v.label, v.requirement, v.repeats_passed, v.repeats
+            )
+        })
+        .collect();
+    for (i, arm) in arms.iter().enumerate() {
+        let Some(base) = arms[..i].iter().find(|b| b.kind == arm.kind) else {
+            continue;
+        };
+        let Some((metric, better)) = figure(base) else {
+            continue;
+        };
+        let (Some(b), Some(o)) = (base.estimate(metric), arm.estimate(metric)) else {
+            continue;
+        };
+        let judged = interval::judge(&b, &o, better, noise);
+        if !judged.decided {
+            let why = match judged.change {
+                Change::Unknown => "no interval to judge by",
+                _ => "the intervals overlap but are too wide to call it no real difference",
+            };
+            open.push(format!(
+                "{} against {} on {metric}: {why}",
+                arm.name, base.name
+            ));
+        }
+    }
+    open
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::step_run;
-    use crate::scenario::runner::by_base;
+    use crate::analysis::fixture::{step_run, windowed_run};
+    use rtlab_engine::bench::Rng;
 
-    fn repeat(base: &str, r: u32, max_us: u64) -> crate::scenario::runner::StepRun {
-        let mut s = step_run(base, &[50_000, max_us * 1_000], None);
+    fn repeat(base: &str, r: u32, samples: &[u64]) -> StepRun {
+        let mut s = step_run(base, samples, None);
         s.name = format!("{base} #{r}");
         s.repeat = r;
         s
     }
 
     #[test]
-    fn repeats_that_agree_decide_and_repeats_that_disagree_do_not() {
+    fn the_repeats_of_a_step_are_one_arm_in_the_order_steps_first_ran() {
         let steps = vec![
-            repeat("idle", 1, 400),
-            repeat("load", 1, 900),
-            repeat("idle", 2, 455),
-            repeat("load", 2, 1_500),
-            repeat("idle", 3, 300),
-            repeat("load", 3, 700),
+            repeat("idle", 1, &[1_000]),
+            repeat("load", 1, &[2_000]),
+            repeat("idle", 2, &[3_000]),
+            repeat("load", 2, &[4_000]),
         ];
-        let groups = by_base(&steps);
+        let a = arms(&steps);
+        let shown: Vec<(&str, usize)> = a.iter().map(|a| (a.name.as_str(), a.runs.len())).collect();
+        assert_eq!(shown, [("idle", 2), ("load", 2)]);
+        assert_eq!(a[0].runs[1].total.as_ref().unwrap().summary.max_ns, 3_000);
+    }
+
+    #[test]
+    fn repeats_that_disagree_on_a_verdict_leave_it_undecided() {
+        // idle within 1 ms in every repeat by far; load over it once.
+        let steps = vec![
+            repeat("idle", 1, &[100_000; 20]),
+            repeat("load", 1, &[100_000; 20]),
+            repeat("idle", 2, &[100_000; 20]),
+            repeat("load", 2, &[1_500_000; 20]),
+            repeat("idle", 3, &[100_000; 20]),
+            repeat("load", 3, &[100_000; 20]),
+        ];
         let reqs = verdict::parse_requirement("loop=1ms").unwrap();
-        let v = judge(&groups, &reqs);
-        let shown: Vec<(&str, &str, usize, usize, Option<u64>, bool)> = v
-            .iter()
-            .map(|v| {
-                (
-                    v.step.as_str(),
-                    v.result,
-                    v.passed,
-                    v.repeats,
-                    v.worst_max_ns,
-                    v.decided,
-                )
-            })
-            .collect();
-        assert_eq!(
-            shown,
-            [
-                ("idle", "PASS", 3, 3, Some(455_000), true),
-                ("load", "UNDECIDED", 2, 3, Some(1_500_000), false)
-            ]
+        let open = undecided(&arms(&steps), &reqs, interval::DEFAULT_NOISE);
+        assert!(
+            open.contains(&"load against loop: within the budget in 2 of 3 repeats".to_string()),
+            "{open:?}"
         );
-        assert!(any_undecided(&v));
-        assert_eq!(
-            undecided(&groups, &reqs),
-            ["load against loop: passed in 2 of 3 repeats"]
+        assert!(
+            !open.iter().any(|o| o.starts_with("idle against loop")),
+            "{open:?}"
         );
-        let strict = verdict::parse_requirement("loop=200us").unwrap();
-        let v = judge(&groups, &strict);
-        assert!(v.iter().all(|v| v.result == "FAIL" && v.decided));
-        assert!(undecided(&groups, &strict).is_empty());
+    }
+
+    /// `n` latencies of 20 µs plus an exponential tail of mean 3 µs, times
+    /// `scale`, drawn with `seed`.
+    fn latencies(n: usize, seed: u64, scale: f64) -> Vec<u64> {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|_| ((20_000.0 - 3_000.0 * (1.0 - rng.unit()).ln()) * scale) as u64)
+            .collect()
+    }
+
+    fn once(base: &str, samples: &[u64]) -> StepRun {
+        let mut s = step_run(base, samples, None);
+        s.run = windowed_run(base, samples);
+        s
+    }
+
+    #[test]
+    fn a_comparison_with_the_first_step_is_decided_when_its_intervals_can_tell() {
+        let reqs = verdict::parse_requirement("loop=1ms").unwrap();
+        let noise = interval::DEFAULT_NOISE;
+        // The same distribution: no real difference, and narrow enough to say so.
+        let same = [
+            once("idle", &latencies(200_000, 1, 1.0)),
+            once("again", &latencies(200_000, 2, 1.0)),
+        ];
+        assert_eq!(undecided(&arms(&same), &reqs, noise), Vec::<String>::new());
+        // 20 % slower: worse, decided.
+        let shifted = [
+            once("idle", &latencies(50_000, 1, 1.0)),
+            once("load", &latencies(50_000, 2, 1.2)),
+        ];
+        assert_eq!(
+            undecided(&arms(&shifted), &reqs, noise),
+            Vec::<String>::new()
+        );
+        // 500 samples cannot support a p99: nothing to judge by yet.
+        let few = [
+            once("idle", &latencies(500, 1, 1.0)),
+            once("load", &latencies(500, 2, 1.2)),
+        ];
+        assert_eq!(
+            undecided(&arms(&few), &reqs, noise),
+            ["load against idle on p99: no interval to judge by"]
+        );
     }
 }

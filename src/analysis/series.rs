@@ -4,6 +4,7 @@
 
 use crate::record::{Counters, Run, Series};
 use rtlab_engine::stats::hist::LatencyHistogram;
+use rtlab_engine::stats::windows::WindowsData;
 use rtlab_engine::stats::{Moments, Summary};
 use std::borrow::Cow;
 
@@ -46,13 +47,16 @@ pub fn primary(run: &Run) -> Option<Cow<'_, Series>> {
     }
 }
 
-/// All series as one: histograms and counters added; the exact mean and standard
-/// deviation recombined from each series' own (to within a nanosecond).
+/// All series as one: histograms, counters and time windows added (window by
+/// window); the exact mean and standard deviation recombined from each series'
+/// own (to within a nanosecond).
 pub fn merge(many: &[Series]) -> Series {
     let mut h = LatencyHistogram::new();
     let mut counters = Counters::default();
     let mut m = Moments::default();
+    let mut windows = WindowsData::default();
     for s in many {
+        windows.merge(&s.windows);
         // Straight into `h`: a histogram of its own per series would be
         // allocated and zeroed whole (the range is 1 ns to 100 s) to be added.
         for &(v, n) in &s.histogram.buckets {
@@ -85,6 +89,7 @@ pub fn merge(many: &[Series]) -> Series {
         histogram: h.to_data(),
         us_histogram: None,
         trace: Vec::new(),
+        windows,
     }
 }
 

@@ -1,12 +1,18 @@
 //! Verdicts: requirements `name=budget` (or presets of several) judged against the
-//! observed latencies of each run. A run passes a requirement when its observed
-//! maximum is within the budget; the margin is budget − observed max. Every verdict
-//! states the samples and the time it was observed over, because a PASS over 500
-//! samples says much less than one over ten million.
+//! observed latencies of each run, or of each arm's repeats. A run passes a
+//! requirement when its observed maximum is within the budget; the margin is
+//! budget − observed max. A verdict is PASS or FAIL only when the repeats agree
+//! and the margin is larger than the noise threshold; otherwise UNDECIDED (exit
+//! code [`EXIT_UNDECIDED`] when nothing failed). Every verdict states the
+//! repeats, the samples and the time it was observed over, because a PASS over
+//! 500 samples says much less than one over ten million.
 
+use super::arms::Arm;
+use super::interval::DEFAULT_NOISE;
 use super::{series, status};
+use crate::error::{EXIT_FAILED, EXIT_OK, EXIT_UNDECIDED};
 use crate::record::Run;
-use crate::units::{parse_positive_duration, DefaultUnit};
+use crate::units::{parse_positive_duration, DefaultUnit, Human};
 use rtlab_engine::stats::hist::LatencyHistogram;
 use serde::Serialize;
 
@@ -92,34 +98,55 @@ pub fn parse_requirement(text: &str) -> Result<Vec<Requirement>, String> {
     }
 }
 
-/// The outcome of one requirement for one run.
+/// A verdict's result: every observed value within the budget, in every
+/// repeat, with a margin larger than the noise.
+pub const PASS: &str = "PASS";
+/// A value above the budget was observed, in every repeat.
+pub const FAIL: &str = "FAIL";
+/// The repeats disagree (some within the budget, some not), or every one is
+/// within it by less than the noise threshold: another run may go either way.
+pub const UNDECIDED: &str = "UNDECIDED";
+/// No latency values to judge.
+pub const NO_DATA: &str = "NO DATA";
+
+/// The outcome of one requirement for one arm (one run, or the repeats of a
+/// step, or a `--by` group).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
-    /// Run id.
+    /// Id of the run whose maximum the verdict gives (the worst repeat's).
     pub run_id: Option<i64>,
-    /// Run label.
+    /// The run's label, or the arm's name.
     pub label: String,
     /// Requirement name.
     pub requirement: String,
     /// Budget (ns).
     pub budget_ns: u64,
-    /// `PASS`, `FAIL`, or `NO DATA` (the run has no latency values; counts as a
-    /// failure, since nothing shows the deadline holds).
+    /// [`PASS`], [`FAIL`], [`UNDECIDED`] or [`NO_DATA`] (the arm has no
+    /// latency values; counts as a failure, since nothing shows the deadline
+    /// holds).
     pub result: &'static str,
-    /// Observed maximum (ns).
+    /// Whether more runs could not change the result: true for PASS, FAIL
+    /// and NO DATA, false for UNDECIDED.
+    pub decided: bool,
+    /// Runs with values the verdict rests on.
+    pub repeats: usize,
+    /// Of them, the runs whose maximum is within the budget.
+    pub repeats_passed: usize,
+    /// Observed maximum (ns), the worst of the repeats.
     pub max_ns: Option<u64>,
     /// Budget − observed max (ns); negative when the budget is exceeded.
     pub margin_ns: Option<i64>,
-    /// Values above the budget (at the histogram's 0.1% resolution, at least 1
-    /// when the maximum exceeds the budget).
+    /// Values above the budget, over all repeats (at the histogram's 0.1%
+    /// resolution, at least 1 in a run whose maximum exceeds the budget).
     pub misses: Option<u64>,
-    /// Periods that expired unserved while a thread was late.
+    /// Periods that expired unserved while a thread was late, over all repeats.
     pub overruns: Option<u64>,
-    /// Values observed.
+    /// Values observed, over all repeats.
     pub samples: u64,
     /// Time observed (ns; 0 when unknown, as for some imported runs).
     pub duration_ns: u64,
-    /// Why the verdict is weaker than it looks (run interrupted or failed).
+    /// Why the verdict is weaker than it looks (a run interrupted or failed,
+    /// repeats that disagree, a margin within the noise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -127,64 +154,159 @@ pub struct Verdict {
 impl Verdict {
     /// Whether the requirement is met.
     pub fn passed(&self) -> bool {
-        self.result == "PASS"
+        self.result == PASS
     }
 }
 
-/// Judges every run against every requirement (run-major order).
+/// What one run shows against a requirement: its primary series' values.
+struct Observed {
+    id: Option<i64>,
+    max_ns: u64,
+    overruns: u64,
+    samples: u64,
+}
+
+/// Judges every run on its own against every requirement (run-major order),
+/// with the [default noise](DEFAULT_NOISE).
 pub fn judge(runs: &[Run], reqs: &[Requirement]) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    for run in runs {
-        let series = series::primary(run).filter(|s| s.counters.samples > 0);
-        let hist = series
-            .as_ref()
-            .map(|s| LatencyHistogram::from_data(&s.histogram));
-        let note = status::unfinished(run).map(|s| {
-            format!(
-                "run {}: judged on what was observed before it stopped",
-                s.name()
-            )
-        });
-        for req in reqs {
+    runs.iter()
+        .flat_map(|r| judge_runs(&r.label, &[r], reqs, DEFAULT_NOISE))
+        .collect()
+}
+
+/// Judges every arm against every requirement (arm-major order), over the
+/// arm's repeats: FAIL when every repeat exceeds the budget, PASS when every
+/// one stays within it by more than `noise` (a fraction of the budget),
+/// UNDECIDED otherwise ("PASS in 3 of 5 repeats"; or all within, but one by
+/// less than the noise: the next run may miss). A single run is judged the
+/// same way: within the budget by less than the noise is UNDECIDED; above it
+/// is a FAIL, since a miss was seen.
+pub fn judge_arms(arms: &[Arm], reqs: &[Requirement], noise: f64) -> Vec<Verdict> {
+    arms.iter()
+        .flat_map(|a| judge_runs(&a.name, &a.refs(), reqs, noise))
+        .collect()
+}
+
+fn judge_runs(name: &str, runs: &[&Run], reqs: &[Requirement], noise: f64) -> Vec<Verdict> {
+    let seen: Vec<(Observed, LatencyHistogram)> = runs
+        .iter()
+        .filter_map(|run| {
+            let s = series::primary(run).filter(|s| s.counters.samples > 0)?;
+            let seen = Observed {
+                id: run.id,
+                max_ns: s.summary.max_ns,
+                overruns: s.counters.overruns,
+                samples: s.counters.samples,
+            };
+            Some((seen, LatencyHistogram::from_data(&s.histogram)))
+        })
+        .collect();
+    let unfinished: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| status::unfinished(r).map(|s| s.name()))
+        .collect();
+    let note = match unfinished.as_slice() {
+        [] => None,
+        [one] if runs.len() == 1 => Some(format!(
+            "run {one}: judged on what was observed before it stopped"
+        )),
+        many => Some(format!(
+            "{} of {} runs stopped early: judged on what they observed",
+            many.len(),
+            runs.len()
+        )),
+    };
+    let duration_ns = runs.iter().map(|r| r.duration_ns).sum();
+    reqs.iter()
+        .map(|req| {
             let mut v = Verdict {
-                run_id: run.id,
-                label: run.label.clone(),
+                run_id: runs.first().and_then(|r| r.id),
+                label: name.to_string(),
                 requirement: req.name.clone(),
                 budget_ns: req.budget_ns,
-                result: "NO DATA",
+                result: NO_DATA,
+                decided: true,
+                repeats: seen.len(),
+                repeats_passed: 0,
                 max_ns: None,
                 margin_ns: None,
                 misses: None,
                 overruns: None,
                 samples: 0,
-                duration_ns: run.duration_ns,
+                duration_ns,
                 note: note.clone(),
             };
-            if let (Some(s), Some(h)) = (&series, &hist) {
-                let max = s.summary.max_ns;
-                let over = s.counters.samples.saturating_sub(h.count_le(req.budget_ns));
-                let pass = max <= req.budget_ns;
-                v.result = if pass { "PASS" } else { "FAIL" };
-                v.max_ns = Some(max);
-                v.margin_ns = Some(req.budget_ns as i64 - max as i64);
-                v.misses = Some(if pass { 0 } else { over.max(1) });
-                v.overruns = Some(s.counters.overruns);
-                v.samples = s.counters.samples;
+            let Some(worst) = seen.iter().map(|(o, _)| o).max_by_key(|o| o.max_ns) else {
+                let kind = runs.first().map_or("", |r| r.kind.as_str());
+                v.note = Some(format!("a {kind} run holds no latency values to judge"));
+                return v;
+            };
+            let misses = seen.iter().map(|(o, h)| match o.max_ns <= req.budget_ns {
+                true => 0,
+                false => o.samples.saturating_sub(h.count_le(req.budget_ns)).max(1),
+            });
+            v.misses = Some(misses.sum());
+            v.repeats_passed = seen
+                .iter()
+                .filter(|(o, _)| o.max_ns <= req.budget_ns)
+                .count();
+            v.run_id = worst.id;
+            v.max_ns = Some(worst.max_ns);
+            let margin = req.budget_ns as i64 - worst.max_ns as i64;
+            v.margin_ns = Some(margin);
+            v.overruns = Some(seen.iter().map(|(o, _)| o.overruns).sum());
+            v.samples = seen.iter().map(|(o, _)| o.samples).sum();
+            let why = if v.repeats_passed == 0 {
+                v.result = FAIL;
+                None
+            } else if v.repeats_passed < v.repeats {
+                v.result = UNDECIDED;
+                Some(format!(
+                    "the repeats disagree: within the budget in {} of {}",
+                    v.repeats_passed, v.repeats
+                ))
+            } else if margin as f64 <= noise * req.budget_ns as f64 {
+                v.result = UNDECIDED;
+                Some(format!(
+                    "within the budget by {}, less than the {}% noise: another run may miss it",
+                    Human(margin as u64),
+                    noise * 100.0
+                ))
             } else {
-                v.note = Some(format!(
-                    "a {} run holds no latency values to judge",
-                    run.kind
-                ));
+                v.result = PASS;
+                None
+            };
+            v.decided = v.result != UNDECIDED;
+            if let Some(why) = why {
+                v.note = Some(match v.note.take() {
+                    Some(n) => format!("{why}; {n}"),
+                    None => why,
+                });
             }
-            out.push(v);
-        }
-    }
-    out
+            v
+        })
+        .collect()
 }
 
-/// How many verdicts failed (NO DATA counts as failed).
+/// How many verdicts are not a PASS: FAIL, NO DATA and UNDECIDED (a deadline
+/// not shown to hold).
 pub fn failures(verdicts: &[Verdict]) -> usize {
     verdicts.iter().filter(|v| !v.passed()).count()
+}
+
+/// The exit code the verdicts give: [`EXIT_FAILED`] when any failed or has no
+/// data, else [`EXIT_UNDECIDED`] when any is undecided, else [`EXIT_OK`].
+pub fn exit_code(verdicts: &[Verdict]) -> i32 {
+    if verdicts
+        .iter()
+        .any(|v| v.result == FAIL || v.result == NO_DATA)
+    {
+        EXIT_FAILED
+    } else if verdicts.iter().any(|v| v.result == UNDECIDED) {
+        EXIT_UNDECIDED
+    } else {
+        EXIT_OK
+    }
 }
 
 /// A run's own `--max-latency` threshold and how its maximum fared.
@@ -288,18 +410,80 @@ mod tests {
     }
 
     #[test]
-    fn exactly_at_budget_passes_and_no_data_fails() {
+    fn at_the_budget_is_undecided_and_no_data_fails() {
         let run = run_from_samples("x", &[500_000, 1_000_000]);
         let req = parse_requirement("a=1ms").unwrap();
-        assert_eq!(judge(&[run], &req)[0].margin_ns, Some(0));
+        let v = &judge(std::slice::from_ref(&run), &req)[0];
+        assert_eq!(
+            (v.margin_ns, v.result, v.decided),
+            (Some(0), UNDECIDED, false)
+        );
+        assert_eq!((v.repeats, v.repeats_passed), (1, 1));
+        assert!(v.note.as_deref().unwrap().contains("noise"), "{v:?}");
+        // 60 µs of 1 ms is beyond the 5 % noise: a PASS.
+        let ok = run_from_samples("x", &[500_000, 940_000]);
+        let v = &judge(&[ok], &req)[0];
+        assert_eq!((v.result, v.decided, v.note.as_deref()), (PASS, true, None));
         let mut bench = run_from_samples("b", &[1]);
         bench.kind = "bench.cpu".into();
         bench.total = None;
         bench.series.clear();
         bench.status = Status::Interrupted;
         let v = &judge(&[bench], &req)[0];
-        assert_eq!(v.result, "NO DATA");
+        assert_eq!((v.result, v.decided), (NO_DATA, true));
         assert!(!v.passed());
         assert!(v.note.as_deref().unwrap().contains("bench.cpu"));
+    }
+
+    /// An arm of `maxima.len()` repeats, each with one wake-up at its maximum.
+    fn repeats(maxima: &[u64]) -> Arm {
+        let runs = maxima
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| {
+                let mut r = run_from_samples("k", &[100_000, m]);
+                r.id = Some(i as i64 + 1);
+                r
+            })
+            .collect();
+        Arm::new("PREEMPT_RT", runs)
+    }
+
+    #[test]
+    fn verdicts_over_repeats() {
+        let gyro = parse_requirement("gyro=1ms").unwrap();
+        let judged =
+            |maxima: &[u64]| judge_arms(&[repeats(maxima)], &gyro, DEFAULT_NOISE).remove(0);
+        // PASS in 5 of 5 repeats, worst max 455 µs.
+        let v = judged(&[300_000, 455_000, 200_000, 410_000, 390_000]);
+        assert_eq!((v.result, v.decided), (PASS, true));
+        assert_eq!((v.repeats, v.repeats_passed), (5, 5));
+        assert_eq!((v.max_ns, v.run_id), (Some(455_000), Some(2)));
+        assert_eq!((v.samples, v.label.as_str()), (10, "PREEMPT_RT"));
+        // The repeats disagree.
+        let v = judged(&[300_000, 1_200_000, 200_000]);
+        assert_eq!((v.result, v.decided), (UNDECIDED, false));
+        assert_eq!((v.repeats_passed, v.misses), (2, Some(1)));
+        assert!(v.note.as_deref().unwrap().contains("2 of 3"), "{v:?}");
+        assert_eq!(v.margin_ns, Some(-200_000));
+        // Every repeat misses.
+        let v = judged(&[1_100_000, 1_200_000]);
+        assert_eq!((v.result, v.decided, v.misses), (FAIL, true, Some(2)));
+        // All within, but the worst by less than the noise.
+        let v = judged(&[300_000, 990_000]);
+        assert_eq!(v.result, UNDECIDED);
+    }
+
+    #[test]
+    fn exit_codes_of_verdicts() {
+        let req = parse_requirement("a=1ms").unwrap();
+        let code = |maxima: &[u64]| exit_code(&judge_arms(&[repeats(maxima)], &req, 0.05));
+        assert_eq!(code(&[100_000]), EXIT_OK);
+        assert_eq!(code(&[100_000, 2_000_000]), EXIT_UNDECIDED);
+        assert_eq!(code(&[2_000_000]), EXIT_FAILED);
+        let mut both = judge_arms(&[repeats(&[100_000, 2_000_000])], &req, 0.05);
+        both.extend(judge_arms(&[repeats(&[2_000_000])], &req, 0.05));
+        assert_eq!(exit_code(&both), EXIT_FAILED, "a failure outweighs");
+        assert_eq!(failures(&both), 2, "undecided is no pass");
     }
 }

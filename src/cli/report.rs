@@ -153,7 +153,10 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
         .render()
     })?;
     let text = campaign_report(&c, &steps, &reqs, &found, &ranked, a.unit);
-    finish(&files, &text, &verdict::judge(&runs, &reqs))
+    // As `run` judged it: each step over its repeats.
+    let arms = crate::analysis::repeats::arms(&steps);
+    let verdicts = verdict::judge_arms(&arms, &reqs, crate::analysis::interval::DEFAULT_NOISE);
+    finish(&files, &text, &verdicts)
 }
 
 /// The requirements `rtlab run` judged the campaign `id` against (`reqs` when

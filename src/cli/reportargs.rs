@@ -3,8 +3,8 @@
 //! exit code of the verdicts.
 
 use super::common;
-use crate::analysis::verdict::{failures, parse_requirement, Requirement, Verdict};
-use crate::error::{bad_flag, EXIT_FAILED, EXIT_OK};
+use crate::analysis::verdict::{self, parse_requirement, Requirement, Verdict};
+use crate::error::bad_flag;
 use crate::format::html::Html;
 use crate::format::svg::plot_files;
 use crate::format::{Exporter, Options};
@@ -135,7 +135,7 @@ fn write_files(files: &[OutFile]) -> Result<()> {
 }
 
 /// Writes the files, prints `text` on stdout (a closed pipe is not an error) and
-/// returns the exit code of the verdicts: 1 when any failed.
+/// returns the exit code of the verdicts (see [`verdict::exit_code`]).
 pub fn finish(files: &[OutFile], text: &str, verdicts: &[Verdict]) -> Result<i32> {
     write_files(files)?;
     let mut out = std::io::stdout().lock();
@@ -144,11 +144,7 @@ pub fn finish(files: &[OutFile], text: &str, verdicts: &[Verdict]) -> Result<i32
     for (path, _, _) in files {
         eprintln!("wrote {}", path.display());
     }
-    Ok(if failures(verdicts) == 0 {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    })
+    Ok(verdict::exit_code(verdicts))
 }
 
 #[cfg(test)]

@@ -384,6 +384,7 @@ mod tests {
                 max_us,
                 ..Default::default()
             }),
+            windows: Default::default(),
             trace: Vec::new(),
         };
         run.series = vec![series(6000), series(6000)];

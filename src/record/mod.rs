@@ -10,6 +10,7 @@ pub use rtlab_engine::rt::mem::PageFaults;
 
 use rtlab_engine::stats::hist::{HistogramData, UsBucketsData, MAX_US_BUCKETS};
 use rtlab_engine::stats::trace::TracePoint;
+use rtlab_engine::stats::windows::WindowsData;
 use rtlab_engine::stats::Summary;
 use rtlab_engine::sysinfo::Fingerprint;
 use serde::{Deserialize, Serialize};
@@ -98,6 +99,11 @@ pub struct Series {
     /// Per-block maxima over time, for scatter plots.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub trace: Vec<TracePoint>,
+    /// The values cut into time windows with coarse histograms, from which
+    /// `analysis::interval` tells how sure each figure is; empty for runs
+    /// imported or stored by an older rtlab.
+    #[serde(skip_serializing_if = "WindowsData::is_empty", default)]
+    pub windows: WindowsData,
 }
 
 /// A load that ran during the measurement, with the work it achieved.
@@ -428,6 +434,14 @@ impl Series {
                     us.overflow, self.counters.overflows
                 ));
             }
+        }
+        let windows = &self.windows;
+        if !windows.is_empty() && windows.readable() && windows.count() != s.samples {
+            return Err(format!(
+                "its time windows hold {} values but it counts {}",
+                windows.count(),
+                s.samples
+            ));
         }
         if s.samples == 0 {
             return Ok(());

@@ -2,6 +2,7 @@ use super::*;
 use crate::record::{BreakRecord, Counters, LoadRecord, Warning};
 use proptest::prelude::*;
 use rtlab_engine::stats::hist::{LatencyHistogram, UsBuckets};
+use rtlab_engine::stats::windows::Windows;
 use rtlab_engine::stats::Moments;
 use rtlab_engine::stats::Summary;
 use rtlab_engine::sysinfo::{Fingerprint, PreemptModel};
@@ -9,15 +10,17 @@ use rusqlite::{params, Connection};
 use std::time::Duration;
 
 fn series(name: &str, values: &[u64]) -> Series {
-    let (mut m, mut h, mut us) = (
+    let (mut m, mut h, mut us, mut w) = (
         Moments::default(),
         LatencyHistogram::new(),
         UsBuckets::new(100),
+        Windows::new(),
     );
     for (i, &v) in values.iter().enumerate() {
         m.record(v);
         h.record(v);
         us.record(v, i as u64);
+        w.record(v);
     }
     Series {
         name: name.into(),
@@ -35,6 +38,7 @@ fn series(name: &str, values: &[u64]) -> Series {
         max_at: Some(7),
         histogram: h.to_data(),
         us_histogram: Some(us.to_data()),
+        windows: w.to_data(),
         trace: (0..10)
             .map(|i| TracePoint {
                 first_sample: i,

@@ -226,6 +226,18 @@ fn rtlab_json_whose_counts_disagree_with_its_histograms_is_refused() {
         &write(&wrapped),
         &["more than 64 bits"],
     );
+    let mut windows = good.clone();
+    let w = &mut windows["total"]["windows"]["windows"][0]["count"];
+    *w = (w.as_u64().unwrap() + 1).into();
+    import_refused(
+        dir.path(),
+        "windows.json",
+        &write(&windows),
+        &[
+            "series 'all'",
+            "time windows hold 51 values but it counts 50",
+        ],
+    );
     // And the untouched document imports.
     let f = dir.path().join("good.json");
     std::fs::write(&f, write(&good)).unwrap();

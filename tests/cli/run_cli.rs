@@ -441,13 +441,15 @@ fn compare_and_report_take_a_campaign() {
     expect(rtlab(&db).args(["report", "--campaign", "9"]), &[2]);
 }
 
-/// Two SCHED_OTHER steps (no root needed) of 200 ms, judged against 10 s.
+/// Two SCHED_OTHER steps (no root needed) of 200 ms on CPU 0 (at most 200
+/// samples each), judged against 10 s.
 const OTHER_STEPS: &str = r#"
 name = "repeated"
 [defaults]
 duration = "200ms"
 interval = "1ms"
 priority = 0
+cpus = "0"
 [[step]]
 name = "a"
 probe = "latency"
@@ -527,8 +529,60 @@ fn repeat_interleaves_every_step_and_records_its_base_name_and_round() {
 }
 
 #[test]
-fn until_decided_stops_when_every_verdict_is_decided() {
+fn until_decided_adds_rounds_while_something_is_undecided_up_to_the_most() {
+    // Every verdict holds by far; but a and b are compared on p99, which
+    // needs 1 000 samples: 3 repeats of 200 are too few, so each round is
+    // followed by another until --max-repeats, and what stays open is said.
     let (_dir, db, scn) = setup(OTHER_STEPS);
+    let out = expect(
+        rtlab(&db).arg("run").arg(&scn).args([
+            "--until-decided",
+            "--repeat",
+            "2",
+            "--max-repeats",
+            "3",
+        ]),
+        &[0],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "campaign 1: repeated (4 steps, up to 3 repeats of each with --until-decided)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "after 2 repeats, undecided: b against a on p99: no interval to judge by; running round 3"
+        ),
+        "{err}"
+    );
+    let names: Vec<String> = recorded_steps(&db).into_iter().map(|s| s.1).collect();
+    assert_eq!(names, ["a #1", "b #1", "a #2", "b #2", "a #3", "b #3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "not decided after 3 repeats (--max-repeats): raise it, or look at what varies \
+             between the repeats:\n  - b against a on p99: no interval to judge by\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  a  loop 10s: PASS in 3 of 3 repeats"),
+        "{text}"
+    );
+}
+
+#[test]
+fn until_decided_stops_when_every_verdict_is_decided() {
+    // One step: no comparison, and a verdict that holds by far in every repeat.
+    let one = OTHER_STEPS
+        .split("[[step]]\nname = \"b\"")
+        .next()
+        .unwrap()
+        .to_string()
+        + "[requirements]\nloop = \"10s\"\n";
+    let (_dir, db, scn) = setup(&one);
     let out = expect(
         rtlab(&db).arg("run").arg(&scn).args([
             "--until-decided",
@@ -540,14 +594,8 @@ fn until_decided_stops_when_every_verdict_is_decided() {
         &[0],
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(
-            "campaign 1: repeated (4 steps, up to 4 repeats of each with --until-decided)"
-        ),
-        "{err}"
-    );
     assert!(!err.contains("running round"), "{err}");
-    assert_eq!(recorded_steps(&db).len(), 4, "no round added");
+    assert_eq!(recorded_steps(&db).len(), 2, "no round added");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("not decided"), "{text}");
     for (args, flag) in [

@@ -1,9 +1,11 @@
 //! Proves that the measuring loops allocate nothing: a counting global allocator
 //! counts the allocations made by this thread while `run_loop` (latency) and
-//! `spin` (noise) run against the real clock. The ipc pairs run on threads of
-//! their own: there, the allocations of every thread are counted, and must not
-//! grow with the loops.
+//! `spin` (noise) run against the real clock, and while time windows record.
+//! The ipc pairs and the bench threads run on threads of their own: there, the
+//! allocations of every thread are counted, and must not grow with the loops.
 
+use rtlab_engine::bench::cpu::Cpu;
+use rtlab_engine::bench::{Bench, Limits, Report};
 use rtlab_engine::probe::ipc::{self, IpcConfig, PairEnd, PairSpec};
 use rtlab_engine::probe::latency::{
     run_loop, LiveStats, LoopEnd, LoopSpec, SpikeMarker, SpikeMarks, ThreadStats,
@@ -13,6 +15,7 @@ use rtlab_engine::probe::noise::{spin, GapMarker, GapMarks, GapStats, Monotonic,
 use rtlab_engine::rt::clock::{Clock, ClockId, SystemClock};
 use rtlab_engine::rt::ipc::Mechanism;
 use rtlab_engine::rt::sched::Policy;
+use rtlab_engine::stats::windows::Windows;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -113,6 +116,10 @@ fn the_measuring_loop_makes_zero_allocations() {
             stats.trace.block() > 1,
             "the trace compacted during the run"
         );
+        assert!(
+            stats.windows.block() > 1,
+            "the windows compacted during the run"
+        );
         let ring = live.samples().unwrap();
         assert_eq!(ring.dropped(), 300 - ring.capacity() as u64);
         let marked = std::fs::read_to_string(&marks.path).unwrap();
@@ -206,6 +213,54 @@ fn the_periodic_loop_makes_zero_allocations() {
         ALLOCS.with(|a| a.get()),
         0,
         "allocations in the periodic loop"
+    );
+}
+
+#[test]
+fn recording_into_time_windows_never_allocates() {
+    let _alone = alone();
+    let mut w = Windows::new();
+    ALLOCS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    // Enough values to fill and compact the windows a dozen times, over the
+    // whole range of buckets (up to 2^40 ns).
+    for i in 0..200_000u64 {
+        w.record(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (24 + i % 40));
+    }
+    COUNTING.with(|c| c.set(false));
+    assert!(w.block() >= 4_096, "block {}", w.block());
+    assert_eq!(ALLOCS.with(|a| a.get()), 0, "allocations while recording");
+}
+
+/// Every allocation of every thread while a cpu bench of `events` events
+/// runs on 2 threads.
+fn bench_allocations(events: u64) -> u64 {
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        threads: 2,
+        time_ns: 0,
+        events,
+    };
+    ALL.store(0, Ordering::Relaxed);
+    ALL_ON.store(true, Ordering::Relaxed);
+    let out = Cpu { max_prime: 100 }.run(limits, &stop, Report::NONE, &mut |_| {});
+    ALL_ON.store(false, Ordering::Relaxed);
+    let done: u64 = out.threads.iter().map(|t| t.events()).sum();
+    assert_eq!(done, events);
+    ALL.load(Ordering::Relaxed)
+}
+
+#[test]
+fn the_bench_timing_loop_allocates_nothing_however_many_events() {
+    let _alone = alone();
+    // Set-up (threads, their statistics and windows) allocates the same for
+    // 10 events as for 20 000, which compact every thread's windows several
+    // times; a loop that allocated would add thousands.
+    let (few, many) = (bench_allocations(10), bench_allocations(20_000));
+    assert!(few > 0, "the count sees the set-up");
+    assert!(
+        many < few + 20,
+        "{few} allocations for 10 events, {many} for 20 000"
     );
 }
 

@@ -3,42 +3,40 @@
 //! what `--until-decided` could not decide.
 
 use super::table::paragraph;
-use crate::analysis::repeats::RepeatVerdict;
+use crate::analysis::verdict::{Verdict, FAIL, PASS, UNDECIDED};
 use crate::units::Human;
 
 /// One verdict over repeats: `PASS in 5 of 5 repeats, worst max 455us`.
-pub fn line(v: &RepeatVerdict) -> String {
+pub fn line(v: &Verdict) -> String {
     let worst = v
-        .worst_max_ns
+        .max_ns
         .map(|m| format!(", worst max {}", Human(m)))
         .unwrap_or_default();
+    let (passed, of) = (v.repeats_passed, v.repeats);
     match v.result {
-        "PASS" => format!("PASS in {} of {} repeats{worst}", v.passed, v.repeats),
-        "FAIL" => format!("FAIL in {} of {} repeats{worst}", v.repeats, v.repeats),
-        "UNDECIDED" => format!(
-            "UNDECIDED: passed in {} of {} repeats{worst}",
-            v.passed, v.repeats
-        ),
+        PASS => format!("PASS in {passed} of {of} repeats{worst}"),
+        FAIL => format!("FAIL in {} of {of} repeats{worst}", of - passed),
+        UNDECIDED => format!("UNDECIDED: within the budget in {passed} of {of} repeats{worst}"),
         other => other.to_string(),
     }
 }
 
 /// The verdicts over repeats, one line per step and requirement ("" when
 /// there are none).
-pub fn render(verdicts: &[RepeatVerdict]) -> String {
+pub fn render(verdicts: &[Verdict]) -> String {
     if verdicts.is_empty() {
         return String::new();
     }
     let width = verdicts
         .iter()
-        .map(|v| v.step.chars().count())
+        .map(|v| v.label.chars().count())
         .max()
         .unwrap_or(0);
     let mut out = String::from("verdicts over repeats:\n");
     for v in verdicts {
         out.push_str(&format!(
             "  {:width$}  {} {}: {}\n",
-            v.step,
+            v.label,
             v.requirement,
             Human(v.budget_ns),
             line(v)
@@ -68,37 +66,38 @@ pub fn undecided(open: &[String], repeats: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::arms::Arm;
+    use crate::analysis::fixture::run_from_samples;
+    use crate::analysis::interval::DEFAULT_NOISE;
+    use crate::analysis::verdict::{judge_arms, parse_requirement};
 
-    fn v(result: &'static str, passed: usize, repeats: usize) -> RepeatVerdict {
-        RepeatVerdict {
-            step: "idle".into(),
-            requirement: "loop".into(),
-            budget_ns: 1_000_000,
-            result,
-            decided: result != "UNDECIDED",
-            passed,
-            repeats,
-            worst_max_ns: Some(455_000),
-        }
+    /// The verdict of one arm whose repeats saw the maxima `max_us`.
+    fn judged(max_us: &[u64]) -> Verdict {
+        let runs = max_us
+            .iter()
+            .map(|us| run_from_samples("k", &[10_000, us * 1_000]))
+            .collect();
+        let reqs = parse_requirement("loop=1ms").unwrap();
+        judge_arms(&[Arm::new("idle", runs)], &reqs, DEFAULT_NOISE).remove(0)
     }
 
     #[test]
     fn each_verdict_says_how_many_repeats_it_rests_on() {
         assert_eq!(
-            line(&v("PASS", 5, 5)),
+            line(&judged(&[400, 455, 300, 200, 100])),
             "PASS in 5 of 5 repeats, worst max 455us"
         );
         assert_eq!(
-            line(&v("FAIL", 0, 3)),
-            "FAIL in 3 of 3 repeats, worst max 455us"
+            line(&judged(&[1_200, 2_000, 1_500])),
+            "FAIL in 3 of 3 repeats, worst max 2ms"
         );
         assert_eq!(
-            line(&v("UNDECIDED", 2, 5)),
-            "UNDECIDED: passed in 2 of 5 repeats, worst max 455us"
+            line(&judged(&[400, 1_500, 300])),
+            "UNDECIDED: within the budget in 2 of 3 repeats, worst max 1.5ms"
         );
         assert_eq!(
-            render(&[v("PASS", 5, 5)]),
-            "verdicts over repeats:\n  idle  loop 1ms: PASS in 5 of 5 repeats, worst max 455us\n\n"
+            render(&[judged(&[400, 455])]),
+            "verdicts over repeats:\n  idle  loop 1ms: PASS in 2 of 2 repeats, worst max 455us\n\n"
         );
         assert_eq!(undecided(&[], 5), "");
     }

@@ -205,6 +205,7 @@ impl Column {
                 overflow: self.overflows,
                 overflow_cycles: self.overflow_cycles.clone(),
             }),
+            windows: Default::default(),
             trace: Vec::new(),
         })
     }

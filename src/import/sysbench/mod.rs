@@ -360,6 +360,7 @@ fn finish(
         max_at: None,
         histogram: h.to_data(),
         us_histogram: None,
+        windows: Default::default(),
         trace: Vec::new(),
     };
     let kind = format!("bench.{test}");

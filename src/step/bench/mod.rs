@@ -253,6 +253,7 @@ fn series_of(name: String, st: &ThreadStats, thread: bool) -> Series {
         histogram: st.hist.to_data(),
         us_histogram: None,
         trace: Vec::new(),
+        windows: st.windows.to_data(),
     }
 }
 

@@ -68,6 +68,7 @@ fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>)
         histogram: stats.hist.to_data(),
         us_histogram: Some(stats.us.to_data()),
         trace: t.map(|_| stats.trace.points().to_vec()).unwrap_or_default(),
+        windows: stats.windows.to_data(),
     }
 }
 

@@ -207,6 +207,7 @@ pub(crate) fn series_from(name: String, t: &TimeStats, counters: Counters) -> Se
         max_at: (t.moments.count > 0).then_some(t.max_at),
         histogram: t.hist.to_data(),
         us_histogram: None,
+        windows: t.windows.to_data(),
         trace: Vec::new(),
     }
 }

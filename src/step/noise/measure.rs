@@ -76,6 +76,7 @@ fn series_of(name: String, st: &GapStats, t: Option<&NoiseThread>) -> Series {
         max_at: None,
         histogram: st.hist.to_data(),
         us_histogram: None,
+        windows: Default::default(),
         trace: Vec::new(),
     }
 }

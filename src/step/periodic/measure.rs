@@ -33,6 +33,7 @@ fn series_of(name: String, s: &PeriodStats, cpu: Option<usize>, tid: Option<i32>
         max_at: (s.periods.count > 0).then_some(s.worst_at),
         histogram: s.jitter.to_data(),
         us_histogram: None,
+        windows: s.windows.to_data(),
         trace: Vec::new(),
     }
 }

@@ -40,6 +40,7 @@ pub use rng::Rng;
 
 use crate::rt::clock::{Clock, ClockId, SystemClock};
 use crate::stats::hist::LatencyHistogram;
+use crate::stats::windows::Windows;
 use crate::stats::{Moments, Summary};
 use live::{IntervalHist, LiveSlot, Percentiles};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -175,6 +176,9 @@ pub struct ThreadStats {
     pub moments: Moments,
     /// Per-event times (ns).
     pub hist: LatencyHistogram,
+    /// The per-event times in windows of the run, for the intervals of its
+    /// figures.
+    pub windows: Windows,
     /// Work counted.
     pub tally: Tally,
     /// Time this thread ran, first event start to last event end (ns).
@@ -190,6 +194,7 @@ impl ThreadStats {
             tid: 0,
             moments: Moments::default(),
             hist: LatencyHistogram::new(),
+            windows: Windows::new(),
             tally: Tally::default(),
             busy_ns: 0,
             error: None,
@@ -210,6 +215,7 @@ impl ThreadStats {
     pub fn merge(&mut self, o: &ThreadStats) {
         self.moments.merge(&o.moments);
         self.hist.merge(&o.hist);
+        self.windows.merge(&o.windows);
         self.tally.merge(&o.tally);
         self.busy_ns = self.busy_ns.max(o.busy_ns);
         self.error = self.error.or(o.error);
@@ -297,6 +303,7 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
         let d = t1.saturating_sub(t0);
         st.moments.record(d);
         st.hist.record(d);
+        st.windows.record(d);
         if let Some(h) = hist {
             h.record(d);
         }

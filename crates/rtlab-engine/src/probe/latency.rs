@@ -18,6 +18,7 @@ use super::samples::{Sample, SampleRing};
 use crate::rt::clock::{Clock, SleepError};
 use crate::stats::hist::{LatencyHistogram, UsBuckets};
 use crate::stats::trace::MaxTrace;
+use crate::stats::windows::Windows;
 use crate::stats::{Moments, Summary};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 
@@ -201,6 +202,8 @@ pub struct ThreadStats {
     pub us: UsBuckets,
     /// Per-block maxima over time, for scatter plots.
     pub trace: MaxTrace,
+    /// The run in time windows, for the intervals of its figures.
+    pub windows: Windows,
     /// Periods that expired while the thread was late.
     pub overruns: u64,
     /// Wake-ups later than the deadline.
@@ -227,6 +230,7 @@ impl ThreadStats {
             hist: LatencyHistogram::new(),
             us: UsBuckets::keeping(hist_max_us, overflow_cycles),
             trace: MaxTrace::new(trace_points),
+            windows: Windows::new(),
             overruns: 0,
             misses: 0,
             max_cycle: 0,
@@ -239,29 +243,33 @@ impl ThreadStats {
         self.hist.reset();
         self.us.reset();
         self.trace.reset();
+        self.windows.reset();
         self.overruns = 0;
         self.misses = 0;
         self.max_cycle = 0;
     }
 
     /// Runs every recording path once (small and huge values, histogram overflow,
-    /// a full trace that compacts) and then resets. Afterwards every page of the
+    /// a full trace and full windows that compact) and then resets. Afterwards every page of the
     /// statistics and of the code that records into them has been touched, so
     /// with `MCL_ONFAULT` it is locked, and nothing faults while measuring.
     pub fn warm_up(&mut self) {
-        let points = self.trace.capacity() as u64 * 2 + 1;
+        let windows = crate::stats::windows::WINDOWS as u64 * 4 + 1;
+        let points = (self.trace.capacity() as u64 * 2 + 1).max(windows);
         for i in 0..points {
             let v = (i * 7_919) % 5_000_000_000;
             self.moments.record(v);
             self.hist.record(v);
             self.us.record(v, i);
             self.trace.record(i, v);
+            self.windows.record(v);
         }
         self.reset();
     }
 
     /// Folds another thread's stats into these (for the all-threads series).
-    /// The trace is not merged: it is per thread.
+    /// The trace is not merged: it is per thread. The windows are added window
+    /// by window (see [`Windows::merge`]).
     pub fn merge(&mut self, o: &ThreadStats) {
         if o.moments.count > 0 && (self.moments.count == 0 || o.moments.max > self.moments.max) {
             self.max_cycle = o.max_cycle;
@@ -269,6 +277,7 @@ impl ThreadStats {
         self.moments.merge(&o.moments);
         self.hist.merge(&o.hist);
         self.us.merge(&o.us);
+        self.windows.merge(&o.windows);
         self.overruns += o.overruns;
         self.misses += o.misses;
     }
@@ -333,6 +342,7 @@ pub fn run_loop<C: Clock>(
             stats.hist.record(latency);
             stats.us.record(latency, cycle);
             stats.trace.record(now.saturating_sub(origin), latency);
+            stats.windows.record(latency);
         }
         stats.overruns += expired;
         if latency > spec.deadline_ns {

@@ -12,6 +12,7 @@ pub use run::{run, PeriodicOutcome, Sched, SetupError};
 
 use crate::rt::clock::{Clock, SleepError};
 use crate::stats::hist::LatencyHistogram;
+use crate::stats::windows::Windows;
 use crate::stats::Moments;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -106,6 +107,8 @@ pub struct PeriodStats {
     pub jitter: LatencyHistogram,
     /// |period − nominal| moments (ns).
     pub jitter_moments: Moments,
+    /// |period − nominal| in time windows, for the intervals of its figures.
+    pub windows: Windows,
     /// Toggles done (one more than the periods measured).
     pub toggles: u64,
     /// Periods longer than 1.5 × nominal.
@@ -134,6 +137,7 @@ impl PeriodStats {
             periods: Moments::default(),
             jitter: LatencyHistogram::new(),
             jitter_moments: Moments::default(),
+            windows: Windows::new(),
             toggles: 0,
             late: 0,
             missed: 0,
@@ -145,9 +149,10 @@ impl PeriodStats {
         }
     }
 
-    /// Writes every page of the histogram, so that recording faults nothing in.
+    /// Writes every page of the histograms, so that recording faults nothing in.
     pub fn warm_up(&mut self) {
         self.jitter.reset();
+        self.windows.reset();
     }
 
     /// Records a toggle at `now` (ns).
@@ -173,6 +178,7 @@ impl PeriodStats {
         self.periods.record(period);
         self.jitter.record(dev);
         self.jitter_moments.record(dev);
+        self.windows.record(dev);
         if dev > self.tolerance_ns {
             self.out_of_tolerance += 1;
         }

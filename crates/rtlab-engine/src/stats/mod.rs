@@ -1,10 +1,12 @@
 //! Statistics kept while measuring and derived afterwards: exact moments
 //! ([`Moments`]), HdrHistograms ([`hist::LatencyHistogram`]), cyclictest-style 1-µs
-//! buckets ([`hist::UsBuckets`]), bounded time series ([`trace::MaxTrace`]) and the
+//! buckets ([`hist::UsBuckets`]), bounded time series ([`trace::MaxTrace`]), a run
+//! cut into windows with coarse histograms ([`windows::Windows`]) and the
 //! [`Summary`] every series reports.
 
 pub mod hist;
 pub mod trace;
+pub mod windows;
 
 use serde::{Deserialize, Serialize};
 

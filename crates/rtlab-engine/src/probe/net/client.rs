@@ -19,6 +19,7 @@ use crate::rt::mem;
 use crate::rt::sched::{self, Policy, SchedError};
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::trace::MaxTrace;
+use crate::stats::windows::Windows;
 use crate::stats::{Moments, Summary};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -54,6 +55,8 @@ pub struct TimeStats {
     pub moments: Moments,
     /// HdrHistogram, 1 ns to 100 s.
     pub hist: LatencyHistogram,
+    /// The values in time windows, for the intervals of their figures.
+    pub windows: Windows,
     /// Values above the deadline.
     pub misses: u64,
     /// Message number of the maximum.
@@ -66,6 +69,7 @@ impl TimeStats {
         TimeStats {
             moments: Moments::default(),
             hist: LatencyHistogram::new(),
+            windows: Windows::new(),
             misses: 0,
             max_at: 0,
         }
@@ -79,6 +83,7 @@ impl TimeStats {
         }
         self.moments.record(ns);
         self.hist.record(ns);
+        self.windows.record(ns);
         if ns > deadline_ns {
             self.misses += 1;
         }
