@@ -7,10 +7,13 @@
 //!   (`record::Series::windows`, kept by the probes: wake-ups close in time are
 //!   alike, so whole windows are resampled, never single values). The point
 //!   value is the exact figure the run stored (its HdrHistogram, its exact
-//!   moments); the windows' coarse histograms give only the spread: the
-//!   interval is the value plus the 2.5 % and 97.5 % quantiles of the
-//!   resampled figure's deviation from the same figure of the coarse
-//!   histograms (within a bucket, values are taken as spread evenly).
+//!   moments); the windows give only the spread: the interval is the value
+//!   plus the 2.5 % and 97.5 % quantiles of the resampled figure's deviation
+//!   from the same figure of all windows. A percentile is resampled through
+//!   its rank (the share of a resample's values below the run's percentile,
+//!   turned back into a value by the exact histogram), so the coarse buckets
+//!   never decide a value; of 200 runs of a known distribution, 95 % of the
+//!   intervals hold the true figure (`intervals_hold_the_truth_...` test).
 //! - **Several runs** ([`of_runs`]: repeats, `--by` groups): the value is the
 //!   figure of all their samples together; the interval comes from a two-level
 //!   bootstrap (the runs resampled, and within each drawn run its windows; a
@@ -58,7 +61,8 @@ pub struct Estimate {
     /// The 95 % interval; for [`Basis::Range`] the lowest and highest of the
     /// runs' own figures. `None` when none can be given.
     pub ci: Option<(f64, f64)>,
-    /// What the interval rests on.
+    /// What the interval rests on (in JSON: `"basis": "windows", "windows": 25`).
+    #[serde(flatten)]
     pub basis: Basis,
 }
 
@@ -108,8 +112,9 @@ pub enum Change {
     Worse,
     /// No real difference: the intervals do not separate by more than the noise.
     Same,
-    /// Cannot be told: a side has no interval or no value, or the figure has no
-    /// direction (sample counts, durations).
+    /// Cannot be told: a side has no interval or no value, the figure has no
+    /// direction (sample counts, durations), or the ranges of too few runs'
+    /// extremes lie apart.
     Unknown,
 }
 
@@ -148,7 +153,8 @@ impl Estimate {
 /// fraction of the baseline's value); else `Same`, decided when each interval
 /// lies within `noise` of every value of the other. Ranges of extremes (over
 /// runs) count as separate only when that many runs make a complete separation
-/// unlikely by chance (`2 / C(n+m, n) ≤ 5 %`: 4 runs a side, or 3 against 5).
+/// unlikely by chance (`2 / C(n+m, n) ≤ 5 %`: 4 runs a side, or 3 against 5);
+/// with fewer runs, ranges apart are `Unknown`.
 pub fn judge(base: &Estimate, other: &Estimate, better: Better, noise: f64) -> Judged {
     let unknown = Judged {
         change: Change::Unknown,
@@ -167,7 +173,11 @@ pub fn judge(base: &Estimate, other: &Estimate, better: Better, noise: f64) -> J
     };
     let higher = ol - bh > t;
     let lower = bl - oh > t;
-    if enough && (higher || lower) {
+    if !enough && (higher || lower) {
+        // Apart, but too few runs for that to mean anything.
+        return unknown;
+    }
+    if higher || lower {
         let improved = higher == (better == Better::Higher);
         return Judged {
             change: if improved {
@@ -543,16 +553,6 @@ struct Block {
     cum: Box<[u64]>,
 }
 
-/// The windows of one or more runs, ready to resample.
-struct Pool {
-    windows: Vec<Block>,
-    /// The windows of each run, as ranges of `windows`.
-    runs: Vec<std::ops::Range<usize>>,
-    /// Buckets where any window has values: the quantile search stays within.
-    lowest: usize,
-    highest: usize,
-}
-
 impl Block {
     fn new(
         count: u64,
@@ -577,27 +577,91 @@ impl Block {
     }
 }
 
+/// The exact histogram of every value of the pool (HdrHistogram buckets at
+/// 0.1 %), for the point of each percentile and to turn ranks into values.
+struct Exact {
+    /// Bucket values, ascending.
+    values: Vec<u64>,
+    /// `cum[i]`: values in buckets up to and including `i`.
+    cum: Vec<u64>,
+}
+
+impl Exact {
+    fn of<'a>(histograms: impl Iterator<Item = &'a [(u64, u64)]>) -> Exact {
+        let mut all: Vec<(u64, u64)> = histograms.flatten().copied().collect();
+        all.sort_unstable_by_key(|b| b.0);
+        let (mut values, mut cum) = (Vec::new(), Vec::new());
+        let mut total = 0u64;
+        for (v, c) in all {
+            total = total.saturating_add(c);
+            if values.last() == Some(&v) {
+                *cum.last_mut().unwrap_or(&mut 0) = total;
+            } else {
+                values.push(v);
+                cum.push(total);
+            }
+        }
+        Exact { values, cum }
+    }
+
+    fn total(&self) -> u64 {
+        self.cum.last().copied().unwrap_or(0)
+    }
+
+    /// The value at quantile `p` as the HdrHistogram gives it: the first
+    /// bucket whose running count reaches `⌈p · n⌉` (at least 1).
+    fn quantile(&self, p: f64) -> f64 {
+        let rank = ((p.clamp(0.0, 1.0) * self.total() as f64).ceil() as u64).max(1);
+        let i = self.cum.partition_point(|&c| c < rank);
+        self.values
+            .get(i.min(self.values.len().saturating_sub(1)))
+            .map_or(0.0, |&v| v as f64)
+    }
+
+    /// Values at or below `v`.
+    fn count_le(&self, v: u64) -> u64 {
+        match self.values.partition_point(|&x| x <= v) {
+            0 => 0,
+            i => self.cum[i - 1],
+        }
+    }
+}
+
+/// The windows of one or more runs, ready to resample.
+struct Pool {
+    windows: Vec<Block>,
+    /// The windows of each run, as ranges of `windows`.
+    runs: Vec<std::ops::Range<usize>>,
+    exact: Exact,
+}
+
+/// Where a percentile lies among the coarse buckets: its bucket, and the
+/// share of that bucket's values at or below it (from the exact histogram).
+#[derive(Clone, Copy)]
+struct Cut {
+    p: f64,
+    bucket: usize,
+    share: f64,
+}
+
 impl Pool {
     /// The windows of each run's primary series; a run without windows (or
     /// with windows that do not add up to its samples) is one window made of
     /// its histogram and summary. `None` when a run has no values.
     fn of(runs: &[&Run]) -> Option<Pool> {
-        let mut pool = Pool {
-            windows: Vec::new(),
-            runs: Vec::new(),
-            lowest: BUCKETS,
-            highest: 0,
-        };
+        let mut windows = Vec::new();
+        let mut ranges = Vec::new();
+        let mut primaries = Vec::new();
         for run in runs {
             let s = series::primary(run)?;
             if s.counters.samples == 0 {
                 return None;
             }
-            let start = pool.windows.len();
+            let start = windows.len();
             if usable(&s.windows, s.counters.samples) {
                 for w in &s.windows.windows {
                     let buckets = w.counts.iter().enumerate();
-                    pool.windows.push(Block::new(
+                    windows.push(Block::new(
                         w.count,
                         w.sum_ns,
                         w.sum_sq,
@@ -609,77 +673,89 @@ impl Pool {
                 let n = m.samples as f64;
                 let sum_sq = n * (m.stddev_ns * m.stddev_ns + m.mean_ns * m.mean_ns);
                 let buckets = s.histogram.buckets.iter().map(|&(v, c)| (bucket(v), c));
-                pool.windows
-                    .push(Block::new(m.samples, n * m.mean_ns, sum_sq, buckets));
+                windows.push(Block::new(m.samples, n * m.mean_ns, sum_sq, buckets));
             }
-            pool.runs.push(start..pool.windows.len());
+            ranges.push(start..windows.len());
+            primaries.push(s);
         }
-        for w in &pool.windows {
-            if let Some(lo) = (0..BUCKETS).find(|&b| w.cum[b + 1] > 0) {
-                pool.lowest = pool.lowest.min(lo);
-            }
-            if let Some(hi) = (0..BUCKETS).rev().find(|&b| w.cum[b] < w.cum[BUCKETS]) {
-                pool.highest = pool.highest.max(hi);
-            }
-        }
-        Some(pool)
+        let exact = Exact::of(primaries.iter().map(|s| s.histogram.buckets.as_slice()));
+        Some(Pool {
+            windows,
+            runs: ranges,
+            exact,
+        })
     }
 
-    /// The statistic of the windows taken `weights[i]` times each.
-    fn statistic(&self, stat: Statistic, drawn: &[(usize, f64)]) -> f64 {
-        let (mut n, mut sum, mut sum_sq) = (0.0, 0.0, 0.0);
+    /// Where the pool's percentile `p` lies among the coarse buckets.
+    fn cut(&self, p: f64) -> Cut {
+        let v = self.exact.quantile(p) as u64;
+        let b = bucket(v);
+        let low = self.exact.count_le(bucket_low(b).saturating_sub(1));
+        let high = self.exact.count_le(bucket_low(b + 1) - 1);
+        let share = match high - low {
+            0 => 0.5,
+            n => (self.exact.count_le(v) - low) as f64 / n as f64,
+        };
+        Cut {
+            p,
+            bucket: b,
+            share,
+        }
+    }
+
+    /// The statistic of the windows taken `k` times each (`drawn`: window,
+    /// k). A percentile is read through its rank: the share `F` of the drawn
+    /// values at or below the pool's percentile `v`, turned into a value by
+    /// the exact histogram at `2p − F` (a resample with more values below `v`
+    /// has its percentile lower by as much, to first order), so that the
+    /// coarse buckets never decide a value.
+    ///
+    /// The windows do not say how the values of the percentile's own bucket
+    /// fall on either side of it; each is taken to split as the whole pool's
+    /// do, and the binomial spread of that split is added back as `z` (a
+    /// standard normal deviate, 0 for the figure of the pool itself) times
+    /// its standard deviation.
+    fn statistic(&self, stat: Statistic, cut: Option<Cut>, drawn: &[(usize, f64)], z: f64) -> f64 {
+        let (mut n, mut sum, mut sum_sq, mut below, mut in_bucket) = (0.0, 0.0, 0.0, 0.0, 0.0);
         for &(i, k) in drawn {
             let w = &self.windows[i];
             n += k * w.count;
             sum += k * w.sum;
             sum_sq += k * w.sum_sq;
+            if let Some(c) = cut {
+                let (a, b) = (w.cum[c.bucket] as f64, w.cum[c.bucket + 1] as f64);
+                below += k * (a + c.share * (b - a));
+                in_bucket += k * (b - a);
+            }
         }
         let mean = sum / n;
+        let percentile = || {
+            let c = cut.expect("a percentile has its cut");
+            let split = z * (c.share * (1.0 - c.share) * in_bucket).sqrt();
+            self.exact.quantile(2.0 * c.p - (below + split) / n)
+        };
         match stat {
-            Statistic::Quantile(p) => self.quantile(p, n, drawn),
+            Statistic::Quantile(_) => percentile(),
             Statistic::Mean => mean,
             Statistic::Rate => 1.0 / mean,
             Statistic::Stddev => (sum_sq / n - mean * mean).max(0.0).sqrt(),
-            Statistic::P95Mean => self.quantile(0.95, n, drawn) - mean,
+            Statistic::P95Mean => percentile() - mean,
         }
-    }
-
-    /// The value below which a fraction `p` of the drawn windows' `n` values
-    /// lie, spreading each bucket's values evenly over it.
-    fn quantile(&self, p: f64, n: f64, drawn: &[(usize, f64)]) -> f64 {
-        let rank = p * n;
-        let below = |b: usize| -> f64 {
-            drawn
-                .iter()
-                .map(|&(i, k)| k * self.windows[i].cum[b] as f64)
-                .sum()
-        };
-        // The first bucket whose end reaches the rank.
-        let (mut lo, mut hi) = (self.lowest, self.highest);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if below(mid + 1) >= rank {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let (start, end) = (below(lo), below(lo + 1));
-        let frac = if end > start {
-            ((rank - start) / (end - start)).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let (a, b) = (bucket_low(lo) as f64, bucket_low(lo + 1) as f64);
-        a + frac * (b - a)
     }
 
     /// The 95 % interval of `stat` around `value` (the exact figure): the
     /// resampled figures' 2.5 % and 97.5 % quantiles, less the figure of all
-    /// windows once, widened for the number of units, added to `value`.
+    /// windows once, widened for the number of units, added to `value`. A
+    /// percentile's lower end also allows for the histogram's 0.1 %
+    /// resolution (it reports the top of a value's bucket).
     fn interval(&self, stat: Statistic, value: f64, level: Level) -> (f64, f64) {
+        let cut = match stat {
+            Statistic::Quantile(p) => Some(self.cut(p)),
+            Statistic::P95Mean => Some(self.cut(0.95)),
+            _ => None,
+        };
         let all: Vec<(usize, f64)> = (0..self.windows.len()).map(|i| (i, 1.0)).collect();
-        let center = self.statistic(stat, &all);
+        let center = self.statistic(stat, cut, &all, 0.0);
         let mut rng = Rng::new(SEED);
         let mut weights = vec![0.0f64; self.windows.len()];
         let mut drawn = Vec::with_capacity(self.windows.len());
@@ -707,7 +783,10 @@ impl Pool {
                     .filter(|(_, &k)| k > 0.0)
                     .map(|(i, &k)| (i, k)),
             );
-            figures.push(self.statistic(stat, &drawn));
+            // Box–Muller: a standard normal deviate from two uniform ones.
+            let z = (-2.0 * (1.0 - rng.unit()).ln()).sqrt()
+                * (std::f64::consts::TAU * rng.unit()).cos();
+            figures.push(self.statistic(stat, cut, &drawn, z));
         }
         figures.sort_by(f64::total_cmp);
         let at = |q: f64| figures[((RESAMPLES - 1) as f64 * q).round() as usize];
@@ -717,7 +796,11 @@ impl Pool {
             // The rate moves as 1 / mean: relative to the figure of all windows.
             (lo, hi) = (lo / center * value, hi / center * value);
         }
-        let low = value + f * lo.min(0.0);
+        let resolution = match cut {
+            Some(c) => self.exact.quantile(c.p) * 1e-3,
+            None => 0.0,
+        };
+        let low = value + f * lo.min(0.0) - resolution;
         let high = value + f * hi.max(0.0);
         match stat {
             // Times and rates are never negative; a spread p95 − mean may be.

@@ -141,9 +141,9 @@ fn exit_codes() -> String {
   {EXIT_SYSTEM:<4} the system refused: permissions (SCHED_FIFO, mlock, /dev/cpu_dma_latency
        need root or CAP_SYS_NICE / CAP_IPC_LOCK), a missing kernel feature, a read-only
        or full directory, a results database another process holds too long
-  {EXIT_UNDECIDED:<4} undecided: nothing failed, but a verdict's repeats disagree (some within
-       the budget, some not) or its margin is within the noise; more repeats may decide
-       it (rtlab run --repeat N, --until-decided)
+  {EXIT_UNDECIDED:<4} measured fine and nothing failed, but a verdict is undecided: the repeats
+       disagree, or a deadline held by less than the noise threshold (5%); more
+       runs may decide it (rtlab run --repeat N, --until-decided; docs/decisions.md)
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C, SIGTERM): what was gathered is still printed and
        saved, marked interrupted; rtlab run --resume continues a campaign
 

@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(bucket_low(BUCKETS), 1 << 34);
     }
 
-    /// 34 KiB a thread: 32 windows of 1 KiB of counts and 56 bytes of moments.
+    /// 34 KiB a thread: 32 windows of 1 KiB of counts and 64 bytes of moments.
     const _SMALL: () = assert!(Windows::BYTES <= 35 * 1024);
 
     #[test]
