@@ -49,7 +49,7 @@ mod transfer;
 mod windows;
 
 pub use campaign::{Campaign, CampaignRow, CampaignStatus, CampaignStep};
-pub use fleet::HostRow;
+pub use fleet::{Count, Evidence, HostRow};
 pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 
