@@ -409,4 +409,87 @@ mod tests {
         assert!(p.trace);
         assert_eq!(p.trace_threshold.as_deref(), Some("50us"));
     }
+
+    /// A store with a campaign of one SCHED_OTHER latency step, stored as
+    /// `rtlab run --until-decided` (from 3 repeats, at most `until`) or
+    /// `--repeat 3` (`until` None) stores it, interrupted, whose plan steps
+    /// `done` saved complete runs (round `r` of the step is index `r - 1`).
+    fn interrupted(until: Option<u32>, done: &[u32]) -> (tempfile::TempDir, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let stored = Stored {
+            scenario:
+                "name = \"r\"\n[[step]]\nname = \"idle\"\nprobe = \"latency\"\npriority = 0\n"
+                    .into(),
+            file: "r.toml".into(),
+            duration: Some("1s".into()),
+            label: "k".into(),
+            tags: Vec::new(),
+            requires: Vec::new(),
+            max_steps: None,
+            trace: false,
+            repeat: Some(3),
+            until_decided: until,
+        };
+        let fp = Fingerprint::default();
+        let text = serde_json::to_string(&stored).unwrap();
+        let c = store.create_campaign("r", &text, &fp).unwrap();
+        for &r in done {
+            let run = crate::analysis::fixture::run_from_samples("k", &[10_000]);
+            let id = store.save(&run).unwrap();
+            let step = store::CampaignStep {
+                step_index: i64::from(r) - 1,
+                step_name: format!("idle #{r}"),
+                base_name: "idle".into(),
+                repeat: r,
+                run_id: id,
+            };
+            store.add_campaign_run(c, &step).unwrap();
+        }
+        store
+            .set_campaign_status(c, store::CampaignStatus::Interrupted)
+            .unwrap();
+        (dir, c)
+    }
+
+    #[test]
+    fn resume_continues_the_rounds_a_campaign_began() {
+        let machine = Machine::this();
+        let resume = |dir: &tempfile::TempDir, c: i64| {
+            let db = dir.path().join("r.db");
+            let setup = Setup {
+                db: &db,
+                machine: &machine,
+                compare_with: &[],
+                stopped: &|| false,
+            };
+            setup
+                .resume(Some(c), None)
+                .map(|p| p.map(|p| (p.plan.len(), p.from)))
+        };
+        // Stopped in round 2 of 3: from its first unfinished step.
+        let (dir, c) = interrupted(Some(5), &[1]);
+        assert_eq!(resume(&dir, c).unwrap(), Some((3, 1)));
+        // --until-decided had begun a 4th round: planned with it.
+        let (dir, c) = interrupted(Some(5), &[1, 2, 3]);
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store
+            .save(&crate::analysis::fixture::run_from_samples("k", &[10_000]))
+            .unwrap();
+        let fourth = store::CampaignStep {
+            step_index: 3,
+            step_name: "idle #4".into(),
+            base_name: "idle".into(),
+            repeat: 4,
+            run_id: id,
+        };
+        store.add_campaign_run(c, &fourth).unwrap();
+        drop(store);
+        // Every planned step ran: what is undecided is judged again.
+        assert_eq!(resume(&dir, c).unwrap(), Some((4, 4)));
+        // Without --until-decided, a campaign whose steps all ran is done.
+        let (dir, c) = interrupted(None, &[1, 2, 3]);
+        let e = resume(&dir, c).unwrap_err();
+        assert!(e.to_string().contains("no unfinished step"), "{e}");
+    }
 }

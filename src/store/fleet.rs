@@ -262,15 +262,18 @@ impl Store {
         Ok(hosts.into_values().collect())
     }
 
-    /// Each host's [`Evidence`] against `budgets_ns`, the week to `now_ns`
-    /// (the week to its newest evidence when it has none in that one); runs
-    /// count when their kind is `kind` (the latency probe's: their maximum is
-    /// a wake-up latency, as a monitor row's is).
+    /// The [`Evidence`] of each of `hosts` against `budgets_ns`, the week to
+    /// `now_ns` (the week to its newest evidence when it has none in that
+    /// one; `latest` is every series' newest row, [`Store::latest_windows`]);
+    /// runs count when their kind is `kind` (the latency probe's: their
+    /// maximum is a wake-up latency, as a monitor row's is).
     pub fn evidence(
         &self,
         now_ns: i64,
         budgets_ns: &[u64],
         kind: &str,
+        latest: &[Window],
+        hosts: &[HostRow],
     ) -> Result<BTreeMap<String, Evidence>> {
         let since = now_ns.saturating_sub(WEEK_NS);
         let mut out: BTreeMap<String, Evidence> = BTreeMap::new();
@@ -280,11 +283,7 @@ impl Store {
             ..Evidence::default()
         };
         for level in LEVELS {
-            let rows = self.counted(
-                "SELECT host, {COUNTS} FROM windows WHERE level = ?1 AND end_ns >= ?2 GROUP BY host",
-                &[level.name().into(), since.into()],
-                budgets_ns,
-            )?;
+            let rows = self.counted(WEEK_ROWS, &[level.name().into(), since.into()], budgets_ns)?;
             for (host, c) in rows {
                 out.entry(host).or_insert_with(|| week(now_ns)).rows.add(&c);
             }
@@ -299,7 +298,10 @@ impl Store {
             out.entry(host).or_insert_with(|| week(now_ns)).runs.add(&c);
         }
         // The hosts with nothing in the week: the week to their newest.
-        for (host, newest) in self.newest_evidence(kind)? {
+        if hosts.iter().all(|h| out.contains_key(&h.host)) {
+            return Ok(out);
+        }
+        for (host, newest) in self.newest_evidence(kind, latest)? {
             if out.contains_key(&host) || newest >= since {
                 continue;
             }
@@ -332,34 +334,35 @@ impl Store {
 
     /// The rows of `sql` (whose `{COUNTS}` becomes the count, one count within
     /// each budget and the largest maximum): a host and its [`Count`] each.
+    /// Each distinct budget is counted once (the drone's seven are three).
     fn counted(
         &self,
         sql: &str,
         args: &[super::db::Value],
         budgets_ns: &[u64],
     ) -> Result<Vec<(String, Count)>> {
+        let mut distinct = budgets_ns.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
         let mut all: Vec<super::db::Value> = args.to_vec();
-        let mut counts = vec!["CAST(COUNT(*) AS BIGINT)".to_string()];
-        for b in budgets_ns {
-            all.push(i64::try_from(*b).unwrap_or(i64::MAX).into());
-            counts.push(format!(
-                "CAST(SUM(CASE WHEN max_ns <= ?{} THEN 1 ELSE 0 END) AS BIGINT)",
-                all.len()
-            ));
-        }
-        counts.push("CAST(MAX(max_ns) AS BIGINT)".into());
-        let sql = sql.replace("{COUNTS}", &counts.join(", "));
+        all.extend(
+            distinct
+                .iter()
+                .map(|b| i64::try_from(*b).unwrap_or(i64::MAX).into()),
+        );
+        let sql = counts_sql(sql, args.len(), distinct.len());
         self.conn
             .query(&sql, &all)?
             .iter()
             .map(|r| {
-                let within = (0..budgets_ns.len())
-                    .map(|i| r.get(2 + i))
+                let within = budgets_ns
+                    .iter()
+                    .map(|b| r.get(2 + distinct.binary_search(b).unwrap_or(0)))
                     .collect::<Result<_>>()?;
                 let c = Count {
                     n: r.get(1)?,
                     within,
-                    worst_ns: r.get(2 + budgets_ns.len())?,
+                    worst_ns: r.get(2 + distinct.len())?,
                 };
                 Ok((r.get(0)?, c))
             })
@@ -367,11 +370,11 @@ impl Store {
     }
 
     /// Each host's newest evidence (Unix ns): the end of its newest monitor
-    /// row, the start of its newest run of `kind`.
-    fn newest_evidence(&self, kind: &str) -> Result<BTreeMap<String, i64>> {
+    /// row (of `latest`), the start of its newest run of `kind`.
+    fn newest_evidence(&self, kind: &str, latest: &[Window]) -> Result<BTreeMap<String, i64>> {
         let mut newest: BTreeMap<String, i64> = BTreeMap::new();
-        for w in self.latest_windows()? {
-            let n = newest.entry(w.host).or_insert(w.end_ns);
+        for w in latest {
+            let n = newest.entry(w.host.clone()).or_insert(w.end_ns);
             *n = (*n).max(w.end_ns);
         }
         let rows = self.conn.query(
@@ -406,6 +409,26 @@ impl Store {
             .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .collect()
     }
+}
+
+/// The monitor rows of each host at a level (`?1`) ending since a time
+/// (`?2`): read from the index `windows(level, end_ns, host, max_ns)` alone.
+const WEEK_ROWS: &str =
+    "SELECT host, {COUNTS} FROM windows WHERE level = ?1 AND end_ns >= ?2 GROUP BY host";
+
+/// `sql` whose `{COUNTS}` becomes the count, one count within each of
+/// `budgets` budgets (the parameters after its `args` own) and the largest
+/// maximum.
+fn counts_sql(sql: &str, args: usize, budgets: usize) -> String {
+    let mut counts = vec!["CAST(COUNT(*) AS BIGINT)".to_string()];
+    counts.extend((1..=budgets).map(|i| {
+        format!(
+            "CAST(SUM(CASE WHEN max_ns <= ?{} THEN 1 ELSE 0 END) AS BIGINT)",
+            args + i
+        )
+    }));
+    counts.push("CAST(MAX(max_ns) AS BIGINT)".into());
+    sql.replace("{COUNTS}", &counts.join(", "))
 }
 
 /// Unix ns as the runs' `started_at` text (RFC 3339, µs, UTC), which sorts

@@ -161,6 +161,10 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         fill: "",
     },
     Migration { ddl: V7, fill: "" },
+    Migration {
+        ddl: super::windows::V8,
+        fill: "",
+    },
 ];
 
 /// `text` for `kind`: `{ID}` is the id column (a rowid alias in SQLite, an

@@ -130,9 +130,10 @@ impl Site {
         let latest = store.latest_windows()?;
         let now = chrono::Utc::now().timestamp_nanos_opt().unwrap_or(i64::MAX);
         let day = store.worst_since(now - DAY_NS)?;
-        let budgets: Vec<u64> = self.reqs.iter().map(|r| r.budget_ns).collect();
-        let evidence = store.evidence(now, &budgets, crate::step::latency::PROBE.name)?;
         let hosts = store.hosts(&latest)?;
+        let budgets: Vec<u64> = self.reqs.iter().map(|r| r.budget_ns).collect();
+        let kind = crate::step::latency::PROBE.name;
+        let evidence = store.evidence(now, &budgets, kind, &latest, &hosts)?;
         let rows: Vec<FleetRow> = hosts
             .iter()
             .map(|h| FleetRow {
