@@ -10,7 +10,10 @@
 //! stopped before it had gathered anything (in its first milliseconds) saves no
 //! run; the campaign is interrupted all the same. A step that fails marks the
 //! campaign failed. Children get SIGINT when the runner dies, so a killed runner
-//! leaves no step or echo server behind.
+//! leaves no step or echo server behind. When every planned step has run, the
+//! caller may add steps (`--until-decided`: another interleaved round) and the
+//! campaign goes on with them; each step's base name and repeat are recorded,
+//! and [`by_base`] groups a campaign's step runs by them.
 
 use super::{PlannedStep, Val};
 use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
