@@ -401,7 +401,7 @@ fn check_flags(a: &RunArgs) -> Result<()> {
 mod tests {
     use super::*;
     use crate::analysis::fixture::run_from_samples;
-    use crate::store::{CampaignStep, Store};
+    use crate::store::Store;
 
     const SCENARIO: &str = "name = \"r\"\n[[step]]\nname = \"idle\"\nprobe = \"latency\"\n";
 
@@ -430,14 +430,7 @@ mod tests {
         for (p, us) in plan.iter().zip(max_us) {
             let run = run_from_samples("k", &[10_000, us * 1_000]);
             let id = store.save(&run).unwrap();
-            let step = CampaignStep {
-                step_index: p.index as i64,
-                step_name: p.name.clone(),
-                base_name: p.base.clone(),
-                repeat: p.repeat,
-                run_id: id,
-            };
-            store.add_campaign_run(c, &step).unwrap();
+            store.add_campaign_run(c, &p.record(id)).unwrap();
         }
         (dir, store, c, stored, plan)
     }

@@ -69,6 +69,19 @@ pub struct PlannedStep {
     pub attribution: Option<Attribution>,
 }
 
+impl PlannedStep {
+    /// How the campaign records it, once it saved run `run_id`.
+    pub fn record(&self, run_id: i64) -> crate::store::CampaignStep {
+        crate::store::CampaignStep {
+            step_index: self.index as i64,
+            step_name: self.name.clone(),
+            base_name: self.base.clone(),
+            repeat: self.repeat,
+            run_id,
+        }
+    }
+}
+
 /// A variant of one matrix combination: its values, a name suffix, and its
 /// attribution role.
 type Variant = (Vec<(String, Val)>, String, Option<Attribution>);

@@ -18,7 +18,7 @@
 use super::{PlannedStep, Val};
 use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
 use crate::record::{Run, Status};
-use crate::store::{CampaignStatus, CampaignStep, Store};
+use crate::store::{CampaignStatus, Store};
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use rtlab_engine::rt::process::{self, SIGINT};
@@ -154,14 +154,7 @@ impl Runner<'_> {
                 return Err(step_failure(step, code, &stderr));
             };
             let id = run.id.context("a step's run was not saved")?;
-            let recorded = CampaignStep {
-                step_index: step.index as i64,
-                step_name: step.name.clone(),
-                base_name: step.base.clone(),
-                repeat: step.repeat,
-                run_id: id,
-            };
-            store.add_campaign_run(self.campaign, &recorded)?;
+            store.add_campaign_run(self.campaign, &step.record(id))?;
             let stopped = code == EXIT_INTERRUPTED
                 || run.status == Status::Interrupted && self.stop.load(Ordering::Relaxed);
             match bar {
