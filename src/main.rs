@@ -4,6 +4,7 @@ mod analysis;
 mod cli;
 mod compat;
 mod error;
+mod files;
 mod format;
 mod import;
 mod limits;
@@ -30,7 +31,10 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("rtlab: error: {err:#}");
+            // A message may quote a stored name: shown escaped, line by line.
+            let text = format!("{err:#}");
+            let lines: Vec<_> = text.lines().map(format::text::table::printable).collect();
+            eprintln!("rtlab: error: {}", lines.join("\n"));
             error::exit_code(&err)
         }
     };

@@ -328,7 +328,8 @@ pub fn biggest_change(arms: &[Arm], baseline: usize, noise: f64) -> Option<Bigge
             if i == baseline || arm.kind != base.kind {
                 continue;
             }
-            let Some(o) = arm.estimate(metric) else {
+            // A negative figure (a spread p95 − mean below zero) has no ratio.
+            let Some(o) = arm.estimate(metric).filter(|o| o.value >= 0.0) else {
                 continue;
             };
             let judged = judge(&b, &o, *better, noise);

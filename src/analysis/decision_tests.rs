@@ -178,7 +178,7 @@ fn the_biggest_real_change_and_what_may_explain_it() {
     assert!(c.ratio > 3.0, "{c:?}");
     let fields: Vec<&str> = c.differences.iter().map(|d| d.field.as_str()).collect();
     assert_eq!(fields, ["loads"]);
-    assert_eq!(c.differences[0].values, ["-", "cpu:1"]);
+    assert_eq!(c.differences[0].values, ["none", "cpu:1"]);
     // Repeats of one thing: nothing real changed.
     let again = Arm::of_run(windowed_run("idle2", &values(20_000, 3, 20_000.0, 2_000.0)));
     assert_eq!(

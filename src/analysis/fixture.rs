@@ -85,6 +85,7 @@ pub fn run_from_samples(label: &str, samples: &[u64]) -> Run {
         page_faults: None,
         sweep: None,
         perf: None,
+        background: None,
         warnings: Vec::new(),
     }
 }
@@ -103,6 +104,19 @@ pub fn windowed_run(label: &str, samples: &[u64]) -> Run {
         s.trace.clear();
     }
     run
+}
+
+/// Runs `a` and `b` of one distribution of 20 000 values (50-60 µs), and `c`
+/// of the same shifted by half again, each cut into windows: b is the same
+/// as a, c is worse.
+pub fn same_and_shifted() -> Vec<Run> {
+    let samples: Vec<u64> = (0..20_000).map(|i| 50_000 + (i * 7_919) % 10_000).collect();
+    let shifted: Vec<u64> = samples.iter().map(|v| v * 3 / 2).collect();
+    vec![
+        windowed_run("a", &samples),
+        windowed_run("b", &samples),
+        windowed_run("c", &shifted),
+    ]
 }
 
 /// Two runs whose figures are computed by hand:

@@ -4,7 +4,8 @@
 //! those of every sample and its maximum is the worst run's; durations are
 //! summed; a metric is the group's worst value. Nothing is an average of maxima.
 
-use super::compare::{self, Better, Comparison, Quantity, Row};
+use super::arms::Arm;
+use super::compare::{self, Better, Comparison};
 use super::metrics::metric_direction;
 use super::series;
 use crate::record::{Run, RunParams, Series, Status};
@@ -97,7 +98,7 @@ fn max_of(run: &Run) -> Option<u64> {
 }
 
 /// Index of the run with the largest maximum (the first on a tie).
-fn worst_index(runs: &[Run]) -> usize {
+pub(super) fn worst_index(runs: &[Run]) -> usize {
     let mut worst = 0;
     for (i, r) in runs.iter().enumerate() {
         if max_of(r) > max_of(&runs[worst]) {
@@ -185,25 +186,39 @@ fn worst_metrics(runs: &[Run]) -> BTreeMap<String, f64> {
     out
 }
 
-/// The comparison of `groups`, each merged ([`Group::merged`]), against group
-/// `baseline`: [`compare::compare`] of the merged runs, each column with its
-/// [`GroupInfo`], headed by the rows `runs` (how many) and `worst run` (the id
-/// of the run with the group's maximum). Returns the merged runs too.
-pub fn compare_groups(groups: &[Group], by: By, baseline: usize) -> (Vec<Run>, Comparison) {
+/// The comparison of `groups` against group `baseline` with the noise
+/// threshold `noise`: each group an arm ([`Arm::of_group`]), so that its
+/// figures are those of all its runs with intervals across them (see
+/// [`as_groups`]). Returns the merged runs too ([`Group::merged`], what plots
+/// and pages show of a group).
+pub fn compare_groups(
+    groups: &[Group],
+    by: By,
+    baseline: usize,
+    noise: f64,
+) -> (Vec<Run>, Comparison) {
     let runs: Vec<Run> = groups.iter().map(Group::merged).collect();
-    let mut c = compare::compare(&runs, baseline);
-    let infos: Vec<GroupInfo> = groups.iter().map(|g| g.info(by)).collect();
-    let counts = groups.iter().map(|g| Some(g.runs.len() as f64)).collect();
-    let worst = infos.iter().map(|i| i.worst.map(|id| id as f64)).collect();
-    let head = [
-        Row::new("runs", Quantity::Count, Better::Neither, counts, baseline),
-        Row::new("worst run", Quantity::Run, Better::Neither, worst, baseline),
-    ];
-    c.rows.splice(0..0, head);
-    for (col, info) in c.columns.iter_mut().zip(infos) {
-        col.group = Some(info);
-    }
+    let arms: Vec<Arm> = groups.iter().cloned().map(Arm::of_group).collect();
+    let mut c = compare::compare(&arms, baseline, noise);
+    as_groups(&mut c, &arms, by);
     (runs, c)
+}
+
+/// Marks the columns of `c`, a comparison of `arms`, as groups by `by`: each
+/// with its [`GroupInfo`], the table headed by the rows `runs` (how many) and
+/// `worst run` (the id of the run with the group's maximum).
+pub fn as_groups(c: &mut Comparison, arms: &[Arm], by: By) {
+    if !arms.iter().any(Arm::repeated) {
+        c.rows
+            .splice(0..0, compare::repeat_rows(arms, c.baseline, c.noise));
+    }
+    for (col, arm) in c.columns.iter_mut().zip(arms) {
+        col.group = Some(GroupInfo {
+            by,
+            runs: arm.runs.iter().filter_map(|r| r.id).collect(),
+            worst: compare::worst_run(arm),
+        });
+    }
 }
 
 #[cfg(test)]

@@ -420,12 +420,6 @@ pub fn of_runs(runs: &[&Run], metric: &str) -> Option<Estimate> {
         ci: Some(min_max(&per_run)),
         basis: Basis::Range { runs: n },
     };
-    let primaries: Vec<Series> = have
-        .iter()
-        .filter_map(|r| series::primary(r).map(Cow::into_owned))
-        .collect();
-    let merged = (primaries.len() == n).then(|| series::merge(&primaries));
-    let merged_value = merged.as_ref().and_then(|s| fig.of_series(s));
     match fig {
         // The worst run's: a spread across runs would mix their levels.
         Figure::Max | Figure::MaxMin => Some(range(min_max(&per_run).1)),
@@ -449,9 +443,13 @@ pub fn of_runs(runs: &[&Run], metric: &str) -> Option<Estimate> {
             })
         }
         _ => {
-            let value = merged_value?;
-            let samples = merged.as_ref().map_or(0, |s| s.counters.samples);
-            if let Some(e) = unsupported(fig, value, samples) {
+            let primaries: Vec<Series> = have
+                .iter()
+                .filter_map(|r| series::primary(r).map(Cow::into_owned))
+                .collect();
+            let merged = series::merge(&primaries);
+            let value = fig.of_series(&merged)?;
+            if let Some(e) = unsupported(fig, value, merged.counters.samples) {
                 return Some(e);
             }
             let stat = fig.statistic()?;

@@ -5,29 +5,9 @@
 //! damage and which metric is a benchmark's headline. Nothing here lays out a
 //! table or a document; `format` does.
 
-// Until `compare`, `report` and the formats show intervals, verdicts over
-// repeats and decisions, only the tests read these; the expectation fails (and
-// is to be removed) as soon as they do.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by the tests until compare and the formats render them"
-    )
-)]
 pub mod arms;
 pub mod attribution;
 pub mod compare;
-// Until `compare`, `report` and the formats show intervals, verdicts over
-// repeats and decisions, only the tests read these; the expectation fails (and
-// is to be removed) as soon as they do.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by the tests until compare and the formats render them"
-    )
-)]
 pub mod decision;
 pub mod diff;
 #[cfg(test)]
@@ -35,6 +15,7 @@ pub mod fixture;
 pub mod group;
 pub mod interval;
 pub mod metrics;
+pub mod outcome;
 pub mod repeats;
 pub mod risks;
 pub mod series;

@@ -15,23 +15,24 @@ use super::interval::{self, Change};
 use super::metrics::{headline_metric, metric_direction};
 use super::series;
 use super::verdict::{self, Requirement};
-use crate::scenario::runner::{by_base, Repeats, StepRun};
+use crate::scenario::runner::{by_base, StepRun};
 
 /// The arms of a campaign's steps (or of campaigns shown side by side): one
 /// per step base name and campaign, in the order the steps first ran, named
-/// by the base name (with the runs' label when several campaigns are shown).
+/// by the base name, with the runs' label when the steps have several
+/// (`idle [stock]`), else with the campaign when there are several
+/// (`idle [campaign 3]`).
 pub fn arms(steps: &[StepRun]) -> Vec<Arm> {
-    let groups = by_base(steps);
-    let campaign = |g: &Repeats<'_>| g.steps[0].run.campaign;
-    let several = groups
-        .first()
-        .is_some_and(|first| groups.iter().any(|g| campaign(g) != campaign(first)));
-    groups
+    let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
+    let several = steps.iter().any(|s| s.run.campaign != steps[0].run.campaign);
+    by_base(steps)
         .iter()
         .map(|g| {
-            let name = match several {
-                true => format!("{} · {}", g.name, g.steps[0].run.label),
-                false => g.name.to_string(),
+            let first = &g.steps[0].run;
+            let name = match (labelled, several, first.campaign) {
+                (true, _, _) => format!("{} [{}]", g.name, first.label),
+                (false, true, Some(c)) => format!("{} [campaign {c}]", g.name),
+                _ => g.name.to_string(),
             };
             Arm::new(name, g.steps.iter().map(|s| s.run.clone()).collect())
         })
@@ -149,7 +150,7 @@ mod tests {
 
     fn once(base: &str, samples: &[u64]) -> StepRun {
         let mut s = step_run(base, samples, None);
-        s.run = windowed_run(base, samples);
+        s.run = windowed_run("k", samples);
         s
     }
 

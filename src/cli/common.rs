@@ -3,6 +3,7 @@
 //! exit code.
 
 use crate::error::UsageError;
+use crate::files;
 use crate::format::json;
 use crate::record::Run;
 use crate::store::{self, Store};
@@ -25,10 +26,17 @@ impl Context {
         Store::open(&store::default_path(self.db.as_deref())?)
     }
 
-    /// Opens the results store for reading; a missing database is an input
-    /// error rather than a new empty file.
+    /// Opens the results store to change what it holds; a missing database
+    /// is an input error rather than a new empty file.
     pub fn open_existing(&self) -> Result<Store> {
         Store::open(&self.existing_db()?)
+    }
+
+    /// Opens the results store to read it, read-only: nothing is created
+    /// (a missing database, or its directory, is an input error naming the
+    /// path), and another user's store can be read.
+    pub fn open_read(&self) -> Result<Store> {
+        Store::open_reading(&self.existing_db()?)
     }
 
     /// The store named by `--db`, `$RTLAB_DB` or the default path, which must
@@ -93,10 +101,11 @@ impl OutputArgs {
 
 /// Runs `measure` with the system's audit summary read before it, so that the
 /// memory the audit takes is free again before anything is measured, and reused
-/// by what follows rather than added to it.
+/// by what follows rather than added to it; the run records what else the
+/// machine did meanwhile (`system::background`).
 pub fn audited(measure: impl FnOnce() -> Result<Run>) -> Result<Run> {
     let audit = crate::tune::audit::summary();
-    let mut run = measure()?;
+    let mut run = crate::system::background::recorded(measure)?;
     run.audit = Some(audit);
     Ok(run)
 }
@@ -157,9 +166,7 @@ pub fn tag_value(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
         return Err("a tag cannot be empty; give some text (e.g. --tag baseline)".into());
     }
-    if text.chars().any(char::is_control) {
-        return Err("a tag cannot hold control characters (tabs, newlines)".into());
-    }
+    crate::record::plain_name("tag", text)?;
     Ok(text.to_string())
 }
 
@@ -170,6 +177,7 @@ pub fn label_value(text: &str) -> Result<String, String> {
             "a label cannot be empty; give some text or leave --label out for the default".into(),
         );
     }
+    crate::record::plain_name("label", text)?;
     Ok(text.to_string())
 }
 
@@ -234,9 +242,10 @@ pub fn print(text: &str) {
     let _ = out.flush();
 }
 
-/// Writes to stdout (a closed pipe is not an error) or, via a temporary file
-/// and a rename, to `path`, so that a reader never sees half a file; errors
-/// name `flag`.
+/// Writes to stdout (a closed pipe is not an error) or, through
+/// [`files::NewFile`] (a new file with a random name, renamed), to `path`, so
+/// that a reader never sees half a file and a link planted at the name is
+/// replaced, never written through; errors name `flag`.
 pub fn write_output(flag: &str, path: Option<&Path>, text: &str) -> Result<()> {
     write_output_with(flag, path, |out| out.write_all(text.as_bytes()))
 }
@@ -254,18 +263,9 @@ pub fn write_output_with(
             let _ = write(&mut out);
             let _ = out.flush();
         }
-        Some(p) => {
-            let tmp = p.with_extension("rtlab-tmp");
-            std::fs::File::create(&tmp)
-                .and_then(|f| {
-                    let mut out = std::io::BufWriter::new(f);
-                    write(&mut out)?;
-                    out.flush()
-                })
-                .with_context(|| format!("{flag}: cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, p)
-                .with_context(|| format!("{flag}: cannot write {}", p.display()))?;
-        }
+        Some(p) => files::NewFile::at(p)
+            .write_with(write)
+            .with_context(|| format!("{flag}: cannot write {}", p.display()))?,
     }
     Ok(())
 }
@@ -279,6 +279,12 @@ mod tests {
         assert!(tag_value("").unwrap_err().contains("cannot be empty"));
         assert!(tag_value("  ").is_err());
         assert!(tag_value("a\tb").unwrap_err().contains("control"));
+        assert!(label_value("a\u{1b}[2J").unwrap_err().contains("control"));
+        assert!(label_value("x\ry").unwrap_err().contains("control"));
+        assert!(label_value(&"x".repeat(201))
+            .unwrap_err()
+            .contains("at most 200"));
+        assert!(label_value(&"é".repeat(200)).is_ok());
         assert_eq!(tag_value("rt kernel").unwrap(), "rt kernel");
         assert!(label_value(" ").unwrap_err().contains("cannot be empty"));
         assert_eq!(label_value("x").unwrap(), "x");

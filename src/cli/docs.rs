@@ -51,6 +51,17 @@ pub fn completions(a: CompletionsArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Writes the page of `cmd` and of each of its visible subcommands into `dir`
+/// (as `clap_mangen::generate_to` names them), each through
+/// [`crate::files::NewFile`].
+fn write_pages(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+        write_pages(sub, dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    crate::files::NewFile::at(&dir.join(man.get_filename())).write_with(|w| man.render(w))
+}
+
 /// Runs `rtlab man`.
 pub fn man(a: ManArgs) -> Result<i32> {
     let cmd = Cli::command();
@@ -63,7 +74,9 @@ pub fn man(a: ManArgs) -> Result<i32> {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("--dir: cannot create {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, &dir)
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
+            write_pages(cmd, &dir)
                 .with_context(|| format!("--dir: cannot write the pages into {}", dir.display()))?;
             let mut pages: Vec<String> = std::fs::read_dir(&dir)?
                 .filter_map(|e| e.ok()?.file_name().into_string().ok())

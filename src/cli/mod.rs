@@ -29,6 +29,7 @@ mod selection;
 mod serve;
 mod step;
 mod transfer;
+mod tune;
 mod why;
 mod windows;
 
@@ -124,6 +125,25 @@ pub enum Command {
     Prio(Deferred<prio::PrioArgs>),
     /// Compare kernel configurations by subsystem; check one for latency.
     Kconfig(Deferred<kconfig::KconfigArgs>),
+    /// Try each run-time fix under your load, keep what helps, put back the rest.
+    ///
+    /// Every fix of the audit that can be changed while the system runs is a
+    /// candidate: timer migration; IRQs, unbound workqueues and RCU threads off
+    /// the measured CPUs; IRQ thread priorities (PREEMPT_RT); /dev/cpu_dma_latency;
+    /// deep idle states; the frequency governor; THP; KSM; watchdogs; the
+    /// preemption mode of a PREEMPT_DYNAMIC kernel; a cpuset partition; your
+    /// application's thread priority (--app). For each, the baseline and the
+    /// changed system are measured in turn (A B A B ...), --repeat times, by the
+    /// latency probe under --load, and judged as `rtlab compare` judges (a figure
+    /// is better or worse only when the 95% intervals lie apart by more than
+    /// 5%): helps, no real effect, hurts, or not possible here with the kernel's
+    /// reason. The winners are then measured together. Every change is journaled
+    /// before it is made and put back when its candidate ends, on Ctrl-C and
+    /// SIGTERM, and after a crash or kill -9 by the next rtlab command; at the end
+    /// every value is read back and compared. Fixes that need a reboot are listed
+    /// with their kernel command line, not tried. RT throttling is never turned
+    /// off. Needs root; docs/tune.md has the method.
+    Tune(Deferred<tune::TuneArgs>),
     /// Run as cyclictest, with its options, defaults and output: `rtlab cyclictest [--no-store] ARGS`.
     #[command(after_long_help = "Examples:
   rtlab cyclictest -m -S -p90 -i200 -D 60 -h 400 -q
@@ -164,6 +184,7 @@ pub enum Command {
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let ctx = common::Context { db: cli.db };
+    tune::recover(&cli.command);
     match cli.command {
         Command::Run(args) => args.run(|a| run::run(&ctx, a)),
         Command::Presets(args) => args.run(presets::run),
@@ -182,6 +203,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => args.run(audit::run),
         Command::Kconfig(args) => args.run(kconfig::run),
         Command::Prio(args) => args.run(prio::run),
+        Command::Tune(args) => args.run(|a| tune::run(&ctx, a)),
         Command::Net(args) => args.run(|a| net::run(&ctx, a)),
         Command::Periodic(args) => args.run(|a| periodic::run(&ctx, a)),
         Command::Ipc(args) => args.run(|a| ipc::run(&ctx, a)),

@@ -3,6 +3,7 @@
 use super::common::{self, Context, OutputArgs};
 use super::windows;
 use crate::error::{bad_flag, UsageError};
+use crate::files;
 use crate::monitor::alert::Alerts;
 use crate::monitor::cut::Period;
 use crate::monitor::{self, unit, Monitor, Setup};
@@ -149,7 +150,7 @@ fn refuse_run_options(p: &Params) -> Result<()> {
 /// Runs `rtlab monitor`.
 pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
     if a.show {
-        let store = ctx.open_existing()?;
+        let store = ctx.open_read()?;
         return windows::show(&store, &a.select, a.out.json, a.out.unit);
     }
     if let Some(flag) = a.select.given() {
@@ -246,7 +247,8 @@ fn session_id() -> String {
         .unwrap_or_else(|_| format!("{}-{}", std::process::id(), monitor::now_ns()))
 }
 
-/// The options after `monitor` on this command line, without the unit's own.
+/// The options after `monitor` on this command line, without the unit's own
+/// and without `--db` (the unit names the store itself, without its password).
 fn monitor_args() -> Vec<String> {
     let all: Vec<String> = std::env::args().collect();
     let from = all
@@ -256,10 +258,14 @@ fn monitor_args() -> Vec<String> {
     let mut out = Vec::new();
     let mut skip = false;
     for w in &all[from..] {
-        if std::mem::take(&mut skip) || w == "--install-unit" || w.starts_with("--unit-dir=") {
+        if std::mem::take(&mut skip)
+            || w == "--install-unit"
+            || w.starts_with("--unit-dir=")
+            || w.starts_with("--db=")
+        {
             continue;
         }
-        skip = w == "--unit-dir";
+        skip = w == "--unit-dir" || w == "--db";
         if !skip {
             out.push(w.clone());
         }
@@ -267,21 +273,24 @@ fn monitor_args() -> Vec<String> {
     out
 }
 
+/// The environment variable libpq and rtlab read a PostgreSQL password from.
+const PASSWORD_ENV: &str = "PGPASSWORD";
+
 fn install_unit(ctx: &Context, a: &MonitorArgs, housekeeping: &[usize]) -> Result<i32> {
     let exe = std::env::current_exe()?;
     let db = store::default_path(ctx.db.as_deref())?;
-    let db = if store::is_url(&db) {
-        db
+    // A URL's password (or PGPASSWORD's) goes into a file only root reads,
+    // never into the unit (mode 0644) nor the monitor's command line.
+    let (db, password) = if store::is_url(&db) {
+        let (url, pw) = crate::store::split_password(&db.to_string_lossy());
+        let pw = pw.or_else(|| std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty()));
+        (url, pw)
     } else {
-        std::path::absolute(db)?
+        (
+            std::path::absolute(db)?.to_string_lossy().into_owned(),
+            None,
+        )
     };
-    let args = monitor_args();
-    let text = unit::text(&unit::UnitSpec {
-        exe: &exe.to_string_lossy(),
-        args: &args,
-        db: &db.to_string_lossy(),
-        housekeeping,
-    });
     if !a.unit_dir.is_dir() {
         return Err(bad_flag(
             "--unit-dir",
@@ -291,13 +300,57 @@ fn install_unit(ctx: &Context, a: &MonitorArgs, housekeeping: &[usize]) -> Resul
             ),
         ));
     }
-    let path = a.unit_dir.join("rtlab-monitor.service");
-    std::fs::write(&path, text)
-        .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+    let unit_dir = std::path::absolute(&a.unit_dir)?;
+    let env_path = unit_dir.join("rtlab-monitor.env");
+    let env_shown = env_path.to_string_lossy().into_owned();
+    if password.is_some() && !unit::nameable(&env_shown) {
+        return Err(bad_flag(
+            "--unit-dir",
+            format!(
+                "{} holds control characters: a unit cannot name a file in it",
+                a.unit_dir.display()
+            ),
+        ));
+    }
+    let env_text = match &password {
+        Some(pw) => Some(unit::env_file_text(pw).ok_or_else(|| {
+            bad_flag(
+                "--db",
+                "the password holds control characters, which a unit's environment file cannot hold; change it",
+            )
+        })?),
+        None => None,
+    };
+    let args = monitor_args();
+    let text = unit::text(&unit::UnitSpec {
+        exe: &exe.to_string_lossy(),
+        args: &args,
+        db: &db,
+        env_file: env_text.as_ref().map(|_| env_shown.as_str()),
+        housekeeping,
+    });
+    let path = unit_dir.join("rtlab-monitor.service");
+    let cannot = |p: &std::path::Path, e: std::io::Error| {
+        UsageError(format!("cannot write {}: {e}", p.display()))
+    };
+    if let Some(env) = &env_text {
+        files::NewFile::at(&env_path)
+            .mode(files::SECRET)
+            .write(env.as_bytes())
+            .map_err(|e| cannot(&env_path, e))?;
+        println!(
+            "wrote {} (mode 0600): the store's password",
+            env_path.display()
+        );
+    }
+    files::NewFile::at(&path)
+        .mode(0o644)
+        .write(text.as_bytes())
+        .map_err(|e| cannot(&path, e))?;
     println!(
         "wrote {}\nto start it now and at every boot:\n  systemctl daemon-reload && systemctl enable --now rtlab-monitor.service\nits series: rtlab --db {} monitor --show",
         path.display(),
-        store::shown(&db)
+        store::shown(std::path::Path::new(&db))
     );
     Ok(0)
 }

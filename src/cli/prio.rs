@@ -177,7 +177,9 @@ fn save(a: SaveArgs) -> Result<i32> {
         eprintln!("no process to capture{why}");
         return Ok(EXIT_FAILED);
     }
-    std::fs::write(&a.profile, profile.to_toml()?)
+    let file = crate::files::NewFile::at(&a.profile);
+    let file = if a.force { file } else { file.no_replace() };
+    file.write(profile.to_toml()?.as_bytes())
         .with_context(|| format!("cannot write {}", a.profile.display()))?;
     let n = profile.rule.len();
     print(&format!("{n} rules saved to {}\n", a.profile.display()));

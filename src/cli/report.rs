@@ -1,17 +1,20 @@
 //! `rtlab report`: one run in depth, as text or as a self-contained HTML file.
 
 use super::common::Context;
-use super::reportargs::{finish, requirements, requirements_or, ReportFiles, RequireArgs};
-use super::selection::{chosen, described, ByArgs, FleetFilter};
+use super::reportargs::{
+    finish, requirements, requirements_or, NoiseArgs, ReportFiles, RequireArgs,
+};
+use super::selection::{campaign_pairings, chosen, described, ByArgs, FleetFilter};
 use crate::analysis::attribution::{self, Ranking};
 use crate::analysis::group::Group;
+use crate::analysis::outcome::{analyse, of_runs};
 use crate::analysis::risks::risks;
 use crate::analysis::verdict::{self, Requirement};
 use crate::format::html::CampaignPage;
 use crate::format::text::{campaign::campaign_report, run::Report};
 use crate::format::{json, Exporter, Options};
 use crate::scenario::campaign::Stored;
-use crate::scenario::runner::{campaign_steps, step_view, StepRun};
+use crate::scenario::runner::{campaign_steps, StepRun};
 use crate::store::Store;
 use crate::units::TimeUnit;
 use anyhow::Result;
@@ -55,6 +58,8 @@ pub struct ReportArgs {
     #[command(flatten)]
     req: RequireArgs,
     #[command(flatten)]
+    noise: NoiseArgs,
+    #[command(flatten)]
     files: ReportFiles,
     /// Print one JSON document instead of the text: the run as stored (its spike
     /// analysis included), the requirements and the verdicts (times in ns).
@@ -73,7 +78,7 @@ const CHOOSERS: [&str; 8] = [
 /// Runs `rtlab report`.
 pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     let reqs = a.req.parse()?;
-    let store = ctx.open_existing()?;
+    let store = ctx.open_read()?;
     if let Some(c) = a.campaign {
         return campaign(&store, c, &a, reqs);
     }
@@ -90,14 +95,14 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         .iter()
         .map(|&id| load(&store, id))
         .collect::<Result<Vec<_>>>()?;
-    let (runs, title) = match (a.by.by, runs.as_slice()) {
+    let (runs, title, pairings) = match (a.by.by, runs.as_slice()) {
         (None, [run]) => {
             let title = format!("rtlab report: {} #{}", run.label, run.id.unwrap_or(0));
-            (runs, title)
+            (runs.clone(), title, of_runs(runs, 0))
         }
         (None, _) => {
             let title = format!("rtlab report: {} runs ({})", runs.len(), a.fleet.describe());
-            (runs, title)
+            (runs.clone(), title, of_runs(runs, 0))
         }
         (Some(by), _) => {
             let groups = a.by.groups(runs, by, &a.fleet)?;
@@ -105,7 +110,9 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
             let infos: Vec<_> = groups.iter().map(|g| Some(g.info(by))).collect();
             let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
             let title = format!("rtlab report by {}: {}", by.name(), names.join(", "));
-            (described(&merged, &infos), title)
+            // Each group is one run made of its runs, as its text reports it.
+            let shown = described(&merged, &infos);
+            (shown.clone(), title, of_runs(shown, 0))
         }
     };
     let runs = runs.as_slice();
@@ -114,7 +121,8 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
         title: &title,
         reqs: &reqs,
     };
-    let files = a.files.render(runs, &opts)?;
+    let o = analyse(pairings, &reqs, a.noise.noise);
+    let files = a.files.render(&o, &opts)?;
     let verdicts = verdict::judge(runs, &reqs);
     let text = if a.json {
         json::report(runs, &reqs, &verdicts)?
@@ -124,8 +132,9 @@ pub fn run(ctx: &Context, a: ReportArgs) -> Result<i32> {
     finish(&files, &text, &verdicts)
 }
 
-/// `rtlab report --campaign ID`: the step table, verdicts, risks and load
-/// attribution, and the campaign's HTML report when asked. A campaign of
+/// `rtlab report --campaign ID`: the step table, verdicts, risks, load
+/// attribution, the steps compared and the decision, and the campaign's HTML
+/// report when asked. A campaign of
 /// `rtlab run` is judged as it was: against its `--require` values or its
 /// scenario's requirements (`reqs`, when given, replace them), and the exit code
 /// is the one `run` gave.
@@ -136,11 +145,11 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
         Some(stored) => judged_as_run(id, &stored, &steps, reqs)?,
         None => (reqs, Vec::new()),
     };
-    let runs = step_view(&steps);
     let found = risks(&steps, &reqs);
+    let o = analyse(campaign_pairings(&steps), &reqs, a.noise.noise);
     let title = format!("rtlab run: {} (campaign {id})", c.name);
     let about = format!("{}, created {}", c.status.name(), c.created_at);
-    let files = a.files.render_with(&runs, &title, |title| {
+    let files = a.files.render_with(&o, &title, |title| {
         CampaignPage {
             title,
             about: &about,
@@ -149,14 +158,12 @@ fn campaign(store: &Store, id: i64, a: &ReportArgs, reqs: Vec<Requirement>) -> R
             risks: &found,
             ranked: &ranked,
             unit: a.unit,
+            outcome: &o,
         }
         .render()
     })?;
-    let text = campaign_report(&c, &steps, &reqs, &found, &ranked, a.unit);
-    // As `run` judged it: each step over its repeats.
-    let arms = crate::analysis::repeats::arms(&steps);
-    let verdicts = verdict::judge_arms(&arms, &reqs, crate::analysis::interval::DEFAULT_NOISE);
-    finish(&files, &text, &verdicts)
+    let text = campaign_report(&c, &steps, &reqs, (&found, &ranked), &o, a.unit);
+    finish(&files, &text, &o.verdicts())
 }
 
 /// The requirements `rtlab run` judged the campaign `id` against (`reqs` when

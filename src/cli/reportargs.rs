@@ -1,14 +1,15 @@
-//! The flags `compare` and `report` share (`--require`, `--html`, `--title`,
-//! `--plots`), and how they end: the files written whole, the text printed, the
+//! The flags `compare` and `report` share (`--require`, `--noise`, `--html`,
+//! `--title`, `--plots`), and how they end: the files written whole, the text printed, the
 //! exit code of the verdicts.
 
 use super::common;
+use crate::analysis::interval::DEFAULT_NOISE;
+use crate::analysis::outcome::Outcome;
 use crate::analysis::verdict::{self, parse_requirement, Requirement, Verdict};
 use crate::error::bad_flag;
-use crate::format::html::Html;
+use crate::format::html;
 use crate::format::svg::plot_files;
-use crate::format::{Exporter, Options};
-use crate::record::Run;
+use crate::format::Options;
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;
@@ -22,7 +23,8 @@ pub type OutFile = (PathBuf, &'static str, String);
 pub struct RequireArgs {
     /// A deadline budget NAME=BUDGET (e.g. gyro=1ms; a bare number is µs) or a
     /// preset (drone, messaging); repeatable. A run passes when its observed
-    /// maximum latency is within the budget. Exit 1 if any run fails one
+    /// maximum latency is within the budget by more than 5% of it (by less:
+    /// undecided). Exit 1 if any run fails one, else 4 if one is undecided
     /// [default: none; for a campaign, the requirements it ran with].
     #[arg(long = "require", value_name = "NAME=BUDGET|PRESET")]
     require: Vec<String>,
@@ -32,6 +34,32 @@ impl RequireArgs {
     /// The requirements, presets expanded.
     pub fn parse(&self) -> Result<Vec<Requirement>> {
         requirements(&self.require)
+    }
+}
+
+/// `--noise`, shared by `compare` and `report`.
+#[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// The noise threshold: a figure is better or worse than the baseline's
+    /// only when their 95% intervals lie apart by more than this share of the
+    /// baseline's value (a bare number is percent); within it, "≈ no real
+    /// difference". A deadline held by less than this share of its budget is
+    /// UNDECIDED (docs/decisions.md).
+    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = noise_value)]
+    pub noise: f64,
+}
+
+/// A `--noise` value (`5%`, `5`, `0.5%`) as a fraction (0.05).
+pub fn noise_value(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let number = t.strip_suffix('%').unwrap_or(t).trim();
+    match number.parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{text}' is no noise threshold: give a percentage from 0 to below 100 (e.g. 5%, \
+             the default {:.0}%)",
+            DEFAULT_NOISE * 100.0
+        )),
     }
 }
 
@@ -80,11 +108,13 @@ pub struct ReportFiles {
 
 impl ReportFiles {
     /// The files to write: path, flag, content. Built completely before anything
-    /// is written, so an error leaves nothing half-written. `opts.title` is the
-    /// report's title unless `--title` gives one.
-    pub fn render(&self, runs: &[Run], opts: &Options) -> Result<Vec<OutFile>> {
-        self.render_with(runs, opts.title, |title| {
-            Html.serialize(runs, &Options { title, ..*opts })
+    /// is written, so an error leaves nothing half-written. The HTML report
+    /// renders `o` with each of its arms in depth (`Outcome::merged_runs`);
+    /// `opts.title` is its title unless `--title` gives one. Plots are drawn
+    /// per comparison.
+    pub fn render(&self, o: &Outcome, opts: &Options) -> Result<Vec<OutFile>> {
+        self.render_with(o, opts.title, |title| {
+            html::render(title, o, &o.merged_runs(), opts.unit)
         })
     }
 
@@ -92,7 +122,7 @@ impl ReportFiles {
     /// from its title: `title` unless `--title` gives one.
     pub fn render_with(
         &self,
-        runs: &[Run],
+        o: &Outcome,
         title: &str,
         page: impl FnOnce(&str) -> Result<String>,
     ) -> Result<Vec<OutFile>> {
@@ -102,7 +132,7 @@ impl ReportFiles {
             out.push((path.clone(), "--html", page(title)?));
         }
         if let Some(dir) = &self.plots {
-            for (name, svg) in plot_files(runs)? {
+            for (name, svg) in part_plots(o)? {
                 out.push((dir.join(name), "--plots", svg));
             }
         }
@@ -110,8 +140,29 @@ impl ReportFiles {
     }
 }
 
-/// Writes each file next to its final name, then renames it into place, so that
-/// a reader never sees half a file.
+/// The plot files of each comparison of `o` (runs of different kinds are
+/// never drawn on one plot), one line per arm: with several comparisons,
+/// the plots of comparison N are named `N-histograms.svg`, ...; a run's own
+/// plots keep their names.
+fn part_plots(o: &Outcome) -> Result<Vec<(String, String)>> {
+    let numbered = o.parts.len() > 1;
+    let mut out = Vec::new();
+    for (i, p) in o.parts.iter().enumerate() {
+        for (name, svg) in plot_files(&p.merged_runs())? {
+            let shared = !name.starts_with("run-");
+            let name = match numbered && shared {
+                true => format!("{}-{name}", i + 1),
+                false => name,
+            };
+            out.push((name, svg));
+        }
+    }
+    Ok(out)
+}
+
+/// Writes each file through [`crate::files::NewFile`] (a new file with a random
+/// name beside it, renamed into place), so that a reader never sees half a
+/// file and a link planted at its name is replaced, never written through.
 fn write_files(files: &[OutFile]) -> Result<()> {
     for (path, flag, content) in files {
         // Only --plots' own directory is ever made, below one that exists:
@@ -123,13 +174,9 @@ fn write_files(files: &[OutFile]) -> Result<()> {
             std::fs::create_dir(dir)
                 .map_err(|e| bad_flag(flag, format!("cannot create {}: {e}", dir.display())))?;
         }
-        let tmp = path.with_extension("rtlab-tmp");
-        std::fs::write(&tmp, content)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                bad_flag(flag, format!("cannot write {}: {e}", path.display()))
-            })?;
+        crate::files::NewFile::at(path)
+            .write(content.as_bytes())
+            .map_err(|e| bad_flag(flag, format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
 }

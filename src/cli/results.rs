@@ -6,7 +6,9 @@ use super::results_import::{self, ImportArgs};
 use super::selection::ByArgs;
 use super::transfer::{self, PullArgs, PushArgs, RunFilter};
 use crate::analysis::group::{self, By};
-use crate::error::UsageError;
+use crate::analysis::interval::DEFAULT_NOISE;
+use crate::error::{UsageError, EXIT_FAILED, EXIT_OK};
+use crate::format::text::table::printable;
 use crate::format::{self, json, text, Format};
 use crate::store::{ListFilter, RunRow, Store};
 use crate::units::TimeUnit;
@@ -64,6 +66,7 @@ enum ResultsCommand {
         /// Run id.
         id: i64,
         /// The new label.
+        #[arg(value_parser = common::label_value)]
         label: String,
     },
     /// Write a run as rtlab JSON, CSV (also several runs), a cyclictest -h histogram, or
@@ -84,6 +87,30 @@ enum ResultsCommand {
     Campaigns {
         /// Show this campaign's steps and runs [default: list every campaign].
         id: Option<i64>,
+    },
+    /// Check the store for damage and say which runs can still be read.
+    ///
+    /// SQLite's integrity check, then every run read back. Exit 1 when the
+    /// store is damaged: writes to it are then refused, and it says how to
+    /// copy what can be read into a new store (results push). A PostgreSQL
+    /// store is refused: its server checks its own storage.
+    #[command(after_long_help = "Examples:
+  rtlab results check
+  rtlab results check --db /var/lib/rtlab/rtlab.db")]
+    Check,
+    /// Copy the store into a new file, while monitors and runs go on writing.
+    ///
+    /// SQLite's online backup: one consistent copy, one file, a store of its
+    /// own (--db FILE), checked by SQLite's quick check. Exit 1 when the copy
+    /// is damaged as the store is. A PostgreSQL store is refused: back it up
+    /// with pg_dump.
+    #[command(after_long_help = "Examples:
+  rtlab results backup /tmp/rtlab-2026-05-01.db
+  rtlab results backup --db /var/lib/rtlab/rtlab.db /tmp/rtlab-backup.db")]
+    Backup {
+        /// The new file (an existing file is never replaced).
+        #[arg(value_name = "FILE", value_parser = common::output_file)]
+        file: PathBuf,
     },
 }
 
@@ -150,33 +177,33 @@ struct ExportArgs {
     output: Option<PathBuf>,
 }
 
-/// Runs `rtlab results`.
+/// Runs `rtlab results`. What only reads opens the store read-only, and
+/// never creates one; what changes runs needs it to exist; import and pull
+/// create it.
 pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
-    let mut store = ctx.open_store()?;
     match a.command {
-        ResultsCommand::List(l) => list(&store, &l),
-        ResultsCommand::Show(s) => show(&store, &s),
-        ResultsCommand::Windows(w) => w.run(&store),
+        ResultsCommand::List(l) => list(&ctx.open_read()?, &l),
+        ResultsCommand::Show(s) => show(&ctx.open_read()?, &s),
+        ResultsCommand::Windows(w) => w.run(&ctx.open_read()?),
         ResultsCommand::Delete { ids } => {
-            let n = store.delete(&ids)?;
+            let n = ctx.open_existing()?.delete(&ids)?;
             common::print(&format!("deleted {n} run(s)\n"));
             Ok(0)
         }
         ResultsCommand::Tag { id, tags, remove } => {
+            let mut store = ctx.open_existing()?;
             if remove {
                 let n = store.remove_tags(id, &tags)?;
                 common::print(&format!("run {id}: removed {n} tag(s)\n"));
             } else {
                 store.add_tags(id, &tags)?;
             }
-            common::print(&format!("run {id}: tags {}\n", store.tags(id)?.join(", ")));
+            let tags = store.tags(id)?.join(", ");
+            common::print(&format!("run {id}: tags {}\n", printable(&tags)));
             Ok(0)
         }
         ResultsCommand::Label { id, label } => {
-            if label.trim().is_empty() {
-                return Err(UsageError("the new label is empty; give some text".into()).into());
-            }
-            store.set_label(id, &label)?;
+            ctx.open_existing()?.set_label(id, &label)?;
             common::print(&format!("run {id}: label '{label}'\n"));
             Ok(0)
         }
@@ -184,11 +211,12 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             ids,
             bundle: Some(b),
             ..
-        }) => transfer::export(&store, &ids, &b),
+        }) => transfer::export(&ctx.open_read()?, &ids, &b),
         ResultsCommand::Import(ImportArgs {
             bundle: Some(b), ..
-        }) => transfer::import(&mut store, &b),
+        }) => transfer::import(&mut ctx.open_store()?, &b),
         ResultsCommand::Export(e) => {
+            let store = ctx.open_read()?;
             let runs = e
                 .ids
                 .iter()
@@ -198,10 +226,30 @@ pub fn run(ctx: &Context, a: ResultsArgs) -> Result<i32> {
             write_output("--output", e.output.as_deref(), &text)?;
             Ok(0)
         }
-        ResultsCommand::Import(i) => results_import::run(&mut store, &i),
-        ResultsCommand::Push(p) => transfer::push(&store, &p),
-        ResultsCommand::Pull(p) => transfer::pull(&mut store, &p),
-        ResultsCommand::Campaigns { id } => campaigns(&store, id),
+        ResultsCommand::Import(i) => results_import::run(&mut ctx.open_store()?, &i),
+        ResultsCommand::Push(p) => transfer::push(&ctx.open_read()?, &p),
+        ResultsCommand::Pull(p) => transfer::pull(&mut ctx.open_store()?, &p),
+        ResultsCommand::Campaigns { id } => campaigns(&ctx.open_read()?, id),
+        ResultsCommand::Check => {
+            let store = ctx.open_read()?;
+            let found = store.check()?;
+            common::print(&text::results::checked(store.path(), &found));
+            Ok(if found.is_whole() {
+                EXIT_OK
+            } else {
+                EXIT_FAILED
+            })
+        }
+        ResultsCommand::Backup { file } => {
+            let store = ctx.open_read()?;
+            let backed = store.backup(&file)?;
+            common::print(&text::results::backed_up(store.path(), &file, &backed));
+            Ok(if backed.problems.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_FAILED
+            })
+        }
     }
 }
 
@@ -239,7 +287,7 @@ fn list_groups(store: &Store, a: &ListArgs, rows: &[RunRow], by: By) -> Result<i
         .map(|r| store.load_primary(r.id))
         .collect::<Result<Vec<_>>>()?;
     let groups = a.by.groups(runs, by, a.filter.fleet())?;
-    let (_, table) = group::compare_groups(&groups, by, 0);
+    let (_, table) = group::compare_groups(&groups, by, 0, DEFAULT_NOISE);
     let text = if a.json {
         json::group_rows(&table)?
     } else {

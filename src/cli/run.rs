@@ -3,18 +3,17 @@
 
 use super::common::{self, Context};
 use super::reportargs::{requirements, requirements_or};
-use crate::analysis::arms::Arm;
+use super::selection::campaign_pairings;
 use crate::analysis::attribution;
 use crate::analysis::interval::DEFAULT_NOISE;
+use crate::analysis::outcome::analyse;
 use crate::analysis::repeats;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict;
 use crate::error::{bad_flag, EXIT_INTERRUPTED};
 use crate::format::json::{self, CampaignDoc};
-use crate::format::text::{
-    self,
-    campaign::{attribution_text, run_text},
-};
+use crate::format::text::campaign::{attribution_text, decision_text, run_text};
+use crate::format::text::decision::not_decided;
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
 use crate::scenario::runner::{campaign_steps, Runner, StepRun};
@@ -261,6 +260,7 @@ fn campaign(
     }
     let found = risks(&steps, &reqs);
     let ranked = attribution::rank(&plan, &steps);
+    let analysed = analyse(campaign_pairings(&shown), &reqs, DEFAULT_NOISE);
     let html_path = a
         .html
         .clone()
@@ -278,6 +278,7 @@ fn campaign(
         risks: &found,
         ranked: &ranked,
         unit: a.unit,
+        outcome: &analysed,
     }
     .render()?;
     if a.html.is_none() {
@@ -293,7 +294,6 @@ fn campaign(
     } else {
         verdict::exit_code(&verdicts)
     };
-    let repeated = arms.iter().any(Arm::repeated);
     let status = if outcome.interrupted {
         "interrupted"
     } else {
@@ -308,21 +308,21 @@ fn campaign(
             verdicts: &verdicts,
             risks: &found,
             attribution: &ranked,
+            outcome: &analysed,
             html: html_path.display().to_string(),
             undecided: &open,
             exit_code: code,
         })?
     } else {
         let mut out = run_text(campaign, &scn.name, status, &shown, &reqs, &found, a.unit);
-        if repeated {
-            out.push_str(&text::repeats::render(&verdicts));
-        }
-        let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
-        out.push_str(&text::repeats::undecided(&open, rounds));
         if !ranked.is_empty() {
             out.push_str(&attribution_text(&ranked));
             out.push('\n');
         }
+        out.push_str(&decision_text(&analysed, a.unit));
+        let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
+        out.push_str(&not_decided(&open, rounds));
+        out.push('\n');
         out.push_str(&format!("report: {}\n", html_path.display()));
         if outcome.interrupted {
             out.push_str(&format!(

@@ -1,13 +1,19 @@
 //! Runs chosen by where and when they ran: `--host`, `--kernel`, `--tag`,
 //! `--kind`, `--since`, `--until`, shared by `results list`/`push`/`pull`,
-//! `compare` and `report`; and `--by`, which merges the chosen runs into one
-//! column per host, kernel or tag.
+//! `compare` and `report`; `--by`, which merges the chosen runs into one
+//! column per host, kernel or tag; and what a selector of `compare` stands
+//! for (a run, a campaign step's repeats, a campaign's steps) with the
+//! pairing of campaigns step by step.
 
 use super::common;
+use crate::analysis::arms::Arm;
 use crate::analysis::group::{group, By, Group, GroupInfo};
+use crate::analysis::outcome::Pairing;
+use crate::analysis::repeats;
 use crate::error::bad_flag;
 use crate::error::UsageError;
 use crate::record::{Run, Status};
+use crate::scenario::runner::{by_base, campaign_steps, StepRun};
 use crate::store::{ListFilter, Store};
 use crate::units::parse_since;
 use anyhow::Result;
@@ -219,4 +225,250 @@ pub fn described(runs: &[Run], groups: &[Option<GroupInfo>]) -> Vec<Run> {
         }
     }
     out
+}
+
+/// What one selector of `compare` stands for.
+#[derive(Debug)]
+pub enum Side {
+    /// One column: a run, or the repeats of one campaign step (`label@step`).
+    Arm(Arm),
+    /// The steps of a campaign, each step's runs (its repeats) one column.
+    Campaign {
+        /// The columns' name: the label, or `campaign N`.
+        name: String,
+        /// Its steps, in step order.
+        steps: Vec<StepRun>,
+    },
+}
+
+/// The steps of a campaign by base name, in the order each first ran, each
+/// with its runs (its repeats) in the order they ran.
+pub fn steps_by_base(steps: &[StepRun]) -> Vec<(String, Vec<Run>)> {
+    by_base(steps)
+        .into_iter()
+        .map(|g| {
+            let runs = g.steps.iter().map(|s| s.run.clone()).collect();
+            (g.name.to_string(), runs)
+        })
+        .collect()
+}
+
+/// The steps of campaign `id` that ran under `label` (every step, without).
+fn labelled_steps(store: &Store, id: i64, label: Option<&str>) -> Result<Vec<StepRun>> {
+    let mut steps = campaign_steps(store, id)?;
+    if let Some(l) = label {
+        steps.retain(|s| s.run.label == l);
+    }
+    Ok(steps)
+}
+
+/// `--campaign ID`: the campaign's steps, under the label of its runs (or
+/// `campaign ID` when they have several).
+pub fn campaign_side(store: &Store, id: i64) -> Result<Side> {
+    let steps = labelled_steps(store, id, None)?;
+    let mut labels: Vec<&str> = steps.iter().map(|s| s.run.label.as_str()).collect();
+    labels.dedup();
+    let name = match labels.as_slice() {
+        [one] => one.to_string(),
+        _ => format!("campaign {id}"),
+    };
+    Ok(Side::Campaign { name, steps })
+}
+
+/// What `sel` stands for: an id or `label@N` one run; `label@step` the runs
+/// of that step (by name) of the newest campaign with runs labelled `label`;
+/// a label the newest complete run with it, or, when that run is a step of a
+/// campaign with more runs of that label (other steps, repeats), that
+/// campaign's steps of that label, so that a label is never narrowed to one
+/// of its steps. `load` loads a run.
+pub fn side(store: &Store, sel: &str, load: fn(&Store, i64) -> Result<Run>) -> Result<Side> {
+    if let Some((label, step)) = sel.rsplit_once('@') {
+        let numbered = step.bytes().all(|b| b.is_ascii_digit());
+        if !numbered && store.runs_with_label(sel)?.is_empty() {
+            return step_side(store, label, step);
+        }
+    }
+    let id = store.resolve(sel)?;
+    let is_label = sel.parse::<i64>().is_err() && !store.runs_with_label(sel)?.is_empty();
+    if is_label {
+        if let Some((c, _)) = store.step_of(id)? {
+            let steps = labelled_steps(store, c, Some(sel))?;
+            if steps.len() > 1 {
+                return Ok(Side::Campaign {
+                    name: sel.to_string(),
+                    steps,
+                });
+            }
+        }
+    }
+    Ok(Side::Arm(Arm::of_run(load(store, id)?)))
+}
+
+/// `label@step`: the runs of the step `step` of the newest campaign with runs
+/// labelled `label`, as one column `step · label`.
+fn step_side(store: &Store, label: &str, step: &str) -> Result<Side> {
+    let sel = format!("{label}@{step}");
+    let Some(c) = store.campaign_with_label(label)? else {
+        return Err(UsageError(format!(
+            "'{sel}': no campaign holds a run labelled '{label}' (label@STEP names a step of \
+             a campaign, 'rtlab results list --label {label}' shows its runs)"
+        ))
+        .into());
+    };
+    let steps = steps_by_base(&labelled_steps(store, c, Some(label))?);
+    let names: Vec<&str> = steps.iter().map(|(b, _)| b.as_str()).collect();
+    match steps.iter().find(|(b, _)| b == step) {
+        Some((_, runs)) => Ok(Side::Arm(Arm::new(
+            format!("{step} · {label}"),
+            runs.clone(),
+        ))),
+        None => Err(UsageError(format!(
+            "'{sel}': campaign {c} has no step '{step}' labelled '{label}'; its steps: {}",
+            names.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// A campaign's steps as comparisons: each step's runs (its repeats) one
+/// column ([`repeats::arms`]), the steps of one kind side by side.
+pub fn campaign_pairings(steps: &[StepRun]) -> Vec<Pairing> {
+    crate::analysis::outcome::by_kind(repeats::arms(steps), 0)
+}
+
+/// Runs to compare step by step: the column each run belongs to, its step's
+/// base name and the run.
+#[derive(Debug)]
+pub struct Entry {
+    /// Its column (a label, a campaign, a group).
+    pub column: String,
+    /// Its step's base name.
+    pub step: String,
+    /// The run.
+    pub run: Run,
+}
+
+/// One comparison per step (in the order each step first appears; steps of
+/// one name but different kinds apart), one column per column name with the
+/// step's runs of that column. Steps with one column only are compared with
+/// nothing: they are said in the second list.
+pub fn pair_by_step(entries: Vec<Entry>) -> (Vec<Pairing>, Vec<String>) {
+    // Per step and kind: its columns, each with its runs.
+    type Columns = Vec<(String, Vec<Run>)>;
+    let mut steps: Vec<(String, String, Columns)> = Vec::new();
+    for e in entries {
+        let kind = e.run.kind.clone();
+        let at = match steps
+            .iter()
+            .position(|(s, k, _)| *s == e.step && *k == kind)
+        {
+            Some(at) => at,
+            None => {
+                steps.push((e.step.clone(), kind, Vec::new()));
+                steps.len() - 1
+            }
+        };
+        let columns = &mut steps[at].2;
+        match columns.iter_mut().find(|(c, _)| *c == e.column) {
+            Some((_, runs)) => runs.push(e.run),
+            None => columns.push((e.column, vec![e.run])),
+        }
+    }
+    let mut pairings = Vec::new();
+    let mut unpaired = Vec::new();
+    for (step, kind, columns) in steps {
+        if columns.len() < 2 {
+            let only = columns.first().map_or("", |(c, _)| c.as_str());
+            unpaired.push(format!("step '{step}' ({kind}): only {only} has it"));
+            continue;
+        }
+        pairings.push(Pairing {
+            title: step,
+            arms: columns
+                .into_iter()
+                .map(|(c, runs)| Arm::new(c, runs))
+                .collect(),
+            baseline: 0,
+            by: None,
+        });
+    }
+    (pairings, unpaired)
+}
+
+/// The selectors among `sides` that stand for campaigns and those that stand
+/// for one column, as a message that lists the choices (`label@step`).
+pub fn mixed_sides(sels: &[(String, &Side)]) -> String {
+    let mut out = Vec::new();
+    for (sel, side) in sels {
+        match side {
+            Side::Arm(a) => out.push(format!("'{sel}' is one column ({})", a.name)),
+            Side::Campaign { name, steps } => {
+                let steps = steps_by_base(steps);
+                let choices: Vec<String> =
+                    steps.iter().map(|(b, _)| format!("{name}@{b}")).collect();
+                out.push(format!(
+                    "'{sel}' stands for {} steps: {}",
+                    steps.len(),
+                    choices.join(", ")
+                ));
+            }
+        }
+    }
+    format!(
+        "campaigns are compared step by step with campaigns, not with single runs: {}; name one \
+         step of each campaign (label@step), or compare campaigns only",
+        out.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::run_from_samples;
+
+    fn entry(column: &str, step: &str, kind: &str) -> Entry {
+        let mut run = run_from_samples(column, &[1_000]);
+        run.kind = kind.into();
+        Entry {
+            column: column.into(),
+            step: step.into(),
+            run,
+        }
+    }
+
+    /// Three images of four bench steps each: cpu with cpu, fileio with
+    /// fileio; a step one image alone has is said, never ratioed.
+    #[test]
+    fn campaigns_pair_step_by_step() {
+        let mut entries = Vec::new();
+        for image in ["image1", "image2", "image3"] {
+            entries.push(entry(image, "cpu", "bench.cpu"));
+            entries.push(entry(image, "fileio", "bench.fileio"));
+        }
+        entries.push(entry("image2", "usb", "bench.fileio"));
+        entries.push(entry("image3", "cpu", "bench.cpu"));
+        let (pairings, unpaired) = pair_by_step(entries);
+        let shown: Vec<(&str, Vec<(&str, usize)>)> = pairings
+            .iter()
+            .map(|p| {
+                let arms = p
+                    .arms
+                    .iter()
+                    .map(|a| (a.name.as_str(), a.runs.len()))
+                    .collect();
+                (p.title.as_str(), arms)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("cpu", vec![("image1", 1), ("image2", 1), ("image3", 2)]),
+                ("fileio", vec![("image1", 1), ("image2", 1), ("image3", 1)])
+            ]
+        );
+        assert!(pairings
+            .iter()
+            .all(|p| p.arms.iter().all(|a| a.kind == p.arms[0].kind)));
+        assert_eq!(unpaired, ["step 'usb' (bench.fileio): only image2 has it"]);
+    }
 }

@@ -3,6 +3,7 @@
 
 mod http;
 mod routes;
+mod server;
 
 use super::common::Context;
 use super::reportargs::requirements;
@@ -13,11 +14,10 @@ use anyhow::Result;
 use clap::Args;
 use routes::Site;
 use rtlab_engine::rt::signals;
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use server::Limits;
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Serve the results store read-only over HTTP: Prometheus metrics and a web view.
 ///
@@ -57,12 +57,19 @@ pub struct ServeArgs {
     /// Unit of times in the pages.
     #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
     unit: TimeUnit,
-    /// A client has this long to send its request, and to read the answer
-    /// (a bare number is seconds).
+    /// A client has this long to send its request head, byte by byte or not
+    /// (then it is closed), and the answer is made within as long, or is a
+    /// 503 (a bare number is seconds).
     #[arg(long, default_value = "10s", value_name = "DUR")]
     read_timeout: String,
-    /// Connections served at once; more are answered 503 at once.
-    #[arg(long, default_value_t = 32, value_name = "N")]
+    /// A connection is closed this long after it was accepted, whatever it is
+    /// doing: a client that reads the answer slowly too (a bare number is
+    /// seconds).
+    #[arg(long, default_value = "60s", value_name = "DUR")]
+    connection_time: String,
+    /// Connections open at once (each one waiting for its request counts);
+    /// more are answered 503 at once.
+    #[arg(long, default_value_t = 512, value_name = "N")]
     max_connections: usize,
 }
 
@@ -91,7 +98,7 @@ fn listen_addr(a: &ServeArgs) -> Result<SocketAddr> {
 }
 
 /// Checks the options and the store, before listening.
-fn site(ctx: &Context, a: &ServeArgs) -> Result<(Site, Duration)> {
+fn site(ctx: &Context, a: &ServeArgs) -> Result<(Site, Limits)> {
     if let Some(t) = &a.token {
         if t.is_empty() || t.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad_flag(
@@ -103,8 +110,16 @@ fn site(ctx: &Context, a: &ServeArgs) -> Result<(Site, Duration)> {
     if a.max_connections == 0 || a.max_connections > 1024 {
         return Err(bad_flag("--max-connections", "give 1 to 1024"));
     }
-    let timeout = parse_positive_duration(&a.read_timeout, DefaultUnit::Seconds)
-        .map_err(|e| bad_flag("--read-timeout", e))?;
+    let duration = |flag: &str, text: &str| {
+        parse_positive_duration(text, DefaultUnit::Seconds)
+            .map(Duration::from_nanos)
+            .map_err(|e| bad_flag(flag, e))
+    };
+    let limits = Limits {
+        request: duration("--read-timeout", &a.read_timeout)?,
+        connection: duration("--connection-time", &a.connection_time)?,
+        connections: a.max_connections,
+    };
     let reqs = requirements(&a.require)?;
     let db = ctx.existing_db()?;
     Store::open_read_only(&db)?;
@@ -115,13 +130,13 @@ fn site(ctx: &Context, a: &ServeArgs) -> Result<(Site, Duration)> {
         unit: a.unit,
         verdicts: Mutex::new(Default::default()),
     };
-    Ok((site, Duration::from_nanos(timeout)))
+    Ok((site, limits))
 }
 
 /// Runs `rtlab serve`.
 pub fn run(ctx: &Context, a: ServeArgs) -> Result<i32> {
     let addr = listen_addr(&a)?;
-    let (site, timeout) = site(ctx, &a)?;
+    let (site, limits) = site(ctx, &a)?;
     let listener = TcpListener::bind(addr).map_err(|e| {
         SystemError(format!(
             "cannot listen on {addr}: {e} (another program on that port? give another --listen)"
@@ -139,91 +154,7 @@ pub fn run(ctx: &Context, a: ServeArgs) -> Result<i32> {
             "no token: loopback only"
         }
     );
-    let site = Arc::new(site);
-    let active = Arc::new(AtomicUsize::new(0));
-    while !stop.load(Ordering::SeqCst) {
-        let stream = match listener.accept() {
-            Ok((s, _)) => s,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            Err(e) => {
-                eprintln!("rtlab serve: accept: {e}");
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-        };
-        if stream.set_nonblocking(false).is_err() {
-            continue;
-        }
-        if active.load(Ordering::SeqCst) >= a.max_connections {
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let busy = http::Response::text(503, "busy: too many connections, try again")
-                .with("Retry-After", "1");
-            finish(stream, &busy, false);
-            continue;
-        }
-        active.fetch_add(1, Ordering::SeqCst);
-        let (mine, done) = (Arc::clone(&site), Arc::clone(&active));
-        let spawned = std::thread::Builder::new()
-            .name("rtlab-serve".into())
-            .spawn(move || {
-                serve_one(&mine, stream, timeout);
-                done.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            active.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-    // Answers under way end within their timeouts; wait for them that long.
-    let until = Instant::now() + timeout;
-    while active.load(Ordering::SeqCst) > 0 && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server::serve(listener, site, limits, stop)?;
     eprintln!("rtlab serve: stopped");
     Ok(0)
-}
-
-/// Reads one request from `stream`, answers it and closes the connection.
-fn serve_one(site: &Site, mut stream: TcpStream, timeout: Duration) {
-    let _ = stream.set_write_timeout(Some(timeout));
-    let t0 = Instant::now();
-    let (resp, head_only, what) = match http::read_head(&mut stream, t0 + timeout) {
-        Ok(None) => return,
-        Ok(Some(head)) => match http::parse(&head) {
-            Ok(req) => (
-                site.answer(&req),
-                req.method == "HEAD",
-                format!("{} {}", req.method, req.path),
-            ),
-            Err(r) => (r, false, "-".into()),
-        },
-        Err(r) => (r, false, "-".into()),
-    };
-    eprintln!(
-        "{what} {} {:.1}ms",
-        resp.status,
-        t0.elapsed().as_secs_f64() * 1e3
-    );
-    finish(stream, &resp, head_only);
-}
-
-/// Writes `resp`, then closes: what the client still sends is read (briefly,
-/// boundedly) first, so that it gets the answer rather than a reset.
-fn finish(mut stream: TcpStream, resp: &http::Response, head_only: bool) {
-    if resp.write(&mut stream, head_only).is_err() {
-        return;
-    }
-    let _ = stream.shutdown(Shutdown::Write);
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let mut sink = [0u8; 4096];
-    let mut left = http::MAX_HEAD * 2;
-    while left > 0 {
-        match stream.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => left = left.saturating_sub(n),
-        }
-    }
-    let _ = stream.flush();
 }

@@ -114,10 +114,24 @@ impl Selection {
         for &id in &self.ids {
             store.run_uuid(id)?;
         }
-        let rows = store.list_where(&self.filter.to_filter()?)?;
-        let mut ids: Vec<i64> = rows
-            .iter()
-            .map(|r| r.id)
+        let filter = self.filter.to_filter()?;
+        let listed: Vec<i64> = match store.list_where(&filter) {
+            // A damaged list of runs: every run that may still be read, one
+            // at a time (copying out of a damaged store).
+            Err(e) if store::damage::is_damage(&e) && filter.is_everything() => store
+                .run_ids()
+                .0
+                .into_iter()
+                // Ids of deleted runs left out; damaged ones kept, to be named.
+                .filter(|&id| match store.run_uuid(id) {
+                    Err(e) => store::damage::is_damage(&e),
+                    Ok(_) => true,
+                })
+                .collect(),
+            rows => rows?.iter().map(|r| r.id).collect(),
+        };
+        let mut ids: Vec<i64> = listed
+            .into_iter()
             .filter(|id| self.ids.is_empty() || self.ids.contains(id))
             .collect();
         ids.sort_unstable();

@@ -32,7 +32,7 @@ pub struct WhyArgs {
 
 /// Runs `rtlab why`.
 pub fn run(ctx: &Context, a: WhyArgs) -> Result<i32> {
-    let store = ctx.open_existing()?;
+    let store = ctx.open_read()?;
     let run = store.load(store.resolve(&a.run)?)?;
     let name = run_name(&run);
     let Some(mut why) = run.why else {
@@ -57,7 +57,11 @@ pub fn run(ctx: &Context, a: WhyArgs) -> Result<i32> {
         let doc = serde_json::json!({"run": run.id, "label": run.label, "why": why});
         json::tagged("why", &doc)?
     } else {
-        format!("run {name}\n{}", text::why::render(&why))
+        format!(
+            "run {}\n{}",
+            text::table::printable(&name),
+            text::why::render(&why)
+        )
     };
     write_output("--output", None, &out)?;
     Ok(0)

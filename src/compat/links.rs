@@ -137,14 +137,7 @@ fn link(exe: &Path, path: &Path) -> Result<()> {
 
 /// Replaces `path` by a link in one rename, so that the name never goes missing.
 fn replace(exe: &Path, path: &Path) -> Result<()> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.rtlab-tmp"));
-    let _ = fs::remove_file(&tmp);
-    link(exe, &tmp)?;
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        refused(path, e)
-    })
+    crate::files::symlink(exe, path).map_err(|e| refused(path, e))
 }
 
 fn refused(path: &Path, e: std::io::Error) -> anyhow::Error {

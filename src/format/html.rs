@@ -1,29 +1,38 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, no script,
 //! nothing fetched from the network) that reads on a laptop, on a phone and on
-//! paper. What decides comes first (verdicts, and for a campaign its steps and
-//! biggest risks), then the figures side by side, the plots, what differs, and
-//! each run in depth. Runs are named by short keys (`#12`) in the headings of
+//! paper. What decides comes first (the decision: the tier matrix of verdicts,
+//! stability rankings, the biggest real change; for a campaign also its steps
+//! and biggest risks), then each comparison's figures side by side with their
+//! intervals, its plots and what differs, and each run in depth. Runs are named by short keys (`#12`) in the headings of
 //! wide tables, each a link to the run's own section; a legend (the list of runs,
 //! or a campaign's step table) gives their full names. A table wider than the
 //! page scrolls inside its own box; in print every box shows whole.
 //!
-//! A report of runs (`rtlab report ID --html`, `rtlab compare --html`) is the
-//! [`Html`] exporter; a campaign's report is a [`CampaignPage`]. The first run is
-//! the baseline of the ratios. The output is well-formed XML (XHTML syntax), so
-//! tools and tests can parse it.
+//! A report of runs (`rtlab report ID --html`, `rtlab compare --html`, the web
+//! view's pages) is [`render`]ed from the one analysis (`analysis::outcome`)
+//! the text is rendered from, so the page and the text show the same
+//! baseline, numbers and verdicts; a campaign's report is a [`CampaignPage`].
+//! The output is well-formed XML (XHTML syntax), so tools and tests can parse
+//! it.
 
 use super::svg::{self, primary_histograms};
-use super::text::campaign::{attribution, step_grid, RISKS_SHOWN};
-use super::text::compare::{label, metric_text, top_causes, value_text, TOP_CAUSE};
+use super::text::campaign::{attribution, bench_grid, step_grid, RISKS_SHOWN};
+use super::text::compare::{
+    label, marks_legend, metric_text, part_heading, shown, top_causes, TOP_CAUSE,
+};
+use super::text::decision::{
+    lines, ranked_line, stability_rows, tier_cell, tier_heading, verdicts_line, STABILITY_HEADER,
+};
 use super::text::latency::series_grid;
 use super::text::table::Table;
 use super::text::verdict::{cells, HEADER};
-use super::{run_key, run_name, Exporter, Options, UNKNOWN};
+use super::{run_key, run_name};
 use crate::analysis::attribution::Ranking;
-use crate::analysis::compare::compare;
-use crate::analysis::diff::{differences, system_fields};
+use crate::analysis::compare::Comparison;
+use crate::analysis::diff::{system_fields, Difference};
+use crate::analysis::outcome::{Outcome, Part};
 use crate::analysis::risks::Risk;
-use crate::analysis::verdict::{failures, judge, Requirement};
+use crate::analysis::verdict::{Requirement, Verdict};
 use crate::record::Run;
 use crate::scenario::runner::{step_view, StepRun};
 use crate::units::{Human, TimeUnit};
@@ -44,8 +53,8 @@ table.text th,table.text td{text-align:left}
 table.text td:first-child{white-space:nowrap}
 table.named th:nth-child(3),table.named td:nth-child(3){text-align:left}
 table.text td+td{white-space:normal;max-width:40em}
-.best{font-weight:bold;background:#e8f4e8}.ratio{color:#666;font-size:.85em}
-.PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}
+.better{color:#1a7f37;font-weight:bold}.worse{color:#c62828;font-weight:bold}.same,.ci{color:#666;font-size:.85em}
+.PASS{color:#1a7f37;font-weight:bold}.FAIL,.NO.DATA{color:#c62828;font-weight:bold}.UNDECIDED{color:#b26a00;font-weight:bold}
 .warn{background:#fff4e5;border-left:4px solid #f28e2b;padding:4px 8px;margin:4px 0;overflow-wrap:anywhere}
 ol.risks li{margin:.3em 0}
 figure{margin:1em 0}
@@ -68,11 +77,13 @@ h2,h3{break-after:avoid}
 figure,tr,.warn,li{break-inside:avoid}
 section{break-before:page}
 svg{max-width:17cm}
-.best,.warn,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.warn,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
 }
 ";
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values; control characters
+/// but newlines and tabs are written as escapes
+/// ([`printable`](crate::format::text::table::printable)).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -82,7 +93,10 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            '\n' | '\t' => out.push(c),
+            c => out.push_str(&crate::format::text::table::printable(
+                c.encode_utf8(&mut [0; 4]),
+            )),
         }
     }
     out
@@ -165,16 +179,17 @@ pub(crate) fn verdict_mark(result: &str) -> String {
     format!("<span class=\"{result}\">{result}</span>")
 }
 
-/// The sentence over verdicts: all met, or how many failed.
-fn verdict_summary(runs: &[Run], reqs: &[Requirement]) -> String {
-    let v = judge(runs, reqs);
-    match failures(&v) {
-        0 => "<p class=\"PASS\">All requirements met.</p>\n".to_string(),
-        failed => format!(
-            "<p class=\"FAIL\">{failed} of {} verdict(s) failed.</p>\n",
-            v.len()
-        ),
-    }
+/// The sentence over verdicts: all met, or how they fell.
+fn verdict_summary(verdicts: &[Verdict]) -> String {
+    let class = if verdicts.iter().all(Verdict::passed) {
+        "PASS"
+    } else {
+        "FAIL"
+    };
+    format!(
+        "<p class=\"{class}\">{}.</p>\n",
+        esc(&verdicts_line(verdicts.iter()))
+    )
 }
 
 pub(crate) fn figure(svg: Option<String>) -> String {
@@ -182,13 +197,26 @@ pub(crate) fn figure(svg: Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// The figures of the runs side by side, one column per run headed by its key.
-fn comparison(runs: &[Run], unit: TimeUnit) -> String {
-    let c = compare(runs, 0);
+/// The key of each column: a run's key linking to its section, or the
+/// arm's short key.
+fn column_keys(c: &Comparison) -> Vec<String> {
+    let keys = super::text::compare::keys(c);
+    c.columns
+        .iter()
+        .zip(keys)
+        .map(|(col, key)| match col.id {
+            Some(id) => format!("<a href=\"#run-{id}\">{}</a>", esc(&key)),
+            None => esc(&key),
+        })
+        .collect()
+}
+
+/// The figures of the arms side by side, one column per arm headed by its
+/// key, each cell with its interval and its change against the baseline.
+fn comparison(c: &Comparison, unit: TimeUnit) -> String {
     let mut header = vec![String::new()];
-    header.extend(c.columns.iter().enumerate().map(|(i, col)| {
-        let key = key_link(col.id, i);
-        if i == c.baseline && runs.len() > 1 {
+    header.extend(column_keys(c).into_iter().enumerate().map(|(i, key)| {
+        if i == c.baseline && c.columns.len() > 1 {
             format!("{key} (baseline)")
         } else {
             key
@@ -199,30 +227,31 @@ fn comparison(runs: &[Run], unit: TimeUnit) -> String {
         .iter()
         .map(|row| {
             let mut cells = vec![esc(&label(row, unit))];
-            cells.extend(row.values.iter().enumerate().map(|(i, v)| {
-                let Some(v) = v else { return UNKNOWN.into() };
-                let text = esc(&value_text(row, *v, unit));
-                let ratio = row.ratios[i]
-                    .map(|r| format!(" <span class=\"ratio\">{r:.2}x</span>"))
-                    .unwrap_or_default();
-                if row.best.contains(&i) {
-                    format!("<span class=\"best\">{text}</span>{ratio}")
-                } else {
-                    format!("{text}{ratio}")
+            cells.extend((0..c.columns.len()).map(|i| {
+                let s = shown(c, row, i, unit);
+                let mut out = esc(&s.value);
+                if !s.interval.is_empty() {
+                    out.push_str(&format!(" <span class=\"ci\">{}</span>", esc(&s.interval)));
                 }
+                if !s.change.is_empty() {
+                    out.push_str(&format!(
+                        " <span class=\"{}\">{}</span>",
+                        s.class,
+                        esc(&s.change)
+                    ));
+                }
+                out
             }));
             cells
         })
         .collect();
-    if let Some(t) = top_causes(&c) {
+    if let Some(t) = top_causes(c) {
         let row = std::iter::once(TOP_CAUSE.to_string()).chain(t.named.iter().map(|n| esc(n)));
         rows.push(row.collect());
     }
     let mut out = table(Cells::Numbers, &header, &rows);
-    if runs.len() > 1 {
-        out.push_str(
-            "<p class=\"meta\">Bold: best of the row. Small figures: value / baseline value. –: the run does not have it.</p>\n",
-        );
+    for line in marks_legend(c) {
+        out.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&line)));
     }
     out
 }
@@ -262,10 +291,9 @@ fn legend(runs: &[Run]) -> String {
     table(Cells::Text, &header, &rows)
 }
 
-/// The verdicts: a sentence, then one row per run and requirement (the note
-/// column only when a verdict has a note).
-fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
-    let judged = judge(runs, reqs);
+/// Verdicts as a table, one row per arm and requirement (the note column
+/// only when a verdict has a note).
+fn verdict_rows(judged: &[Verdict]) -> String {
     let noted = judged.iter().any(|v| v.note.is_some());
     let shown = if noted {
         HEADER.len()
@@ -277,27 +305,112 @@ fn verdicts(runs: &[Run], reqs: &[Requirement]) -> String {
         .iter()
         .map(|v| {
             let mut row: Vec<String> = cells(v)[..shown].iter().map(|c| esc(c)).collect();
-            if let Some(i) = runs.iter().position(|r| r.id.is_some() && r.id == v.run_id) {
-                row[0] = key_link(v.run_id, i);
+            if v.run_id.is_some() && v.repeats <= 1 {
+                row[0] = format!(
+                    "<a href=\"#run-{}\">{}</a>",
+                    v.run_id.unwrap_or_default(),
+                    row[0]
+                );
             }
             row[3] = verdict_mark(v.result);
             row
         })
         .collect();
-    format!(
-        "{}{}",
-        verdict_summary(runs, reqs),
-        table(Cells::Numbers, &header, &rows)
-    )
+    table(Cells::Numbers, &header, &rows)
 }
 
-fn what_differs(runs: &[Run]) -> String {
-    let d = differences(runs);
+/// One comparison's decision: the tier matrix, other verdicts, the
+/// stability rankings and the sentences of the text.
+fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
+    let mut out = String::new();
+    if let Some(t) = &p.decision.tiers {
+        let mut header = vec!["arm".to_string()];
+        header.extend(t.columns.iter().map(|c| {
+            format!(
+                "{}<br/><span class=\"meta\">{}</span>",
+                esc(&tier_heading(c.budget_ns)),
+                esc(&c.name)
+            )
+        }));
+        let rows: Vec<Vec<String>> = t
+            .rows
+            .iter()
+            .map(|r| {
+                let mut row = vec![whole_words(&esc(&r.arm))];
+                row.extend(r.cells.iter().map(|v| {
+                    let text = tier_cell(v);
+                    let rest = text.strip_prefix(v.result).unwrap_or(&text);
+                    format!("{}{}", verdict_mark(v.result), esc(rest))
+                }));
+                row
+            })
+            .collect();
+        out.push_str(&verdict_summary(
+            &t.rows
+                .iter()
+                .flat_map(|r| r.cells.clone())
+                .collect::<Vec<_>>(),
+        ));
+        out.push_str(&table(Cells::Numbers, &header, &rows));
+        out.push_str(
+            "<p class=\"meta\">Each arm's worst maximum against each budget; the figure is the \
+             margin (budget − worst max).</p>\n",
+        );
+        let notes: Vec<String> = t
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter().map(move |v| (r, v)))
+            .filter_map(|(r, v)| {
+                let note = v.note.as_ref()?;
+                Some(format!(
+                    "<li>{} {}: {}: {}</li>",
+                    esc(&r.arm),
+                    esc(&tier_heading(v.budget_ns)),
+                    esc(v.result),
+                    esc(note)
+                ))
+            })
+            .collect();
+        if !notes.is_empty() {
+            out.push_str(&format!("<ul>{}</ul>\n", notes.concat()));
+        }
+    }
+    let rest = p.untiered_verdicts();
+    if !rest.is_empty() {
+        out.push_str(&verdict_summary(&rest));
+        out.push_str(&verdict_rows(&rest));
+    }
+    for st in &p.decision.stability {
+        let header: Vec<String> = STABILITY_HEADER.iter().map(|h| h.to_string()).collect();
+        let rows: Vec<Vec<String>> = stability_rows(st, unit)
+            .into_iter()
+            .map(|row| row.iter().map(|c| whole_words(&esc(c))).collect())
+            .collect();
+        out.push_str(&format!(
+            "<h3>Stability of the {} runs</h3>\n",
+            esc(&st.kind)
+        ));
+        out.push_str(&table(Cells::Numbers, &header, &rows));
+        out.push_str(&format!(
+            "<p><b>{}</b></p>\n",
+            esc(&ranked_line(&st.outcome))
+        ));
+    }
+    for l in lines(p, noise, unit) {
+        out.push_str(&format!("<p>{}</p>\n", esc(&l)));
+    }
+    out
+}
+
+/// What differs between a comparison's arms, one column per arm.
+fn what_differs(d: &[Difference], c: &Comparison) -> String {
     if d.is_empty() {
-        return "<p>The runs share their system fingerprint and parameters.</p>\n".into();
+        return "<p>Nothing known differs: the runs share their system fingerprint, loads, \
+                other load and parameters.</p>\n"
+            .into();
     }
     let mut header = vec!["field".to_string()];
-    header.extend(runs.iter().enumerate().map(|(i, r)| key_link(r.id, i)));
+    header.extend(column_keys(c));
     let rows: Vec<Vec<String>> = d
         .iter()
         .map(|d| {
@@ -456,27 +569,13 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
     Ok(out)
 }
 
-/// The whole page: `title`, a line about it (`about`, HTML), `top` (what
-/// decides, HTML), then the figures, plots, differences and each run.
-fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Result<String> {
-    let mut body = format!(
-        "<h1>{}</h1>\n<p class=\"meta\">{about}rtlab {}, {} run(s), written {}</p>\n",
-        esc(title),
-        env!("CARGO_PKG_VERSION"),
-        runs.len(),
-        whole_words(&esc(&crate::record::now_rfc3339()))
-    );
-    let warned = runs.iter().filter(|r| !r.warnings.is_empty()).count();
-    if warned > 0 {
-        body.push_str(&format!(
-            "<div class=\"warn\">{warned} run(s) carry warnings about their numbers: see each run below.</div>\n"
-        ));
-    }
-    body.push_str(top);
-    body.push_str("<h2>Summary</h2>\n");
-    body.push_str(&comparison(runs, unit));
-    let hists = primary_histograms(runs);
-    let axis = svg::quantity(runs);
+/// A part's figures: its table, its plots and what differs between its arms.
+fn part_section(p: &Part, heading: &str, unit: TimeUnit) -> Result<String> {
+    let mut out = format!("<h2>{}</h2>\n", esc(heading));
+    out.push_str(&comparison(&p.comparison, unit));
+    let runs = p.merged_runs();
+    let hists = primary_histograms(&runs);
+    let axis = svg::quantity(&runs);
     let plots = figure(svg::histograms(
         &svg::titled(axis, "histograms"),
         axis,
@@ -487,14 +586,68 @@ fn page(title: &str, about: &str, top: &str, runs: &[Run], unit: TimeUnit) -> Re
         &hists,
     )?);
     if !plots.is_empty() {
-        body.push_str("<h2>Distributions</h2>\n");
-        body.push_str(&plots);
+        out.push_str("<h3>Distributions</h3>\n");
+        out.push_str(&plots);
     }
-    if runs.len() > 1 {
-        body.push_str("<h2>What differs</h2>\n");
-        body.push_str(&what_differs(runs));
+    if p.arms.len() > 1 {
+        out.push_str("<h3>What differs</h3>\n");
+        out.push_str(&what_differs(&p.differences, &p.comparison));
     }
-    for run in runs {
+    Ok(out)
+}
+
+/// The whole page: `title`, a line about it (`about`, HTML), `top` (HTML),
+/// then the decision of `o`, each of its comparisons with its plots and
+/// differences, and each run of `sections` in depth.
+fn page(
+    title: &str,
+    about: &str,
+    top: &str,
+    o: &Outcome,
+    sections: &[Run],
+    unit: TimeUnit,
+) -> Result<String> {
+    let mut body = format!(
+        "<h1>{}</h1>\n<p class=\"meta\">{about}rtlab {}, {} run(s), written {}</p>\n",
+        esc(title),
+        env!("CARGO_PKG_VERSION"),
+        sections.len(),
+        whole_words(&esc(&crate::record::now_rfc3339()))
+    );
+    let warned = sections.iter().filter(|r| !r.warnings.is_empty()).count();
+    if warned > 0 {
+        body.push_str(&format!(
+            "<div class=\"warn\">{warned} run(s) carry warnings about their numbers: see each run below.</div>\n"
+        ));
+    }
+    let numbered = o.parts.len() > 1;
+    let decided: String = o
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let d = decision(p, o.noise, unit);
+            match (numbered, d.is_empty()) {
+                (_, true) => String::new(),
+                (true, false) => format!("<h3>{}</h3>\n{d}", esc(&part_heading(i + 1, p))),
+                (false, false) => d,
+            }
+        })
+        .collect();
+    if !decided.is_empty() {
+        body.push_str("<h2>Decision</h2>\n");
+        body.push_str(&decided);
+    }
+    body.push_str(top);
+    for (i, p) in o.parts.iter().enumerate() {
+        let heading = if numbered {
+            part_heading(i + 1, p)
+        } else {
+            "Summary".to_string()
+        };
+        body.push_str(&part_section(p, &heading, unit)?);
+    }
+    for run in sections {
         body.push_str(&run_section(run, unit)?);
     }
     Ok(document(title, "", &body))
@@ -511,30 +664,34 @@ pub(crate) fn document(title: &str, style: &str, body: &str) -> String {
     )
 }
 
-/// The HTML report of runs: `opts.title`, verdicts against `opts.reqs`, times in
-/// `opts.unit`.
-pub struct Html;
-
-impl Exporter for Html {
-    fn serialize(&self, runs: &[Run], opts: &Options) -> Result<String> {
-        render(opts.title, runs, opts.reqs, opts.unit)
+/// The report of the analysis `o` under `title`, times in `unit`, with
+/// each run of `sections` in depth (several are listed first, as the legend
+/// of their keys).
+pub fn render(title: &str, o: &Outcome, sections: &[Run], unit: TimeUnit) -> Result<String> {
+    let mut top = String::new();
+    if sections.len() > 1 {
+        top.push_str("<h2>Runs</h2>\n");
+        top.push_str(&legend(sections));
     }
+    page(title, "", &top, o, sections, unit)
 }
 
-/// The report of `runs` under `title`, judged against `reqs` (none: no verdict
-/// section), times in `unit`. Several runs are listed first, as the legend of
-/// their keys.
-pub fn render(title: &str, runs: &[Run], reqs: &[Requirement], unit: TimeUnit) -> Result<String> {
-    let mut top = String::new();
-    if !reqs.is_empty() {
-        top.push_str("<h2>Verdicts</h2>\n");
-        top.push_str(&verdicts(runs, reqs));
-    }
-    if runs.len() > 1 {
-        top.push_str("<h2>Runs</h2>\n");
-        top.push_str(&legend(runs));
-    }
-    page(title, "", &top, runs, unit)
+/// The report of `runs` (one column each, the first the baseline of its
+/// kind) against `reqs`, as the web view makes it.
+#[cfg(test)]
+pub(crate) fn render_runs(
+    title: &str,
+    runs: &[Run],
+    reqs: &[Requirement],
+    unit: TimeUnit,
+) -> Result<String> {
+    use crate::analysis::outcome::{analyse, of_runs};
+    let o = analyse(
+        of_runs(runs.to_vec(), 0),
+        reqs,
+        crate::analysis::interval::DEFAULT_NOISE,
+    );
+    render(title, &o, runs, unit)
 }
 
 /// The report of a campaign (`rtlab run`, `rtlab report --campaign`): the same
@@ -556,6 +713,8 @@ pub struct CampaignPage<'a> {
     pub risks: &'a [Risk],
     /// Its load attribution.
     pub ranked: &'a [Ranking],
+    /// The analysis of its steps.
+    pub outcome: &'a Outcome,
 }
 
 impl CampaignPage<'_> {
@@ -577,8 +736,7 @@ impl CampaignPage<'_> {
         };
         let mut top = String::new();
         if !self.reqs.is_empty() {
-            top.push_str("<h2>Verdicts</h2>\n");
-            top.push_str(&verdict_summary(&runs, self.reqs));
+            top.push_str("<h2>Verdicts of each step</h2>\n");
             let cols = [0, 1].into_iter().chain(verdicts_from..t.header().len());
             top.push_str(&grid(&t, cols, Cells::Numbers, dress));
         }
@@ -589,6 +747,10 @@ impl CampaignPage<'_> {
              late; misses: values over the deadline. A run's key links to it below.</p>\n",
             self.unit.symbol()
         ));
+        if let Some(b) = bench_grid(self.steps, self.unit) {
+            top.push_str("<h2>Benchmark steps</h2>\n");
+            top.push_str(&grid(&b, 0..b.header().len(), Cells::Numbers, dress));
+        }
         if !self.risks.is_empty() {
             top.push_str("<h2>Biggest risks</h2>\n<ol class=\"risks\">");
             for r in self.risks.iter().take(RISKS_SHOWN) {
@@ -611,7 +773,7 @@ impl CampaignPage<'_> {
             }
         }
         let about = format!("{}; ", whole_words(&esc(self.about)));
-        page(self.title, &about, &top, &runs, self.unit)
+        page(self.title, &about, &top, self.outcome, &runs, self.unit)
     }
 }
 
@@ -619,6 +781,7 @@ impl CampaignPage<'_> {
 mod tests {
     use super::*;
     use crate::analysis::fixture::{run_from_samples, step_run};
+    use crate::analysis::outcome::{analyse, of_runs};
     use crate::analysis::verdict::parse_requirement;
     use crate::record::{LoadRecord, Warning};
 
@@ -636,10 +799,11 @@ mod tests {
         let mut b = run_from_samples("rt & co", &[15_000, 16_000, 30_000]);
         a.id = Some(1);
         b.id = Some(2);
+        a.fingerprint.hz = Some(250);
         b.fingerprint.hz = Some(300);
         a.warnings.push(Warning::new("vm", "running under kvm"));
         let reqs = parse_requirement("gyro=1ms").unwrap();
-        let html = render("Stock vs RT", &[a, b], &reqs, TimeUnit::Us).unwrap();
+        let html = render_runs("Stock vs RT", &[a, b], &reqs, TimeUnit::Us).unwrap();
         let doc = parse(&html);
         let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
         // Overlay and percentiles, then one scatter per run.
@@ -652,14 +816,14 @@ mod tests {
             "class=\"PASS\">PASS<",
             "-500us",
             "running under kvm",
-            "<td>HZ</td><td><span class=\"word\">-</span></td><td><span class=\"word\">300</span></td>",
+            "<td>HZ</td><td><span class=\"word\">250</span></td><td><span class=\"word\">300</span></td>",
             "name=\"viewport\"",
             "@media print",
         ] {
             assert!(html.contains(needle), "missing {needle}");
         }
         // What decides comes first.
-        assert!(html.find("Verdicts") < html.find("Summary"));
+        assert!(html.find("<h2>Decision</h2>") < html.find("Summary"));
         // Nothing loaded from elsewhere.
         for external in [" src=", "<link", "<script", "@import", "url("] {
             assert!(!html.contains(external), "{external}");
@@ -668,7 +832,8 @@ mod tests {
 
     #[test]
     fn one_run_has_no_differences_section() {
-        let html = render("one", &[run_from_samples("x", &[1_000])], &[], TimeUnit::Us).unwrap();
+        let html =
+            render_runs("one", &[run_from_samples("x", &[1_000])], &[], TimeUnit::Us).unwrap();
         parse(&html);
         assert!(!html.contains("What differs"));
         assert!(!html.contains("Verdicts"));
@@ -696,13 +861,18 @@ mod tests {
             risks: &risks,
             ranked: &[],
             unit: TimeUnit::Us,
+            outcome: &analyse(
+                of_runs(steps.iter().map(|s| s.run.clone()).collect(), 0),
+                &reqs,
+                0.05,
+            ),
         }
         .render()
         .unwrap();
         parse(&html);
         for needle in [
             "complete</span>; rtlab",
-            "1 of 2 verdict(s) failed",
+            "1 of 2 PASS, 1 FAIL",
             "<th>gyro 1ms</th>",
             "<td><a href=\"#run-8\">#8</a></td>",
             "<span class=\"FAIL\">FAIL</span>",

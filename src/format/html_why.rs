@@ -158,7 +158,7 @@ fn details(why: &Why) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::html::render;
+    use crate::format::html::render_runs as render;
     use crate::record::why::Cause;
     use crate::record::Run;
     use crate::units::TimeUnit;

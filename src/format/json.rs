@@ -5,7 +5,7 @@
 use super::{one, Exporter, Format, Options};
 use crate::analysis::attribution::Ranking;
 use crate::analysis::compare::Comparison;
-use crate::analysis::diff::Difference;
+use crate::analysis::outcome::Outcome;
 use crate::analysis::risks::Risk;
 use crate::analysis::verdict::{Requirement, Verdict};
 use crate::record::{Run, FORMAT};
@@ -45,22 +45,11 @@ pub fn tagged(kind: &str, body: &impl Serialize) -> Result<String> {
     document(&doc)
 }
 
-/// `rtlab compare --json`: the table, the requirements and their verdicts, and
-/// what differs between the runs (times in ns).
-pub fn comparison(
-    table: &Comparison,
-    reqs: &[Requirement],
-    verdicts: &[Verdict],
-    differences: &[Difference],
-) -> Result<String> {
-    document(&json!({
-        "format": FORMAT,
-        "kind": "compare",
-        "comparison": table,
-        "requirements": reqs,
-        "verdicts": verdicts,
-        "differences": differences,
-    }))
+/// `rtlab compare --json`: the analysis, each comparison with its cells
+/// (`metric`, `run`, `value`, `ci`, `change`, `decided`), verdicts, what
+/// differs and its decision (times in ns).
+pub fn comparison(o: &Outcome) -> Result<String> {
+    tagged("compare", o)
 }
 
 /// `rtlab report RUN --json`: the runs as stored, the requirements and the
@@ -75,8 +64,8 @@ pub fn report(runs: &[Run], reqs: &[Requirement], verdicts: &[Verdict]) -> Resul
     }))
 }
 
-/// `rtlab run --json`: the campaign, each step's run, the verdicts, risks and
-/// load attribution, the HTML report's path and the exit code.
+/// `rtlab run --json`: the campaign, each step's run, the verdicts, risks,
+/// load attribution and decision, the HTML report's path and the exit code.
 pub fn campaign(c: &CampaignDoc) -> Result<String> {
     let steps: Vec<serde_json::Value> = c
         .steps
@@ -94,6 +83,7 @@ pub fn campaign(c: &CampaignDoc) -> Result<String> {
         "verdicts": c.verdicts,
         "risks": c.risks,
         "attribution": c.attribution,
+        "decision": c.outcome,
         "html": c.html,
         "undecided": c.undecided,
         "exit_code": c.exit_code,
@@ -116,6 +106,8 @@ pub struct CampaignDoc<'a> {
     pub risks: &'a [Risk],
     /// Load attributions.
     pub attribution: &'a [Ranking],
+    /// Its steps compared, and the decision.
+    pub outcome: &'a Outcome,
     /// Where its HTML report is.
     pub html: String,
     /// What `--until-decided` left undecided at `--max-repeats`, in words.

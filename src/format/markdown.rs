@@ -1,10 +1,16 @@
-//! GitHub-flavoured markdown: the comparison table (best values in bold) and the
-//! verdict table, for pasting into issues and pull requests.
+//! GitHub-flavoured markdown of an analysis, for pasting into issues and pull
+//! requests: each comparison's table (every figure with its interval and its
+//! change against the baseline, as the text shows them), the tier matrix, the
+//! other verdicts, the stability rankings and the sentences of the decision.
 
-use super::text::compare::{cell, headings, label, top_causes, TOP_CAUSE};
+use super::text::compare::TOP_CAUSE;
+use super::text::compare::{headings, label, marks_legend, part_heading, shown, top_causes};
+use super::text::decision::{
+    lines, ranked_line, stability_rows, tier_cell, tier_heading, verdicts_line, STABILITY_HEADER,
+};
 use super::text::verdict;
 use crate::analysis::compare::Comparison;
-use crate::analysis::verdict::Verdict;
+use crate::analysis::outcome::{Outcome, Part};
 use crate::units::TimeUnit;
 
 /// A markdown table: first column left-aligned, the others right-aligned.
@@ -23,7 +29,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The comparison; best values in bold.
+/// One comparison's table and what its marks mean.
 pub fn comparison(c: &Comparison, unit: TimeUnit) -> String {
     let mut header = vec![String::new()];
     header.extend(headings(c));
@@ -32,7 +38,13 @@ pub fn comparison(c: &Comparison, unit: TimeUnit) -> String {
         .iter()
         .map(|row| {
             let mut cells = vec![label(row, unit)];
-            cells.extend((0..c.columns.len()).map(|i| cell(row, i, unit, ("**", "**"))));
+            cells.extend((0..c.columns.len()).map(|i| {
+                let mut s = shown(c, row, i, unit);
+                if matches!(s.class, "better" | "worse") {
+                    s.change = format!("**{}**", s.change);
+                }
+                s.text()
+            }));
             cells
         })
         .collect();
@@ -40,17 +52,74 @@ pub fn comparison(c: &Comparison, unit: TimeUnit) -> String {
         let row = std::iter::once(TOP_CAUSE.to_string()).chain(t.named);
         rows.push(row.collect());
     }
-    table(&header, &rows)
+    let mut out = table(&header, &rows);
+    for l in marks_legend(c) {
+        out.push_str(&format!("\n{l}\n"));
+    }
+    out
 }
 
-/// The comparison, then the verdicts (when there are any) as a second table.
-pub fn comparison_with_verdicts(c: &Comparison, verdicts: &[Verdict], unit: TimeUnit) -> String {
-    let mut out = comparison(c, unit);
-    if !verdicts.is_empty() {
-        let header: Vec<String> = verdict::HEADER.iter().map(|h| h.to_string()).collect();
-        let rows: Vec<Vec<String>> = verdicts.iter().map(verdict::cells).collect();
-        out.push('\n');
+/// One comparison's decision.
+fn decision(p: &Part, noise: f64, unit: TimeUnit) -> String {
+    let mut out = String::new();
+    if let Some(t) = &p.decision.tiers {
+        let mut header = vec!["arm".to_string()];
+        header.extend(
+            t.columns
+                .iter()
+                .map(|c| format!("{} ({})", tier_heading(c.budget_ns), c.name)),
+        );
+        let rows: Vec<Vec<String>> = t
+            .rows
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.arm.clone()];
+                row.extend(r.cells.iter().map(tier_cell));
+                row
+            })
+            .collect();
         out.push_str(&table(&header, &rows));
+        let all = t.rows.iter().flat_map(|r| &r.cells);
+        out.push_str(&format!("\n{}\n", verdicts_line(all)));
+    }
+    let rest: Vec<Vec<String>> = p.untiered_verdicts().iter().map(verdict::cells).collect();
+    if !rest.is_empty() {
+        let header: Vec<String> = verdict::HEADER.iter().map(|h| h.to_string()).collect();
+        out.push('\n');
+        out.push_str(&table(&header, &rest));
+    }
+    for s in &p.decision.stability {
+        let header: Vec<String> = STABILITY_HEADER.iter().map(|h| h.to_string()).collect();
+        let rows = stability_rows(s, unit);
+        out.push_str(&format!("\nStability of the {} runs:\n\n", s.kind));
+        out.push_str(&table(&header, &rows));
+        out.push_str(&format!("\n**{}**\n", ranked_line(&s.outcome)));
+    }
+    for l in lines(p, noise, unit) {
+        out.push_str(&format!("\n{l}\n"));
+    }
+    out
+}
+
+/// The whole analysis: each comparison (under a heading when there are
+/// several), then the decision.
+pub fn render(o: &Outcome, unit: TimeUnit) -> String {
+    let numbered = o.parts.len() > 1;
+    let mut out = String::new();
+    for (i, p) in o.parts.iter().enumerate() {
+        if numbered {
+            out.push_str(&format!("### {}\n\n", part_heading(i + 1, p)));
+        }
+        out.push_str(&comparison(&p.comparison, unit));
+        out.push('\n');
+    }
+    out.push_str("### Decision\n");
+    for (i, p) in o.parts.iter().enumerate() {
+        if numbered {
+            out.push_str(&format!("\n#### {}\n", part_heading(i + 1, p)));
+        }
+        out.push('\n');
+        out.push_str(&decision(p, o.noise, unit));
     }
     out
 }
@@ -58,16 +127,22 @@ pub fn comparison_with_verdicts(c: &Comparison, verdicts: &[Verdict], unit: Time
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::compare;
-    use crate::analysis::fixture::two_compared_runs as two;
+    use crate::analysis::fixture::{same_and_shifted, two_compared_runs as two};
+    use crate::analysis::interval::DEFAULT_NOISE;
+    use crate::analysis::outcome::{analyse, of_runs};
 
     #[test]
-    fn best_values_are_bold_and_pipes_escaped() {
-        let md = comparison(&compare(&two(), 0), TimeUnit::Ms);
-        assert!(
-            md.contains("| max (ms) | **0.040** | 0.085 (2.12x) |"),
-            "{md}"
-        );
+    fn changes_are_bold_and_pipes_escaped() {
+        let mut runs = same_and_shifted();
+        runs.remove(1);
+        let o = analyse(of_runs(runs, 0), &[], DEFAULT_NOISE);
+        let md = render(&o, TimeUnit::Ms);
+        let p50 = md.lines().find(|l| l.starts_with("| p50 (ms)")).unwrap();
+        assert!(p50.contains("**1.50x worse**"), "{md}");
+        assert!(md.contains("biggest real change"), "{md}");
+        let o = analyse(of_runs(two(), 0), &[], DEFAULT_NOISE);
+        let md = render(&o, TimeUnit::Ms);
+        assert!(md.contains("| max (ms) | 0.040 | 0.085 |"), "{md}");
         let t = table(&["a|b".into(), "c".into()], &[]);
         assert_eq!(t, "| a\\|b | c |\n|---|---:|\n");
     }

@@ -123,6 +123,10 @@ pub fn run_name(run: &Run) -> String {
 }
 
 #[cfg(test)]
+#[path = "agree_tests.rs"]
+mod agree_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::fixture::run_from_samples;

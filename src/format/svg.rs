@@ -3,6 +3,7 @@
 //! and latency over time. One colour per series, in [`PALETTE`] order, with a
 //! legend. Each function returns `None` when there is nothing to draw.
 
+use super::text::table::printable;
 use super::{run_name, Exporter, Options};
 use crate::analysis::series;
 use crate::error::UsageError;
@@ -221,7 +222,7 @@ pub fn histograms<H: Borrow<HistogramData>>(
                     c.stroke_width(2),
                 ))
                 .map_err(plot_error)?
-                .label(name.as_str())
+                .label(printable(name))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
@@ -244,7 +245,7 @@ pub(crate) fn new_chart<'a, 'b: 'a, X: AsRangedCoord, Y: AsRangedCoord>(
 ) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>> {
     root.fill(&WHITE).map_err(plot_error)?;
     ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+        .caption(printable(title), ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(75)
@@ -376,7 +377,7 @@ pub fn percentiles<H: Borrow<HistogramData>>(
             chart
                 .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                 .map_err(plot_error)?
-                .label(name.as_str())
+                .label(printable(name))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
@@ -474,7 +475,7 @@ pub fn over_time(
             chart
                 .draw_series(dots)
                 .map_err(plot_error)?
-                .label(name.as_str())
+                .label(printable(name))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)?;

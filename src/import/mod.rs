@@ -161,6 +161,7 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
     if let Some(label) = &opts.label {
         run.label = label.clone();
     }
+    run.bound_names();
     if let Err(e) = run.check_numbers() {
         // Pretty-printed rtlab JSON names each series on a line of its own.
         let needle = format!("\"name\": \"{}\"", e.series);

@@ -282,9 +282,26 @@ pub struct Run {
     /// Performance counters (`--perf`, `rtlab perf`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub perf: Option<perf::PerfRecord>,
+    /// What else the machine did while the run measured (absent for runs
+    /// imported or stored by an older rtlab).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub background: Option<Background>,
     /// Why the numbers may mislead.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+}
+
+/// Other load on the machine during a run, read from `/proc` at its start and
+/// end, so that a comparison can say that something else ran.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Background {
+    /// The 1-minute load average at the start and at the end.
+    pub loadavg: (f64, f64),
+    /// CPU time of the other processes over the run, in CPUs (1.0: one CPU
+    /// busy all the time): the busy time of all CPUs (`/proc/stat`: user,
+    /// nice, system, irq, softirq) less what this process and its children
+    /// (the probe's threads, its loads) used.
+    pub other_cpus: f64,
 }
 
 /// Points a stored time series keeps at most; longer ones are decimated.
@@ -494,6 +511,61 @@ impl Run {
     }
 }
 
+/// The longest label (and tag) rtlab stores, in characters: room for a
+/// kernel, its configuration and a note, not for a page.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// Refuses a label or tag (`what`) that pages and terminals could not show
+/// as it is: control characters, or more than [`MAX_LABEL_CHARS`].
+pub fn plain_name(what: &str, text: &str) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err(format!(
+            "a {what} cannot hold control characters (escapes, carriage returns, tabs, newlines); give plain text"
+        ));
+    }
+    let n = text.chars().count();
+    if n > MAX_LABEL_CHARS {
+        return Err(format!(
+            "a {what} of {n} characters is too long; give at most {MAX_LABEL_CHARS}"
+        ));
+    }
+    Ok(())
+}
+
+/// The longest host name, kernel release or kernel version a run read from
+/// a file keeps, in characters (Linux allows 64 for each; a fully qualified
+/// host name has up to 253).
+pub const MAX_NAME_CHARS: usize = 255;
+
+impl Run {
+    /// Cuts the names another program wrote, which every page shows, to
+    /// [`MAX_LABEL_CHARS`] (label, tags) and [`MAX_NAME_CHARS`] (host, kernel
+    /// release and version), each cut noted as a warning (`truncated`): a
+    /// file that names its host with 2 MB makes no 8 MB page.
+    pub fn bound_names(&mut self) {
+        let mut notes = Vec::new();
+        let mut cut = |what: &str, text: &mut String, max: usize| {
+            let n = text.chars().count();
+            if n > max {
+                *text = text.chars().take(max).collect();
+                notes.push(Warning::new(
+                    "truncated",
+                    format!("its {what} was {n} characters long; the first {max} are kept"),
+                ));
+            }
+        };
+        cut("label", &mut self.label, MAX_LABEL_CHARS);
+        for t in &mut self.tags {
+            cut("tag", t, MAX_LABEL_CHARS);
+        }
+        let fp = &mut self.fingerprint;
+        cut("host name", &mut fp.hostname, MAX_NAME_CHARS);
+        cut("kernel release", &mut fp.kernel_release, MAX_NAME_CHARS);
+        cut("kernel version", &mut fp.kernel_version, MAX_NAME_CHARS);
+        self.warnings.extend(notes);
+    }
+}
+
 impl Run {
     /// A run of `kind` that measured nothing yet: status complete, exit code 0,
     /// ended now, this rtlab's version and command line, no series.
@@ -530,6 +602,7 @@ impl Run {
             page_faults: None,
             sweep: None,
             perf: None,
+            background: None,
             warnings: Vec::new(),
         }
     }

@@ -92,6 +92,15 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         )
     })?;
     let label = opt_str(&cx, root, "label", "label")?;
+    if let Some(l) = &label {
+        crate::record::plain_name("label", l).map_err(|e| {
+            cx.err(
+                root.get("label").and_then(Item::span),
+                Some("label".into()),
+                e,
+            )
+        })?;
+    }
     let description = opt_str(&cx, root, "description", "description")?;
 
     let defaults: Vec<(String, Item, Option<Range<usize>>)> = match root.get("defaults") {

@@ -136,9 +136,10 @@ pub struct CampaignStep {
 }
 
 impl CampaignStep {
-    /// A step stored without its base name and repeat (by an older rtlab):
-    /// read from its name, which ended in ` #r` when it was repeated.
-    fn of_name(step_index: i64, step_name: String, run_id: i64) -> CampaignStep {
+    /// A step known by its name alone (stored by an older rtlab, or named
+    /// so by its maker): its base name and repeat read from the name, which
+    /// ends in ` #r` when it is a repeat.
+    pub fn of_name(step_index: i64, step_name: String, run_id: i64) -> CampaignStep {
         let (base_name, repeat) = match step_name.rsplit_once(" #") {
             Some((base, r)) if !base.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => {
                 match r.parse::<u32>() {

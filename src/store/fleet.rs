@@ -1,4 +1,4 @@
-//! Read-only access and the fleet's aggregate queries (`rtlab serve`): the hosts
+//! The fleet's aggregate queries (`rtlab serve`, on a store opened read-only): the hosts
 //! a store knows, the latest row of each host's and CPU's series, the worst
 //! maximum per host since a time, each host's latency evidence (its monitor
 //! rows and latency runs of a week, counted against budgets), and each
@@ -10,20 +10,11 @@
 //! series are found one at a time by seeking past the previous one, so their
 //! cost grows with the number of series, not of rows.
 
-use super::db::{args, url};
-use super::open::{not_current, store_error};
-use super::schema::Identity;
+use super::db::args;
 use super::windows::{window_row, Level, Window, COLUMNS};
 use super::Store;
 use anyhow::Result;
-use rusqlite::{Connection, OpenFlags};
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::time::Duration;
-
-/// How long a read waits for a writer that holds the file (a monitor or a run
-/// writing at the same time reads as the last committed state under WAL).
-const READ_PATIENCE: Duration = Duration::from_secs(5);
 
 const LEVELS: [Level; 3] = [Level::Window, Level::Hour, Level::Day];
 
@@ -81,35 +72,6 @@ pub struct HostRow {
 }
 
 impl Store {
-    /// Opens an existing store for reading only: SQLite opens the file
-    /// read-only, nothing is created, migrated or checkpointed; a PostgreSQL
-    /// session is made read-only. A store of an older rtlab is refused (a
-    /// read-only store cannot be migrated), as are what [`Store::open`]
-    /// refuses.
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        if let Some(u) = path.to_str().filter(|p| url::is_postgres(p)) {
-            return Self::open_pg(u, true);
-        }
-        super::refuse_url(path, "--db")?;
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| store_error(path, READ_PATIENCE, e.into()))?;
-        conn.busy_timeout(READ_PATIENCE)?;
-        let found = Identity::read(&conn)
-            .map_err(|e| store_error(path, READ_PATIENCE, e.into()))?
-            .judge()
-            .map_err(|r| store_error(path, READ_PATIENCE, r.into()))?;
-        if !found.is_current() {
-            return Err(not_current(&path.display().to_string()).into());
-        }
-        Ok(Store {
-            conn: Box::new(conn),
-            path: path.to_path_buf(),
-        })
-    }
-
     /// The series (host, CPU) of `level` after `after`, in order: one seek each.
     fn next_series(
         &self,

@@ -39,7 +39,9 @@
 //!   the status is final);
 //! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
 
+mod backup;
 mod campaign;
+pub mod damage;
 mod db;
 mod fleet;
 mod open;
@@ -48,7 +50,10 @@ mod schema;
 mod transfer;
 mod windows;
 
+pub use backup::Backed;
 pub use campaign::{Campaign, CampaignRow, CampaignStatus, CampaignStep};
+pub use damage::Checked;
+pub use db::url::split_password;
 pub use fleet::{Count, Evidence, HostRow};
 pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
@@ -148,9 +153,25 @@ pub fn other_store(flag: &str, p: &Path) -> Result<PathBuf> {
 }
 
 /// Refuses a database given (by `source`, `--db` or `RTLAB_DB`) as a URL that
-/// is not PostgreSQL's. Only the scheme is repeated, never the rest of the URL
-/// (it may hold a password).
+/// is not PostgreSQL's, as libpq's `host=… dbname=…` form, or as
+/// `postgres:` without its two slashes: none of them becomes a file name.
+/// Only the scheme or the keywords are repeated, never the rest (it may hold
+/// a password).
 fn refuse_url(p: &Path, source: &str) -> Result<()> {
+    let text = p.to_string_lossy();
+    let sep = if source == DB_ENV { "=" } else { " " };
+    let as_url = "write it as a URL, postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or in a password file of mode 0600: ~/.pgpass, or PGPASSFILE); nothing was written";
+    if let Some(words) = url::libpq_keywords(&text) {
+        bail!(UsageError(format!(
+            "{source} names a PostgreSQL connection in libpq's keyword form ({}): {as_url}",
+            words.join(" ")
+        )));
+    }
+    if let Some(scheme) = url::slashless_postgres(&text) {
+        bail!(UsageError(format!(
+            "{source}{sep}{scheme}:… is not a PostgreSQL URL (it needs two slashes after '{scheme}:'): {as_url}"
+        )));
+    }
     let Some(scheme) = p.to_str().and_then(url::scheme) else {
         return Ok(());
     };
@@ -158,8 +179,7 @@ fn refuse_url(p: &Path, source: &str) -> Result<()> {
         return Ok(());
     }
     bail!(UsageError(format!(
-        "{source} names {scheme}://…, a URL rtlab cannot store runs in: give a file's path (e.g. {source}{}~/rtlab.db) or a postgres://USER@HOST/DATABASE URL; nothing was written",
-        if source == DB_ENV { "=" } else { " " }
+        "{source} names {scheme}://…, a URL rtlab cannot store runs in: give a file's path (e.g. {source}{sep}~/rtlab.db) or a postgres://USER@HOST/DATABASE URL; nothing was written"
     )))
 }
 
@@ -228,6 +248,20 @@ pub struct ListFilter {
     pub limit: Option<usize>,
     /// How many of the newest to skip (a page of `rtlab serve`).
     pub offset: usize,
+}
+
+impl ListFilter {
+    /// Whether it selects every run.
+    pub fn is_everything(&self) -> bool {
+        let none = [&self.label, &self.kind, &self.since, &self.tag, &self.until]
+            .iter()
+            .all(|f| f.is_none());
+        none && self.campaign.is_none()
+            && self.hosts.is_empty()
+            && self.kernels.is_empty()
+            && self.limit.is_none()
+            && self.offset == 0
+    }
 }
 
 /// How `column` matches `value`: `(before, after)` the placeholder, `=` or,

@@ -1,20 +1,60 @@
 //! Opening a store: a SQLite file (WAL, busy timeout, identity checked before
 //! anything is written) or a PostgreSQL database named by a URL (identity in
-//! `rtlab_meta`, schema created under an advisory lock), and the errors of
-//! both said as what they are.
+//! `rtlab_meta`, schema created under an advisory lock), for writing or for
+//! reading only, and the errors of both said as what they are.
 
-use super::db::{url, Conn, Kind};
-use super::schema::{self, Refusal};
-use super::Store;
+use super::db::{url, Conn, Kind, Sqlite};
+use super::schema::{self, Identity, Refusal};
+use super::{damage, Store};
 use crate::error::{SystemError, UsageError};
 use anyhow::{bail, Context, Result};
 use rusqlite::config::DbConfig;
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a writer waits for another process's transaction before giving up.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a read waits for a writer that holds the file (a monitor or a run
+/// writing at the same time reads as the last committed state under WAL).
+const READ_PATIENCE: Duration = Duration::from_secs(5);
+
+/// A store of an older schema (or none yet: an empty file or database)
+/// opened for reading, which cannot migrate it.
+#[derive(Debug)]
+pub struct OlderSchema {
+    shown: String,
+    empty: bool,
+}
+
+impl OlderSchema {
+    fn of(shown: String, found: schema::Found) -> OlderSchema {
+        OlderSchema {
+            shown,
+            empty: found == schema::Found::Empty,
+        }
+    }
+}
+
+impl std::fmt::Display for OlderSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = &self.shown;
+        let what = match self.empty {
+            true => "holds no rtlab store yet".to_string(),
+            false => format!(
+                "is a store of an older rtlab (schema version {} is needed)",
+                schema::SCHEMA_VERSION
+            ),
+        };
+        write!(
+            f,
+            "{shown} {what}, and this user may not bring it up to date: run rtlab once on it as a user who may write it (e.g. rtlab --db {shown} results list as its owner)"
+        )
+    }
+}
+
+impl std::error::Error for OlderSchema {}
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, a file or a
@@ -51,7 +91,7 @@ impl Store {
             .map_err(|e| pg_error(&shown, e))?;
         if read_only {
             if !found.is_current() {
-                bail!(not_current(&shown));
+                bail!(OlderSchema::of(shown, found));
             }
             conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
         } else if !found.is_current() {
@@ -63,9 +103,62 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only: SQLite opens the file
+    /// read-only (nothing is created, migrated or checkpointed; another
+    /// user's store can be read); a PostgreSQL session is made read-only. A
+    /// store of an older rtlab is refused ([`OlderSchema`]: a read-only store
+    /// cannot be migrated), as are what [`Store::open`] refuses.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if let Some(u) = path.to_str().filter(|p| url::is_postgres(p)) {
+            return Self::open_pg(u, true);
+        }
+        super::refuse_url(path, "--db")?;
+        let fail = |e: anyhow::Error| store_error(path, READ_PATIENCE, e);
+        let mut conn = read_only(path, false).map_err(fail)?;
+        let mut found = Identity::read(&conn);
+        if found.as_ref().is_err_and(needs_shared_memory) {
+            // A WAL store whose reader may not create its -shm beside it (the
+            // directory is another user's) and with no log of changes left
+            // to read: the file is the whole store, read as it is.
+            if wal_holds_changes(path) {
+                bail!(UsageError(format!(
+                    "cannot read {}: its write-ahead log {}-wal holds changes, and this user may not create {}-shm beside it to read them; read it as a user who may write {}, or once its writer has finished",
+                    path.display(),
+                    path.display(),
+                    path.display(),
+                    crate::files::dir_of(path).display()
+                )));
+            }
+            conn = read_only(path, true).map_err(fail)?;
+            found = Identity::read(&conn);
+        }
+        let found = found
+            .map_err(|e| fail(e.into()))?
+            .judge()
+            .map_err(|r| fail(r.into()))?;
+        if !found.is_current() {
+            return Err(OlderSchema::of(path.display().to_string(), found).into());
+        }
+        Ok(Store {
+            conn: Box::new(Sqlite::new(conn, path.to_path_buf())),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing store to read it: read-only ([`Store::open_read_only`]);
+    /// one of an older rtlab is brought up to date first when this user may
+    /// write it.
+    pub fn open_reading(path: &Path) -> Result<Store> {
+        match Self::open_read_only(path) {
+            Err(e) if e.is::<OlderSchema>() => Self::open(path).map_err(|_| e),
+            other => other,
+        }
+    }
+
     /// [`Store::open`] of a file, waiting at most `patience` in all for other
     /// processes.
     pub(super) fn open_waiting(path: &Path, patience: Duration) -> Result<Store> {
+        damage::refuse_writes(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
@@ -94,7 +187,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(Store {
-            conn: Box::new(conn),
+            conn: Box::new(Sqlite::new(conn, path.to_path_buf())),
             path: path.to_path_buf(),
         })
     }
@@ -102,6 +195,9 @@ impl Store {
     /// Runs `f` in one write transaction; another process holding a SQLite
     /// store too long is said as such (exit 3).
     pub(super) fn write<T>(&mut self, f: impl FnOnce(&dyn Conn) -> Result<T>) -> Result<T> {
+        if self.conn.kind() == Kind::Sqlite {
+            damage::refuse_writes(&self.path)?;
+        }
         let done = self.conn.in_tx(f);
         match done {
             Err(e) if self.conn.kind() == Kind::Sqlite && is_busy(&e) => {
@@ -112,12 +208,51 @@ impl Store {
     }
 }
 
-/// A store of an older schema opened read-only, which cannot migrate it.
-pub(super) fn not_current(shown: &str) -> UsageError {
-    UsageError(format!(
-        "{shown} is not a current rtlab store (schema version {} is needed); open it once for writing (e.g. rtlab --db {shown} results list) to bring it up to date",
-        schema::SCHEMA_VERSION
-    ))
+/// Opens the SQLite file `path` read-only; `whole`: as a file nothing else
+/// writes (`immutable=1`: no locks, no -shm).
+fn read_only(path: &Path, whole: bool) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if whole {
+        Connection::open_with_flags(
+            format!("file:{}?immutable=1", uri_path(path)),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        )?
+    } else {
+        Connection::open_with_flags(path, flags)?
+    };
+    conn.busy_timeout(READ_PATIENCE)?;
+    Ok(conn)
+}
+
+/// `path`, absolute, as the path of a `file:` URI: every byte but letters,
+/// digits, `/` and `-._~` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Whether SQLite could not read a WAL store because it may not create the
+/// shared-memory file beside it.
+fn needs_shared_memory(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_READONLY_DIRECTORY
+            || f.code == rusqlite::ErrorCode::CannotOpen)
+}
+
+/// Whether the write-ahead log of `path` holds anything.
+fn wal_holds_changes(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(wal).is_ok_and(|m| m.len() > 0)
 }
 
 /// A refusal of a PostgreSQL database, said for a server.
@@ -206,8 +341,8 @@ fn is_busy(e: &anyhow::Error) -> bool {
 }
 
 /// An error opening or writing the database at `path`, said as what it is: busy
-/// (exit 3), not a database or not rtlab's (exit 2), or SQLite's own message
-/// with the path.
+/// or not writable by this user (exit 3), not a database or not rtlab's (exit
+/// 2), or SQLite's own message with the path.
 pub(super) fn store_error(path: &Path, waited: Duration, e: anyhow::Error) -> anyhow::Error {
     let shown = path.display();
     if let Some(r) = e.downcast_ref::<Refusal>() {
@@ -223,6 +358,12 @@ pub(super) fn store_error(path: &Path, waited: Duration, e: anyhow::Error) -> an
     let code = e
         .downcast_ref::<rusqlite::Error>()
         .and_then(rusqlite::Error::sqlite_error_code);
+    if code == Some(rusqlite::ErrorCode::ReadOnly) {
+        return SystemError(format!(
+            "{shown} cannot be written by this user ({e}): commands that only read it work (results list, report, compare); change it as a user who may write it and its directory"
+        ))
+        .into();
+    }
     if code == Some(rusqlite::ErrorCode::NotADatabase) {
         return UsageError(format!(
             "{shown} is not an rtlab results database ({e}); it was left unchanged, give another --db"

@@ -8,10 +8,15 @@
 //!   (`@1` is the newest). A label that itself ends in `@2` is matched whole
 //!   first.
 //!
+//! A label whose newest run is a campaign step, and `vanilla@idle` (the step
+//! `idle` of the newest campaign with runs labelled `vanilla`), are resolved
+//! by `cli::selection` from [`Store::step_of`] and
+//! [`Store::campaign_with_label`].
+//!
 //! "Newest" means the highest id: ids only grow.
 
 use super::db::args;
-use super::Store;
+use super::{CampaignStep, Store};
 use crate::error::UsageError;
 use anyhow::{bail, Result};
 
@@ -124,6 +129,31 @@ impl Store {
                 runs.len()
             ))),
         }
+    }
+
+    /// The campaign step a run was saved as: its campaign and the step as
+    /// recorded (its base name and repeat).
+    pub fn step_of(&self, id: i64) -> Result<Option<(i64, CampaignStep)>> {
+        self.conn
+            .query_opt(
+                "SELECT campaign_id, step_index, step_name, run_id, base_name, repeat_index
+                 FROM campaign_runs WHERE run_id = ?1",
+                args![id],
+            )?
+            .map(|r| Ok((r.get(0)?, CampaignStep::of_row(&r, 1)?)))
+            .transpose()
+    }
+
+    /// The newest campaign holding a run labelled `label`, if any.
+    pub fn campaign_with_label(&self, label: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_opt(
+                "SELECT c.campaign_id FROM campaign_runs c JOIN runs r ON r.id = c.run_id
+                 WHERE r.label = ?1 ORDER BY r.id DESC LIMIT 1",
+                args![label],
+            )?
+            .map(|r| r.get(0))
+            .transpose()
     }
 
     fn unknown_label(&self, label: &str) -> Result<String> {

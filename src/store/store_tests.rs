@@ -146,6 +146,10 @@ fn sample_run(threads: usize) -> Run {
             }))
             .unwrap(),
         ),
+        background: Some(crate::record::Background {
+            loadavg: (0.5, 1.25),
+            other_cpus: 0.75,
+        }),
         warnings: vec![Warning::new("vm", "virtual")],
     }
 }

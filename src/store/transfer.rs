@@ -16,11 +16,11 @@ use super::campaign::{insert_step, CampaignStep};
 use super::db::{args, Conn};
 use super::schema::{self, Identity, Refusal};
 use super::windows::{Window, WindowFilter};
-use super::Store;
+use super::{damage, Store};
 use crate::error::UsageError;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod windows;
 use windows::copy_batch;
@@ -83,14 +83,16 @@ impl Store {
     /// Its numbers are checked as [`Store::save`] does; what `from` cannot give
     /// whole is an error and nothing is written.
     fn copy_run(&mut self, from: &Store, id: i64) -> Result<Copied> {
-        let uuid = from.run_uuid(id)?;
+        let uuid = from.run_uuid(id).map_err(unreadable)?;
         if let Some(here) = find_run(&*self.conn, &uuid)? {
             return Ok(Copied::Present(here));
         }
-        let mut run = from.load(id)?;
+        let mut run = from.load(id).map_err(unreadable)?;
         run.check_numbers()?;
+        // Another store may hold names no rtlab of today would take.
+        run.bound_names();
         let campaign = match run.campaign {
-            Some(_) => from.campaign_of(id)?,
+            Some(_) => from.campaign_of(id).map_err(unreadable)?,
             None => None,
         };
         self.write(|tx| {
@@ -146,7 +148,15 @@ impl Store {
     ) -> Result<()> {
         let mut after = i64::MIN;
         while !stop() {
-            let page = from.windows_after(f, after, WINDOW_BATCH)?;
+            let page = match from.windows_after(f, after, WINDOW_BATCH) {
+                Err(e) if damage::is_damage(&e) => {
+                    tally.windows_refused.push(format!(
+                        "the windows from row {after} on cannot be read: {e:#}"
+                    ));
+                    break;
+                }
+                page => page?,
+            };
             let Some(&(last, _)) = page.last() else {
                 break;
             };
@@ -190,7 +200,30 @@ fn is_refusal(e: &anyhow::Error) -> bool {
         c.is::<crate::record::NumbersError>()
             || c.is::<serde_json::Error>()
             || c.is::<std::io::Error>()
+            || c.is::<Unreadable>()
     })
+}
+
+/// A run the source cannot give, its pages damaged: refused, and the
+/// others copied (what copying out of a damaged store is for).
+#[derive(Debug)]
+struct Unreadable(String);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "it cannot be read from its damaged store ({})", self.0)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// An error reading the source: damage as [`Unreadable`], the rest as it is.
+fn unreadable(e: anyhow::Error) -> anyhow::Error {
+    if damage::is_damage(&e) {
+        Unreadable(damage::said(&e)).into()
+    } else {
+        e
+    }
 }
 
 /// The id of the run with `uuid` in `conn`.
@@ -230,10 +263,12 @@ fn ensure_campaign(conn: &dyn Conn, c: &CampaignOf) -> Result<i64> {
 }
 
 /// A bundle opened to import from: a private copy of the file (migrated when an
-/// older rtlab wrote it), removed when dropped. The bundle itself is only read.
+/// older rtlab wrote it) in a new directory of its own (mode 0700, a random
+/// name), removed with it when dropped. The bundle itself is only read.
 pub struct Bundle {
-    store: Option<Store>,
-    copy: PathBuf,
+    // Fields drop in order: the store is closed before its directory goes.
+    store: Store,
+    _dir: tempfile::TempDir,
 }
 
 impl Bundle {
@@ -262,39 +297,27 @@ impl Bundle {
             ))),
             Err(r) => bail!(unreadable(&format!("it {r}"))),
         }
-        let copy = std::env::temp_dir().join(format!(
-            "rtlab-bundle-{}-{}.db",
-            std::process::id(),
-            path.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        let _ = std::fs::remove_file(&copy);
-        let mut bundle = Bundle { store: None, copy };
-        conn.execute("VACUUM INTO ?1", [bundle.copy.to_string_lossy()])
+        let dir = crate::files::private_dir("rtlab-bundle-")
+            .context("cannot create a temporary directory for the bundle's copy")?;
+        let copy = dir.path().join("bundle.db");
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
             .map_err(|e| unreadable(&e))?;
-        bundle.store = Some(Store::open(&bundle.copy)?);
-        Ok(bundle)
+        Ok(Bundle {
+            store: Store::open(&copy)?,
+            _dir: dir,
+        })
     }
 
     /// The runs it holds.
     pub fn store(&self) -> &Store {
-        self.store.as_ref().expect("opened")
+        &self.store
     }
 }
 
-impl Drop for Bundle {
-    fn drop(&mut self) {
-        drop(self.store.take());
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = self.copy.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Writes the runs `ids` of `from` into a new bundle file `path`: written
-/// under `path.part`, renamed when whole, so that `path` is a whole bundle or
-/// absent. An existing `path` is refused. `None` when `stop` said so before the
+/// Writes the runs `ids` of `from` into a new bundle file `path`: made in a
+/// new private directory beside it, moved to `path` when whole, so that `path`
+/// is a whole bundle or absent, and no one can plant a link where SQLite
+/// writes. An existing `path` is refused. `None` when `stop` said so before the
 /// end: then no bundle is written.
 pub fn write_bundle(
     from: &Store,
@@ -302,42 +325,23 @@ pub fn write_bundle(
     path: &Path,
     stop: impl Fn() -> bool,
 ) -> Result<Option<Tally>> {
-    if super::is_url(path) {
-        bail!(UsageError(format!(
-            "--bundle {} is a URL; a bundle is a file: give a file name, or copy into that database with 'rtlab results push --to URL'",
-            super::shown(path)
-        )));
+    let new = super::backup::NewStoreFile::new(
+        path,
+        "bundle",
+        Some("--bundle"),
+        ", or copy into that database with 'rtlab results push --to URL'",
+    )?;
+    let mut to = Store::open(&new.part())?;
+    let mut tally = to.copy_runs(from, ids, &stop)?;
+    to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
+    // One file: the write-ahead log folded back in, the journal of a plain file.
+    if let Some(c) = to.conn.as_sqlite() {
+        c.pragma_update(None, "journal_mode", "DELETE")?;
     }
-    if path.exists() {
-        bail!(UsageError(format!(
-            "--bundle {} already exists; give a new file name (a bundle is never written over a file)",
-            path.display()
-        )));
+    drop(to);
+    if stop() {
+        return Ok(None);
     }
-    let mut part = path.as_os_str().to_owned();
-    part.push(".part");
-    let part = PathBuf::from(part);
-    let _ = std::fs::remove_file(&part);
-    let written = (|| {
-        let mut to = Store::open(&part)?;
-        let mut tally = to.copy_runs(from, ids, &stop)?;
-        to.copy_windows(from, &WindowFilter::default(), &mut tally, &stop)?;
-        // One file: the write-ahead log folded back in, the journal of a plain file.
-        if let Some(c) = to.conn.as_sqlite() {
-            c.pragma_update(None, "journal_mode", "DELETE")?;
-        }
-        Ok::<_, anyhow::Error>(tally)
-    })();
-    let done = written.and_then(|tally| {
-        if stop() {
-            return Ok(None);
-        }
-        std::fs::rename(&part, path)
-            .with_context(|| format!("cannot write the bundle {}", path.display()))?;
-        Ok(Some(tally))
-    });
-    if !matches!(done, Ok(Some(_))) {
-        let _ = std::fs::remove_file(&part);
-    }
-    done
+    new.place()?;
+    Ok(Some(tally))
 }

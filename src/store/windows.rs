@@ -127,6 +127,14 @@ impl Window {
             Err("percentiles out of order".into())
         } else if self.samples > 0 && self.min_ns > self.max_ns {
             Err("its minimum is above its maximum".into())
+        } else if [&self.host, &self.kernel, &self.session]
+            .iter()
+            .any(|s| s.chars().count() > crate::record::MAX_NAME_CHARS)
+        {
+            Err(format!(
+                "its host, kernel or session is over {} characters long",
+                crate::record::MAX_NAME_CHARS
+            ))
         } else {
             Ok(())
         }

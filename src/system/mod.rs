@@ -1,7 +1,9 @@
 //! The system fingerprint as the binary records it: the engine's fingerprint plus the
-//! running kernel's configuration (which may need gunzipping), and the warnings
-//! every measuring command attaches to its run.
+//! running kernel's configuration (which may need gunzipping), the warnings
+//! every measuring command attaches to its run, and what else the machine did
+//! while it measured (`background`).
 
+pub mod background;
 pub mod kernel_config;
 
 use crate::record::Warning;

@@ -1,10 +1,13 @@
 //! Audit and tuning: is this system ready for real-time work ([`audit`]), which
-//! threads run at which priority ([`prio`]), and what a kernel configuration does
-//! for latency ([`kconfig`]).
+//! threads run at which priority ([`prio`]), what a kernel configuration does for
+//! latency ([`kconfig`]), and what each fix is worth under load ([`trial`]), every
+//! change undoable through a journal ([`journal`]).
 
 pub mod audit;
+pub mod journal;
 pub mod kconfig;
 pub mod prio;
+pub mod trial;
 
 use crate::format::text::table::Table;
 

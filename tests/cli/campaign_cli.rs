@@ -339,8 +339,11 @@ fn compare_with_and_flags_are_checked_before_anything_runs() {
             ]),
             &[0, 1],
         );
+        let step_rows = out
+            .lines()
+            .filter(|l| l.starts_with("first [stock]") || l.starts_with("second [stock]"));
         assert_eq!(
-            out.lines().filter(|l| l.contains("[stock]")).count(),
+            step_rows.count(),
             2,
             "both steps of the earlier campaign are shown: {out}"
         );

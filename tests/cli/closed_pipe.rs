@@ -33,6 +33,7 @@ fn into_closed_pipe(args: &[&str], db: &std::path::Path) -> (Option<i32>, String
 fn listings_into_a_closed_pipe_end_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
+    crate::store_common::empty_store(&db);
     for args in [
         &["presets", "list"][..],
         &["presets", "show", "quick"],

@@ -2,17 +2,14 @@
 //! verdicts and exit codes, output formats, SVG and HTML files.
 
 use crate::common::{expect, wait_until_measuring};
-use crate::compare_common::{measure, parse, polylines_per_colour, row, rtlab};
+use crate::compare_common::{
+    changes, columns, first, measure, parse, polylines_per_colour, row, rtlab, values,
+};
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn max_of(run: &Value) -> u64 {
     run["total"]["summary"]["max_ns"].as_u64().unwrap()
-}
-
-/// Equal up to the last bits a JSON round trip of an f64 may change.
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
 }
 
 #[test]
@@ -33,38 +30,28 @@ fn table_and_verdicts_match_the_runs() {
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["format"], "rtlab/1");
-    let ids: Vec<&Value> = doc["comparison"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| &c["id"])
-        .collect();
+    let ids: Vec<&Value> = columns(&doc).iter().map(|c| &c["id"]).collect();
     assert_eq!(ids, vec![&a["id"], &b["id"]]);
     let max = row(&doc, "max");
-    assert_eq!(max["values"][0].as_f64(), Some(max_a as f64));
-    assert_eq!(max["values"][1].as_f64(), Some(max_b as f64));
-    let ratio = max["ratios"][1].as_f64().unwrap();
-    assert!(
-        close(ratio, max_b as f64 / max_a as f64),
-        "ratio {ratio} != {max_b}/{max_a}"
-    );
-    let best: Vec<u64> = max["best"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
-    let expect: Vec<u64> = match max_a.cmp(&max_b) {
-        std::cmp::Ordering::Less => vec![0],
-        std::cmp::Ordering::Greater => vec![1],
-        std::cmp::Ordering::Equal => vec![0, 1],
-    };
-    assert_eq!(best, expect);
+    assert_eq!(values(max), [Some(max_a as f64), Some(max_b as f64)]);
+    // A maximum of one run is only observed: never better or worse.
+    assert_eq!(changes(max), ["same", "unknown"]);
+    assert_eq!(max["cells"][1]["basis"], "observed");
+    assert!(max["cells"][1]["ratio"].is_null() && max["cells"][1]["ci"].is_null());
+    assert_eq!(max["cells"][0]["run"], a["id"]);
     assert_eq!(
-        row(&doc, "samples")["values"][1].as_f64(),
+        values(row(&doc, "samples"))[1],
         b["total"]["counters"]["samples"].as_f64()
     );
-    let v = doc["verdicts"].as_array().unwrap();
+    // The runs keep time windows: their means have intervals around them.
+    let mean = &row(&doc, "mean")["cells"][0];
+    let (lo, hi) = (
+        mean["ci"][0].as_f64().unwrap(),
+        mean["ci"][1].as_f64().unwrap(),
+    );
+    let v = mean["value"].as_f64().unwrap();
+    assert!(lo <= v && v <= hi, "{mean}");
+    let v = first(&doc)["verdicts"].as_array().unwrap();
     assert_eq!(v.len(), 4, "two requirements for each of two runs");
     assert_eq!(
         (v[0]["requirement"].as_str(), v[0]["result"].as_str()),
@@ -74,23 +61,32 @@ fn table_and_verdicts_match_the_runs() {
         v[0]["margin_ns"].as_i64(),
         Some(10_000_000_000 - max_a as i64)
     );
-    assert_eq!(v[1]["result"], "FAIL");
+    assert_eq!(
+        (v[1]["result"].as_str(), v[1]["decided"].as_bool()),
+        (Some("FAIL"), Some(true))
+    );
     assert_eq!(v[1]["margin_ns"].as_i64(), Some(-1));
     assert!(v[1]["misses"].as_u64().unwrap() >= 1);
     assert_eq!(v[1]["samples"], a["total"]["counters"]["samples"]);
     assert_eq!(v[1]["duration_ns"], a["duration_ns"]);
     // The differing parameter is shown.
-    let diffs = doc["differences"].as_array().unwrap();
+    let diffs = first(&doc)["differences"].as_array().unwrap();
     assert!(
         diffs.iter().any(|d| d["field"] == "params.cpus"),
         "{diffs:?}"
     );
 
-    // Without a failing requirement the exit code is 0; text names the baseline.
+    // Without a failing requirement the exit code is 0 (4 when a maximum is
+    // within the 5% noise of 1 ms); text names the baseline.
+    let worst = max_a.max(max_b);
     rtlab(&db)
         .args(["compare", "A", "B", "--baseline", "B", "--require", "drone"])
         .assert()
-        .code(if max_a.max(max_b) <= 1_000_000 { 0 } else { 1 })
+        .code(match worst {
+            0..=950_000 => 0,
+            950_001..=1_000_000 => 4,
+            _ => 1,
+        })
         .stdout(predicate::str::contains("B #2 (baseline)"))
         .stdout(predicate::str::contains("what differs:"))
         .stdout(predicate::str::contains("gps"));
@@ -110,8 +106,9 @@ fn cyclictest_histogram(max_us: u64) -> String {
 }
 
 /// The gate judged on imported numbers, so the outcome does not depend on the
-/// machine running the test: a maximum within every budget (even exactly on it)
-/// passes with exit 0, one above the 1 ms budgets fails those with exit 1.
+/// machine running the test: a maximum within every budget by more than the 5%
+/// noise passes, one exactly on a budget is UNDECIDED (exit 4: the next run
+/// may miss it), one above the 1 ms budgets fails those with exit 1.
 #[test]
 fn drone_gate_on_imported_histograms() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,7 +132,7 @@ fn drone_gate_on_imported_histograms() {
             &[code],
         );
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-        doc["verdicts"]
+        first(&doc)["verdicts"]
             .as_array()
             .unwrap()
             .iter()
@@ -149,9 +146,21 @@ fn drone_gate_on_imported_histograms() {
             })
             .collect()
     };
-    let v = judge(&["calm", "edge"], 0);
+    // A maximum on the 1 ms budget holds it, by less than the noise: the
+    // next run may miss it, so the verdict is undecided (exit 4).
+    let v = judge(&["calm", "edge"], 4);
     assert_eq!(v.len(), 2 * 7, "seven drone requirements per run");
-    assert!(v.iter().all(|v| v.2 == "PASS"), "{v:?}");
+    let undecided: Vec<(&str, &str)> = v
+        .iter()
+        .filter(|v| v.2 != "PASS")
+        .map(|v| (v.0.as_str(), v.1.as_str()))
+        .collect();
+    assert_eq!(undecided, [("edge", "gyro"), ("edge", "accel")], "{v:?}");
+    assert!(
+        v.iter().all(|v| v.2 == "PASS" || v.2 == "UNDECIDED"),
+        "{v:?}"
+    );
+    assert_eq!(judge(&["calm"], 0).len(), 7);
     let gyro = |v: &[(String, String, String, i64)], label: &str| {
         v.iter()
             .find(|v| v.0 == label && v.1 == "gyro")
@@ -159,7 +168,7 @@ fn drone_gate_on_imported_histograms() {
             .unwrap()
     };
     assert_eq!(gyro(&v, "calm").3, 200_000);
-    assert_eq!(gyro(&v, "edge").3, 0, "a maximum on the budget passes");
+    assert_eq!(gyro(&v, "edge").3, 0);
     let v = judge(&["calm", "spiky"], 1);
     let failed: Vec<(&str, &str)> = v
         .iter()
@@ -169,7 +178,7 @@ fn drone_gate_on_imported_histograms() {
     assert_eq!(failed, [("spiky", "gyro"), ("spiky", "accel")], "{v:?}");
     assert_eq!(gyro(&v, "spiky").3, -500_000);
     // report gates the same way.
-    for (label, code) in [("calm", 0), ("spiky", 1)] {
+    for (label, code) in [("calm", 0), ("edge", 4), ("spiky", 1)] {
         rtlab(&db)
             .args(["report", label, "--require", "gyro=1ms"])
             .assert()
@@ -201,10 +210,13 @@ fn formats_and_files() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "row,quantity,run_id,label,value,ratio_to_baseline,best"
+        "comparison,title,row,quantity,run_id,label,value,ci_low,ci_high,basis,change,decided,\
+         ratio_to_baseline"
     );
     assert_eq!((lines.len() - 1) % 2, 0, "one line per row and run");
-    assert!(lines.iter().any(|l| l.starts_with("max,time,2,rt & co,")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("1,latency,max,time,2,rt & co,")));
 
     let svg = std::fs::read_to_string(&svg).unwrap();
     let doc = parse(&svg);
@@ -257,12 +269,7 @@ fn labels_resolve_to_the_newest_complete_run() {
     let ids = |args: &[&str]| -> Vec<Value> {
         let out = expect(rtlab(&db).arg("compare").args(args).arg("--json"), &[0]);
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-        doc["comparison"]["columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["id"].clone())
-            .collect()
+        columns(&doc).iter().map(|c| c["id"].clone()).collect()
     };
     assert_eq!(ids(&["k"]), vec![second["id"].clone()]);
     assert_eq!(

@@ -48,12 +48,44 @@ pub fn polylines_per_colour(doc: &roxmltree::Document<'_>, n: usize) -> Vec<usiz
         .collect()
 }
 
-/// The row `name` of a `rtlab compare --json` document.
+/// The first comparison of a `rtlab compare --json` document.
+pub fn first(doc: &serde_json::Value) -> &serde_json::Value {
+    &doc["comparisons"][0]
+}
+
+/// The row `name` of the first comparison of a `rtlab compare --json`
+/// document.
 pub fn row<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["comparison"]["rows"]
+    first(doc)["comparison"]["rows"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["name"] == name)
         .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+/// The values of a row's cells (`None` where a column has none).
+pub fn values(row: &serde_json::Value) -> Vec<Option<f64>> {
+    row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["value"].as_f64())
+        .collect()
+}
+
+/// The changes of a row's cells against the baseline (`better`, `worse`,
+/// `same`, `unknown`).
+pub fn changes(row: &serde_json::Value) -> Vec<String> {
+    row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["change"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The columns of the first comparison of a `rtlab compare --json` document.
+pub fn columns(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
+    first(doc)["comparison"]["columns"].as_array().unwrap()
 }

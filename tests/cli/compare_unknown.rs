@@ -1,12 +1,13 @@
 //! `rtlab compare` of imported runs that do not have every figure: a cyclictest
 //! summary has no percentiles or stddev, cyclictest counts no overruns, a
-//! benchmark has no period. What a run does not have is shown as `–` in every
-//! format (an empty field in CSV) and never wins "best"; "best" needs two values
-//! that can win and differ, and a negative p95-mean spread cannot; the header
+//! benchmark has no period. What a run does not have, and a percentile too few
+//! samples support, is shown as `–` in every format (an empty field in CSV)
+//! and never called better or worse; figures without intervals (imported runs
+//! keep no time windows) are shown side by side and never judged; the header
 //! stays within 100 columns.
 
 use crate::common::{expect, json, rtlab};
-use crate::compare_common::row;
+use crate::compare_common::{changes, row};
 use std::path::{Path, PathBuf};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/import");
@@ -68,26 +69,30 @@ fn cells<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// Whether a text cell calls its run better or worse than the baseline, or
+/// the same.
+fn judged(cell: &str) -> bool {
+    cell.contains("better") || cell.contains("worse") || cell.contains('≈')
+}
+
 #[test]
-fn figures_a_run_does_not_have_are_dashes_and_never_best() {
+fn figures_a_run_does_not_have_are_dashes_and_never_judged() {
     let dir = store();
     let text = run(dir.path(), &["compare", "summary", "verbose"]);
     for name in ["p50 (us)", "p99 (us)", "stddev (us)", "p95-mean (us)"] {
         let c = cells(&text, name);
         assert_eq!(c[0], "–", "{name}\n{text}");
-        assert!(
-            !c[1].ends_with('*') && !c[1].contains("* "),
-            "one value is no best: {text}"
-        );
+        assert!(!judged(c[1]), "one value is no change: {text}");
     }
     // Known to neither: cyclictest counts no overruns or deadline misses.
     assert!(!text.contains("\noverruns "), "{text}");
-    assert!(text.contains("– = the run does not have it"), "{text}");
-    // Figures both have are compared.
-    assert!(
-        cells(&text, "min (us)").iter().any(|c| c.contains('*')),
-        "{text}"
-    );
+    assert!(text.contains("–: the run does not have it"), "{text}");
+    // Figures both have, without intervals (imported runs keep no time
+    // windows): shown side by side, never called better or worse.
+    let min = cells(&text, "min (us)");
+    assert_eq!(min.len(), 2, "{text}");
+    assert!(!judged(min[1]), "{text}");
+    assert!(text.contains("no change can be told"), "{text}");
 
     let doc = json(
         rtlab()
@@ -96,11 +101,15 @@ fn figures_a_run_does_not_have_are_dashes_and_never_best() {
             .args(["compare", "summary", "verbose", "--json"]),
         &[0],
     );
-    assert!(row(&doc, "p99")["values"][0].is_null());
-    assert_eq!(row(&doc, "p99")["best"], serde_json::json!([]));
+    let p99 = &row(&doc, "p99")["cells"][0];
+    assert!(p99["value"].is_null() && p99["ci"].is_null(), "{p99}");
+    assert_eq!(changes(row(&doc, "min")), ["same", "unknown"]);
 
     let csv = run(dir.path(), &["compare", "summary", "verbose", "--csv"]);
-    assert!(csv.contains("\np99,time,1,summary,,,false\n"), "{csv}");
+    assert!(
+        csv.contains("\n1,latency,p99,time,1,summary,,,,,unknown,false,\n"),
+        "{csv}"
+    );
     let md = run(dir.path(), &["compare", "summary", "verbose", "--markdown"]);
     let p99 = md.lines().find(|l| l.starts_with("| p99 (us) |")).unwrap();
     assert!(p99.starts_with("| p99 (us) | – |"), "{md}");
@@ -108,54 +117,69 @@ fn figures_a_run_does_not_have_are_dashes_and_never_best() {
 }
 
 #[test]
-fn a_benchmark_has_no_overruns_and_times_asked_for_have_no_best() {
+fn a_benchmark_has_no_overruns_and_times_asked_for_no_direction() {
     let dir = store();
     import(dir.path(), "sysbench-0.4-cpu.txt", "old-sysbench");
     let text = run(dir.path(), &["compare", "sysbench", "old-sysbench"]);
     assert!(!text.contains("\noverruns "), "{text}");
-    for name in ["total_time_s", "latency_sum_s", "total_events"] {
+    for name in [
+        "total_time_s",
+        "latency_sum_s",
+        "total_events",
+        "events_per_s",
+    ] {
         assert!(
-            cells(&text, name).iter().all(|c| !c.contains('*')),
+            cells(&text, name).iter().all(|c| !judged(c)),
             "{name}: {text}"
         );
     }
-    assert!(
-        cells(&text, "events_per_s").iter().any(|c| c.contains('*')),
-        "{text}"
+    let doc = json(
+        rtlab().arg("--db").arg(dir.path().join("r.db")).args([
+            "compare",
+            "sysbench",
+            "old-sysbench",
+            "--json",
+        ]),
+        &[0],
     );
+    assert_eq!(row(&doc, "total_time_s")["better"], "neither");
+    assert_eq!(row(&doc, "events_per_s")["better"], "higher");
 }
 
+/// p95 − mean needs the 200 samples a 95th percentile needs: of 20 values it
+/// is no value, and the legend says why; never a 0 or the maximum.
 #[test]
-fn a_negative_spread_is_not_best() {
+fn a_spread_too_few_samples_support_is_a_dash() {
     let dir = tempfile::tempdir().unwrap();
-    // p95 10 µs, mean 59.5 µs (one value of 1000 µs): p95-mean -49.5 µs.
+    // p95 10 µs, mean 59.5 µs (one value of 1000 µs).
     let mut tail = vec![10; 19];
     tail.push(1000);
     std::fs::write(dir.path().join("tail.txt"), verbose(&tail)).unwrap();
     std::fs::write(dir.path().join("a.txt"), verbose(&[10, 10, 10, 20])).unwrap();
-    std::fs::write(dir.path().join("b.txt"), verbose(&[10, 10, 10, 30])).unwrap();
-    for (f, l) in [("tail.txt", "tail"), ("a.txt", "a"), ("b.txt", "b")] {
+    for (f, l) in [("tail.txt", "tail"), ("a.txt", "a")] {
         import(dir.path(), f, l);
     }
     let doc = json(
         rtlab()
             .arg("--db")
             .arg(dir.path().join("r.db"))
-            .args(["compare", "tail", "a", "b", "--json"]),
+            .args(["compare", "tail", "a", "--json"]),
         &[0],
     );
-    let spread = row(&doc, "p95-mean");
-    assert!(spread["values"][0].as_f64().unwrap() < 0.0, "{spread}");
-    assert_eq!(spread["best"], serde_json::json!([1]), "{spread}");
-    // Two equal values: neither is better.
-    let doc = json(
-        rtlab()
-            .arg("--db")
-            .arg(dir.path().join("r.db"))
-            .args(["compare", "a", "b", "--json"]),
-        &[0],
+    let spread = &row(&doc, "p95-mean")["cells"][0];
+    assert!(spread["value"].is_null(), "{spread}");
+    assert_eq!(
+        (&spread["basis"], &spread["needed"], &spread["have"]),
+        (&"unsupported".into(), &200.into(), &20.into()),
+        "{spread}"
     );
-    assert_eq!(row(&doc, "min")["best"], serde_json::json!([]));
+    let text = run(dir.path(), &["compare", "tail", "a"]);
+    assert!(
+        text.contains(
+            "p95-mean –: not supported by the sample count (needs 200 samples, has 4–20)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

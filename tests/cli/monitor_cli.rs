@@ -359,3 +359,100 @@ fn bad_input_exits_2_naming_the_flag() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--since"));
 }
+
+/// The unit's lines as systemd would read them: `systemd-analyze verify`
+/// finds nothing to say (a newline that broke a setting would be an
+/// unbalanced quote or an unknown key).
+fn verified(unit: &Path) {
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(unit)
+        .output()
+        .expect("systemd-analyze (apt-get install systemd)");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !said.contains(unit.file_name().unwrap().to_str().unwrap()),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_unit_holds_no_password_and_quotes_control_characters() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let url = "postgres://rt:s3cr%24t%22pw@127.0.0.1:9/rtlab?sslmode=disable";
+    let out = expect(
+        rtlab()
+            .args(["monitor", "-a", "0", "--policy", "other", "--window", "1m"])
+            // A global option after the subcommand: not copied into the unit.
+            .args(["--db", url, "--alert-max", "1ms", "--alert-cmd"])
+            .arg("logger 'line one\nExecStartPre=/bin/false' \r\u{1b}[2J 50%")
+            .args(["--install-unit", "--unit-dir"])
+            .arg(dir.path()),
+        &[0],
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("s3cr"), "{said}");
+    let unit_path = dir.path().join("rtlab-monitor.service");
+    let unit = std::fs::read_to_string(&unit_path).unwrap();
+    assert!(!unit.contains("s3cr") && !unit.contains("%24"), "{unit}");
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(
+        exec.contains(" --db \"postgres://rt@127.0.0.1:9/rtlab?sslmode=disable\" monitor "),
+        "{exec}"
+    );
+    assert_eq!(exec.matches("--db").count(), 1, "{exec}");
+    assert!(
+        exec.ends_with(
+            "--alert-cmd \"logger 'line one\\x0aExecStartPre=/bin/false' \\x0d\\x1b[2J 50%%\""
+        ),
+        "{exec}"
+    );
+    assert!(
+        !unit.lines().any(|l| l.starts_with("ExecStartPre")),
+        "{unit}"
+    );
+    let env = dir.path().join("rtlab-monitor.env");
+    assert!(
+        unit.contains(&format!("\nEnvironmentFile={}\n", env.display())),
+        "{unit}"
+    );
+    let meta = env.symlink_metadata().unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(&env).unwrap();
+    assert!(
+        text.lines().any(|l| l == "PGPASSWORD=\"s3cr\\$t\\\"pw\""),
+        "{text}"
+    );
+    verified(&unit_path);
+}
+
+#[test]
+fn a_file_store_needs_no_password_file() {
+    let dir = tempfile::tempdir().unwrap();
+    expect(
+        rtlab()
+            .arg("--db")
+            .arg(dir.path().join("m.db"))
+            .args(["monitor", "-a", "0", "--policy", "other", "--install-unit"])
+            .arg("--unit-dir")
+            .arg(dir.path()),
+        &[0],
+    );
+    let unit = std::fs::read_to_string(dir.path().join("rtlab-monitor.service")).unwrap();
+    assert!(!unit.contains("EnvironmentFile="), "{unit}");
+    assert!(!dir.path().join("rtlab-monitor.env").exists());
+    // A password with a newline could not be written on one line: refused.
+    let out = expect(
+        rtlab()
+            .args(["--db", "postgres://rt:a%0Ab@h/db", "monitor", "-a", "0"])
+            .args(["--policy", "other", "--install-unit", "--unit-dir"])
+            .arg(dir.path()),
+        &[2],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--db") && err.contains("control characters"),
+        "{err}"
+    );
+}

@@ -277,6 +277,7 @@ fn what_cannot_be_used_is_refused_with_exit_2_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = server.url("fleet");
     let board = dir.path().join("b.db");
+    crate::store_common::empty_store(&board);
     let export = ["results", "export", "--bundle", &fleet];
     let (_, err) = said(rtlab(&board).args(export), 2);
     assert!(err.contains("a bundle is a file"), "{err}");
@@ -380,4 +381,82 @@ fn a_push_cut_by_the_server_stopping_keeps_whole_runs_and_the_next_push_copies_t
     let expected = format!(": {} new, {first} already there, 0 refused\n", RUNS - first);
     assert!(out.ends_with(&expected), "{out}");
     assert_eq!(server.count("fleet", "runs"), RUNS as i64);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: initdb and pg_ctl under /usr/lib/postgresql/*/bin"]
+fn the_installed_monitor_reads_its_password_from_a_private_file_never_its_command_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Cluster::start();
+    let url = server.create_db("fleet");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["monitor", "-a", "0", "--policy", "other", "--window", "1s"];
+    said(
+        rtlab(db(&url))
+            .args(args)
+            .args(["--install-unit", "--unit-dir"])
+            .arg(dir.path()),
+        0,
+    );
+    let unit = std::fs::read_to_string(dir.path().join("rtlab-monitor.service")).unwrap();
+    assert!(!unit.contains(PASSWORD), "{unit}");
+    let env = dir.path().join("rtlab-monitor.env");
+    assert_eq!(env.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+    let assignment = std::fs::read_to_string(&env).unwrap();
+    let password = assignment
+        .lines()
+        .find_map(|l| l.strip_prefix("PGPASSWORD=\"")?.strip_suffix('"'))
+        .unwrap()
+        .to_string();
+    // What systemd runs: ExecStart's words (plain here), with the file's
+    // variable in the environment.
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    let words: Vec<&str> = exec.split(' ').collect();
+    let mut child = std::process::Command::new(words[0])
+        .args(&words[1..])
+        .args(["--duration", "3s", "-q"])
+        .env_remove("RTLAB_DB")
+        .env("PGPASSWORD", &password)
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains(PASSWORD));
+    assert!(child.wait().unwrap().success());
+    assert!(server.count("fleet", "windows") >= 2);
+
+    // A password file of mode 0600 serves as well; one others may read is
+    // ignored, as libpq ignores it.
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(&pgpass, format!("127.0.0.1:*:fleet:postgres:{PASSWORD}\n")).unwrap();
+    let bare = url.replace(&format!(":{PASSWORD}@"), "@");
+    for (mode, code) in [(0o600, 0), (0o644, 2)] {
+        std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(mode)).unwrap();
+        let (_, err) = said(
+            rtlab(db(&bare))
+                .env("PGPASSFILE", &pgpass)
+                .env_remove("PGPASSWORD")
+                .args(["results", "list"]),
+            code,
+        );
+        assert_eq!(
+            err.contains("group or world access"),
+            mode == 0o644,
+            "{err}"
+        );
+    }
+    // The server checks and backs up its own storage.
+    let copy = dir.path().join("copy.db");
+    for (args, says) in [
+        (vec!["results", "check"], "pg_amcheck"),
+        (vec!["results", "backup", copy.to_str().unwrap()], "pg_dump"),
+    ] {
+        let (_, err) = said(rtlab(db(&url)).args(&args), 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!copy.exists());
 }

@@ -4,10 +4,7 @@
 //! was. `/metrics` and the Grafana dashboard: `serve_metrics`.
 
 use crate::common::{expect, rtlab};
-use crate::serve_common::{store, Server};
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use crate::serve_common::{store, until_closed, Server, BOUND};
 
 #[test]
 fn pages_show_the_fleet_runs_a_run_a_comparison_and_a_host() {
@@ -165,14 +162,20 @@ fn a_token_is_needed_on_every_request_and_carried_in_links() {
     let out = expect(rtlab().arg("--db").arg(&none).arg("serve"), &[2]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no results database"));
     assert!(!none.exists());
-    let out = expect(
-        rtlab()
-            .arg("--db")
-            .arg(&db)
-            .args(["serve", "--read-timeout", "0"]),
-        &[2],
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--read-timeout"));
+    for (flag, value) in [
+        ("--read-timeout", "0"),
+        ("--connection-time", "1x"),
+        ("--max-connections", "0"),
+    ] {
+        let out = expect(
+            rtlab().arg("--db").arg(&db).args(["serve", flag, value]),
+            &[2],
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(flag),
+            "{flag}"
+        );
+    }
 }
 
 #[test]
@@ -210,38 +213,34 @@ fn oversized_requests_bodies_and_other_methods_are_refused() {
 fn a_silent_client_holds_nothing_and_connections_are_bounded() {
     let (_dir, db) = store(0);
     let s = Server::start(&db, &["--read-timeout", "2s", "--max-connections", "2"]);
-    let t = Instant::now();
-    let mut silent = TcpStream::connect(&s.addr).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // Connections are accepted in the order they were made: each one below
+    // is accepted after the ones before it.
+    let mut silent = s.connect();
     // One silent connection: others are served meanwhile.
     assert_eq!(s.get("/metrics").status, 200);
-    // Two: the limit; a third is told at once.
-    let _second = TcpStream::connect(&s.addr).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(s.get("/").status, 503);
-    // The silent client gets 408 at its deadline and is closed.
-    silent
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let mut answer = String::new();
-    silent.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(t.elapsed() < Duration::from_secs(15));
-    std::thread::sleep(Duration::from_millis(300));
+    // Two: the limit; a third is told at once, and told again.
+    let mut second = s.connect();
+    let busy = s.raw_within(b"GET / HTTP/1.1\r\n\r\n", BOUND);
+    assert_eq!(busy.status, 503);
+    assert!(busy.head.contains("Retry-After: 1"), "{}", busy.head);
+    assert_eq!(s.get("/metrics").status, 503);
+    // The silent clients are closed at the head's deadline, without an answer.
+    assert_eq!(until_closed(&mut silent, BOUND), "");
+    assert_eq!(until_closed(&mut second, BOUND), "");
+    // Their slots are free before their sockets close.
     assert_eq!(s.get("/").status, 200, "the slots are free again");
-    // A client that sends a request slowly, byte by byte, meets the same deadline.
-    let mut slow = TcpStream::connect(&s.addr).unwrap();
-    let t = Instant::now();
-    for b in b"GET / HTTP/1.1\r\nX-Slow: " {
-        let _ = slow.write_all(&[*b]);
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let mut answer = String::new();
-    slow.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let _ = slow.read_to_string(&mut answer);
-    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(t.elapsed() < Duration::from_secs(15));
+    let log = s.log_text();
+    assert_eq!(
+        log.matches("no whole request head within 2s (--read-timeout)")
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("GET / 503 ") && l.ends_with("busy (--max-connections)")),
+        "{log}"
+    );
 }
 
 #[test]
@@ -260,6 +259,7 @@ fn a_session_of_requests_leaves_the_store_unchanged_and_sigterm_stops_cleanly() 
         "/metrics",
         "/metrics",
         "/nothing",
+        "/x%0AGET%20/forged%20200%200.1ms%0D%1B%5B2J",
     ] {
         let r = s.get_with(target, &["Authorization: Bearer k"]);
         assert!(r.status == 200 || r.status == 404, "{target}: {}", r.status);
@@ -271,6 +271,13 @@ fn a_session_of_requests_leaves_the_store_unchanged_and_sigterm_stops_cleanly() 
         "{log}"
     );
     assert!(!log.contains("token=k"), "the token is not logged");
+    // A path cannot write a line of its own, nor move the terminal's cursor.
+    assert!(
+        log.contains("GET /x\\x0aGET /forged 200 0.1ms\\x0d\\x1b[2J 404"),
+        "{log}"
+    );
+    assert!(!log.lines().any(|l| l.starts_with("GET /forged")), "{log}");
+    assert!(!log.contains('\x1b') && !log.contains('\r'), "{log}");
     assert!(
         std::fs::read(&db).unwrap() == before,
         "the store file changed"

@@ -257,7 +257,9 @@ fn pages_load_clean_and_a_comparison_ticked_in_the_page_matches_rtlab_compare() 
             .args(["compare", "11", "1", "--json"]),
         &[0],
     );
-    let rows = cmp["comparison"]["rows"].as_array().unwrap();
+    let rows = cmp["comparisons"][0]["comparison"]["rows"]
+        .as_array()
+        .unwrap();
     assert!(rows.len() >= 5);
     let mut checked = 0;
     for row in rows {
@@ -274,9 +276,11 @@ fn pages_load_clean_and_a_comparison_ticked_in_the_page_matches_rtlab_compare() 
             .iter()
             .find(|r| r[0] == json!(label))
             .unwrap_or_else(|| panic!("no row {label} in {page}"));
-        for (i, v) in row["values"].as_array().unwrap().iter().enumerate() {
-            let shown = cells[i + 1].as_str().unwrap().trim();
-            match (v.as_f64(), quantity) {
+        for (i, cell) in row["cells"].as_array().unwrap().iter().enumerate() {
+            // The value leads the cell: its interval and change follow.
+            let text = cells[i + 1].as_str().unwrap().trim();
+            let shown = text.split_whitespace().next().unwrap_or("");
+            match (cell["value"].as_f64(), quantity) {
                 (None, _) => assert_eq!(shown, "–", "{label}"),
                 (Some(ns), "time") => {
                     let us: f64 = shown.parse().unwrap_or_else(|_| panic!("{label}: {shown}"));

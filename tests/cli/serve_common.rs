@@ -1,15 +1,22 @@
 //! What the tests of `rtlab serve` share: a store with imported runs, a live
 //! run, a campaign and scripted monitor windows; a server on a free loopback
-//! port; raw HTTP requests.
+//! port; raw HTTP requests; clients that send nothing or trickle.
 
 use crate::common::{expect, rtlab};
 use crate::golden::imported_store;
 use assert_cmd::cargo::cargo_bin;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// How long a test waits for an answer or a close that must come: generous,
+/// a bound on waiting forever, not a measure of speed.
+pub const BOUND: Duration = Duration::from_secs(60);
 
 /// A scripted window: (host, kernel, cpu, start s, samples, overruns,
 /// misses, p50, p99, p99.9, max ns).
@@ -188,13 +195,26 @@ impl Server {
 
     /// Sends `bytes` and reads the whole answer.
     pub fn raw(&self, bytes: &[u8]) -> Reply {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        self.raw_within(bytes, BOUND)
+    }
+
+    /// Sends `bytes` and reads the whole answer, which must come (and the
+    /// connection close) within `bound`.
+    pub fn raw_within(&self, bytes: &[u8], bound: Duration) -> Reply {
+        let mut s = self.connect();
         // The server may answer (and close) before reading everything.
         let _ = s.write_all(bytes);
-        let mut out = Vec::new();
-        let _ = s.read_to_end(&mut out);
-        Reply::parse(&out)
+        Reply::parse(until_closed(&mut s, bound).as_bytes())
+    }
+
+    /// A connection that has sent nothing yet.
+    pub fn connect(&self) -> TcpStream {
+        TcpStream::connect(&self.addr).unwrap()
+    }
+
+    /// What the server wrote on stderr so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap()
     }
 
     /// SIGTERM, then the exit status and what it wrote on stderr.
@@ -217,6 +237,75 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// What the server sends on `s` until it closes it (a reset counts as
+/// closed); panics when it is still open after `bound`.
+pub fn until_closed(s: &mut TcpStream, bound: Duration) -> String {
+    let t = Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let left = bound.saturating_sub(t.elapsed());
+        assert!(
+            !left.is_zero(),
+            "the server kept the connection open over {bound:?}; got {:?}",
+            String::from_utf8_lossy(&out)
+        );
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Clients that each send a request head a byte every 100 ms and never end
+/// it (`GET / HTTP/1.1`, then a header that goes on), from a thread of their
+/// own, until dropped or for 60 s at most.
+pub struct Trickle {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Trickle {
+    /// Trickles on `streams` (connections made, nothing sent yet).
+    pub fn start(mut streams: Vec<TcpStream>) -> Trickle {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+            for round in 0..600 {
+                if stopped.load(Ordering::SeqCst) {
+                    break;
+                }
+                let byte = head.get(round).copied().unwrap_or(b'a');
+                for s in &mut streams {
+                    // A connection the server closed fails; the others go on.
+                    let _ = s.write_all(&[byte]);
+                }
+                // Pacing, the slowness itself: nothing waits on it.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Trickle {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Trickle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

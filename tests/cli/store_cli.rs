@@ -2,7 +2,7 @@
 //! results subcommands, refusal of other databases and unknown schemas (left
 //! unchanged), concurrent creators and writers, and killed writers.
 
-use crate::store_common::{export_json, import, list_ids, list_ids_with, rtlab};
+use crate::store_common::{empty_store, export_json, import, list_ids, list_ids_with, rtlab};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -382,7 +382,7 @@ fn another_programs_database_is_refused_and_left_unchanged() {
 fn unknown_schema_versions_are_refused_and_left_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
-    rtlab(&db).args(["results", "list"]).assert().success();
+    empty_store(&db);
     for (version, expected) in [
         (
             99,
@@ -440,7 +440,7 @@ fn a_killed_writer_leaves_only_whole_runs() {
     let dir = tempfile::tempdir().unwrap();
     let file = big_run_file(dir.path());
     let db = dir.path().join("killed.db");
-    rtlab(&db).args(["results", "list"]).assert().success();
+    empty_store(&db);
     let watch = rusqlite::Connection::open(&db).unwrap();
     // SIGKILL while runs are being written, after 1, 3 and 10 more are in.
     for more in [1i64, 3, 10] {
@@ -464,7 +464,7 @@ fn sigterm_stops_an_import_between_runs_and_marks_its_campaign() {
     let dir = tempfile::tempdir().unwrap();
     let file = big_run_file(dir.path());
     let db = dir.path().join("term.db");
-    rtlab(&db).args(["results", "list"]).assert().success();
+    empty_store(&db);
     let watch = rusqlite::Connection::open(&db).unwrap();
     let child = spawn_import(&db, &file, 100);
     wait_for_runs(&watch, 2);

@@ -100,3 +100,17 @@ pub fn series_figures(run: &Value) -> Vec<(u64, u64, f64, u64)> {
         })
         .collect()
 }
+
+/// Makes `db` an rtlab store without runs (reads never create one): a run
+/// imported, then deleted.
+pub fn empty_store(db: &Path) {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/import/cyclictest-summary.txt"
+    );
+    let ids = import(db, &[fixture]);
+    rtlab(db)
+        .args(["results", "delete", &ids[0].to_string()])
+        .assert()
+        .success();
+}

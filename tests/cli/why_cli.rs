@@ -279,7 +279,7 @@ fn compare_names_each_runs_top_cause_under_a_key() {
             .args(["compare", "1", "3", "--json"]),
         &[0],
     );
-    let cols = &doc["comparison"]["columns"];
+    let cols = &doc["comparisons"][0]["comparison"]["columns"];
     assert_eq!(cols[0]["why"]["spikes_total"], 18);
     assert_eq!(cols[0]["why"]["top_cause"]["name"], "NET_RX");
     assert!(cols[1].get("why").is_none(), "{doc}");

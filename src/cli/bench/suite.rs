@@ -49,15 +49,19 @@ pub fn run(ctx: &Context, a: SuiteArgs) -> Result<i32> {
     check_fileio(&doc.to_string())?;
 
     let scratch = if changed || a.save.no_save {
-        Some(scratch_dir()?)
+        Some(
+            crate::files::private_dir("rtlab-suite-")
+                .context("cannot create a temporary directory")?,
+        )
     } else {
         None
     };
     let mut argv: Vec<OsString> = Vec::new();
     let file = match (&scratch, changed) {
         (Some(dir), true) => {
-            let file = dir.join("suite.toml");
-            std::fs::write(&file, doc.to_string())
+            let file = dir.path().join("suite.toml");
+            crate::files::NewFile::at(&file)
+                .write(doc.to_string().as_bytes())
                 .with_context(|| format!("cannot write {}", file.display()))?;
             argv.push(file.clone().into());
             Some(file)
@@ -72,7 +76,7 @@ pub fn run(ctx: &Context, a: SuiteArgs) -> Result<i32> {
     let args = RunArgs::from_arg_matches(&cmd.try_get_matches_from(argv)?)?;
     let ctx = match (&scratch, a.save.no_save) {
         (Some(dir), true) => Context {
-            db: Some(dir.join("rtlab.db")),
+            db: Some(dir.path().join("rtlab.db")),
         },
         _ => ctx.clone(),
     };
@@ -80,15 +84,12 @@ pub fn run(ctx: &Context, a: SuiteArgs) -> Result<i32> {
     if let Some(file) = file {
         let _ = std::fs::remove_file(file);
     }
-    match (&scratch, a.save.no_save) {
-        (Some(dir), true) => eprintln!(
+    // Kept with --no-save (the store and its report); else removed.
+    if let Some(dir) = scratch.filter(|_| a.save.no_save) {
+        eprintln!(
             "--no-save: the campaign was stored in {} with its report, not in the results store",
-            dir.display()
-        ),
-        (Some(dir), false) => {
-            let _ = std::fs::remove_dir(dir);
-        }
-        _ => {}
+            dir.keep().display()
+        );
     }
     code
 }
@@ -168,17 +169,6 @@ fn check_fileio(text: &str) -> Result<()> {
             })?;
     }
     Ok(())
-}
-
-/// A new directory for the changed preset and, with --no-save, the store.
-fn scratch_dir() -> Result<PathBuf> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("rtlab-suite-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
 }
 
 /// `ns` as the duration text a scenario takes, in the largest unit that

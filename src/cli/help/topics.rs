@@ -297,9 +297,13 @@ Every measuring command saves its run (unless --no-save; rtlab cyclictest, stres
 stress-ng and sysbench: --no-store or RTLAB_NO_STORE=1) in one SQLite file:
   --db PATH, else $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db, else
   ~/.local/share/rtlab/rtlab.db.
-Several rtlab processes may write it at once. results push --to STORE and pull --from
-STORE copy runs between stores, export --bundle FILE and import --bundle FILE through a
-file; a run is copied once (it keeps its UUID). A URL (postgres://...) is refused.
+Several rtlab processes may write it at once; commands that only read open it read-only
+and never create it. results push --to STORE and pull --from STORE copy runs between
+stores, export --bundle FILE and import --bundle FILE through a file; a run is copied once
+(it keeps its UUID). A postgres://USER@HOST/DATABASE URL names a PostgreSQL store (its
+password in PGPASSWORD or ~/.pgpass rather than in the URL; libpq's host=... form is
+refused). results check says which runs a damaged store can still give (writes to it are
+refused from then on); results backup FILE copies it while monitors write.
 
 A run is named by its id (12), its label (the newest complete run with that label: stock)
 or label@N (the Nth newest with that label, whatever its status; stock@1 is the newest).

@@ -1,11 +1,13 @@
-//! The HTTP side of `rtlab serve`, on a plain TCP stream: one GET or HEAD
-//! request per connection (`Connection: close`), its head read within bounds
-//! of size and time, the response written whole. Everything else a client may
-//! send is answered with the status that names it and the connection closed.
+//! What `rtlab serve` reads of a request and how it answers: hyper's request
+//! checked (one GET or HEAD with no body, an origin-form target within
+//! [`MAX_LINE`]) and turned into the [`Request`] the pages read; a
+//! [`Response`] turned into hyper's, with the headers every answer carries.
+//! Connections, bounds and timeouts: `server.rs`.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
+use hyper::StatusCode;
 
 /// Longest request line (method, target, version): longer is 414.
 pub const MAX_LINE: usize = 8 * 1024;
@@ -78,43 +80,30 @@ impl Response {
         self
     }
 
-    /// Writes the response (without its body for HEAD) and flushes it.
-    pub fn write(&self, stream: &mut impl Write, head_only: bool) -> std::io::Result<()> {
-        let mut head = format!(
-            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
-             Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
-             Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'\r\n",
-            self.status,
-            reason(self.status),
-            self.content_type,
-            self.body.len()
-        );
-        for (name, value) in &self.headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+    /// The response as hyper sends it: `Content-Length` is the body's,
+    /// `Connection: close` hyper's (one request per connection), and HEAD
+    /// answers go without their body.
+    pub fn into_hyper(self) -> hyper::Response<Full<Bytes>> {
+        let mut b = hyper::Response::builder()
+            .status(self.status)
+            .header(CONTENT_TYPE, self.content_type)
+            .header(CACHE_CONTROL, "no-store")
+            .header("X-Content-Type-Options", "nosniff")
+            .header(
+                CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'",
+            );
+        for (name, value) in self.headers {
+            b = b.header(name, value);
         }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes())?;
-        if !head_only {
-            stream.write_all(&self.body)?;
-        }
-        stream.flush()
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        204 => "No Content",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Content Too Large",
-        414 => "URI Too Long",
-        431 => "Request Header Fields Too Large",
-        503 => "Service Unavailable",
-        _ => "Internal Server Error",
+        b.body(Full::new(Bytes::from(self.body)))
+            .unwrap_or_else(|_| {
+                let mut r = hyper::Response::new(Full::default());
+                *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static(TEXT));
+                r
+            })
     }
 }
 
@@ -142,51 +131,48 @@ pub fn decode(s: &str, plus_is_space: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses a request head (without the blank line that ends it). An error is
-/// the response to give.
-pub fn parse(head: &str) -> Result<Request, Response> {
-    let mut lines = head.split("\r\n");
-    let line = lines.next().unwrap_or_default();
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(Response::text(400, "bad request line"));
-    };
-    if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
+/// Checks the request hyper read and makes it the pages' [`Request`]. An
+/// error is the response to give (414, 400, 405, 413), in that order.
+pub fn request<B>(req: &hyper::Request<B>) -> Result<Request, Response> {
+    let method = req.method().as_str();
+    let uri = req.uri();
+    let target = uri.path_and_query().map_or("", |t| t.as_str());
+    if method.len() + target.len() + " HTTP/1.1".len() + 1 > MAX_LINE {
+        return Err(Response::text(414, "request line too long"));
+    }
+    if uri.scheme().is_some() || !target.starts_with('/') {
         return Err(Response::text(
             400,
             "bad request line: HTTP/1.x and an absolute path only",
         ));
     }
-    let mut headers = Vec::new();
-    for h in lines {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(Response::text(400, "bad header line"));
-        };
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
-    }
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let query = query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k, true), decode(v, true))
-        })
-        .collect();
-    let req = Request {
-        method: method.to_string(),
-        path: decode(path, false),
-        query,
-        headers,
-    };
-    if req.method != "GET" && req.method != "HEAD" {
+    if method != "GET" && method != "HEAD" {
         return Err(
             Response::text(405, "only GET and HEAD: the store is read-only here")
                 .with("Allow", "GET, HEAD"),
         );
     }
+    let mut headers = Vec::new();
+    for (name, value) in req.headers() {
+        let value = std::str::from_utf8(value.as_bytes())
+            .map_err(|_| Response::text(400, "the request head is not UTF-8"))?;
+        headers.push((name.as_str().to_string(), value.to_string()));
+    }
+    let req = Request {
+        method: method.to_string(),
+        path: decode(uri.path(), false),
+        query: uri
+            .query()
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (decode(k, true), decode(v, true))
+            })
+            .collect(),
+        headers,
+    };
     let length = req.header("content-length").unwrap_or("0");
     if req.header("transfer-encoding").is_some() || length.trim() != "0" {
         return Err(Response::text(
@@ -195,53 +181,6 @@ pub fn parse(head: &str) -> Result<Request, Response> {
         ));
     }
     Ok(req)
-}
-
-/// Reads a request head from `stream` before `deadline` (each read waits at
-/// most what is left), within [`MAX_LINE`] and [`MAX_HEAD`]. None when the
-/// client closed without a request.
-pub fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<Option<String>, Response> {
-    let mut buf: Vec<u8> = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    loop {
-        if find(&buf, b"\r\n").unwrap_or(buf.len()) > MAX_LINE {
-            return Err(Response::text(414, "request line too long"));
-        }
-        let end = find(&buf, b"\r\n\r\n");
-        if end.unwrap_or(buf.len()) > MAX_HEAD {
-            return Err(Response::text(431, "request headers too large"));
-        }
-        if let Some(end) = end {
-            buf.truncate(end);
-            return String::from_utf8(buf)
-                .map(Some)
-                .map_err(|_| Response::text(400, "the request head is not UTF-8"));
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Response::text(408, "no whole request in time"));
-        }
-        let _ = stream.set_read_timeout(Some(left.max(Duration::from_millis(1))));
-        match stream.read(&mut chunk) {
-            Ok(0) if buf.is_empty() => return Ok(None),
-            Ok(0) => return Err(Response::text(400, "the request ended before its head did")),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(Response::text(408, "no whole request in time"));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return Ok(None),
-        }
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Whether `given` equals `token`, in a time that depends only on their
@@ -259,9 +198,23 @@ pub fn same_token(given: &str, token: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// hyper's request of `method`, `target` and `headers`, checked.
+    fn checked(method: &str, target: &str, headers: &[(&str, &[u8])]) -> Result<Request, Response> {
+        let mut b = hyper::Request::builder().method(method).uri(target);
+        for (name, value) in headers {
+            b = b.header(*name, HeaderValue::from_bytes(value).unwrap());
+        }
+        request(&b.body(()).unwrap())
+    }
+
     #[test]
-    fn requests_parse_and_decode() {
-        let r = parse("GET /host/a%20b?run=1&run=2&tag=x+y&token=t HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer T").unwrap();
+    fn requests_are_checked_and_decoded() {
+        let r = checked(
+            "GET",
+            "/host/a%20b?run=1&run=2&tag=x+y&token=t",
+            &[("Host", b"x"), ("Authorization", b"Bearer T")],
+        )
+        .unwrap();
         assert_eq!(r.path, "/host/a b");
         assert_eq!(r.param("tag"), Some("x y"));
         let runs: Vec<&str> = r
@@ -275,27 +228,20 @@ mod tests {
     }
 
     #[test]
-    fn bodies_and_other_methods_are_refused() {
+    fn bodies_other_methods_long_lines_and_other_targets_are_refused() {
+        let status = |m, t, h: &[(&str, &[u8])]| checked(m, t, h).unwrap_err().status;
+        assert_eq!(status("POST", "/", &[("Content-Length", b"3")]), 405);
+        assert_eq!(status("GET", "/", &[("Content-Length", b"3")]), 413);
         assert_eq!(
-            parse("POST / HTTP/1.1\r\nContent-Length: 3")
-                .unwrap_err()
-                .status,
-            405
-        );
-        assert_eq!(
-            parse("GET / HTTP/1.1\r\nContent-Length: 3")
-                .unwrap_err()
-                .status,
+            status("GET", "/", &[("Transfer-Encoding", b"chunked")]),
             413
         );
-        assert_eq!(
-            parse("GET / HTTP/1.1\r\nTransfer-Encoding: chunked")
-                .unwrap_err()
-                .status,
-            413
-        );
-        assert_eq!(parse("GET http://x/ HTTP/1.1").unwrap_err().status, 400);
-        assert_eq!(parse("GET /").unwrap_err().status, 400);
+        assert_eq!(status("GET", "http://x/", &[]), 400);
+        assert_eq!(status("OPTIONS", "*", &[]), 400);
+        assert_eq!(status("GET", "/", &[("X-Name", b"caf\xc3")]), 400);
+        let long = format!("/runs?tag={}", "x".repeat(MAX_LINE));
+        assert_eq!(status("GET", &long, &[]), 414);
+        assert!(checked("HEAD", "/", &[("Content-Length", b"0")]).is_ok());
     }
 
     #[test]
@@ -306,5 +252,21 @@ mod tests {
         assert!(!same_token("secreT", "secret"));
         assert!(!same_token("secret2", "secret"));
         assert!(!same_token("", "secret"));
+    }
+
+    #[test]
+    fn responses_carry_the_headers_every_answer_has() {
+        let r = Response::text(405, "no")
+            .with("Allow", "GET, HEAD")
+            .into_hyper();
+        assert_eq!(r.status(), 405);
+        let h = r.headers();
+        assert_eq!(h["allow"], "GET, HEAD");
+        assert_eq!(h["content-type"], TEXT);
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert!(h["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .starts_with("default-src 'none'"));
     }
 }

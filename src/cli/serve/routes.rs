@@ -3,6 +3,8 @@
 //! `format::metrics`).
 
 use super::http::{same_token, Request, Response, HTML, METRICS};
+use crate::analysis::interval::DEFAULT_NOISE;
+use crate::analysis::outcome::{analyse, of_runs};
 use crate::analysis::verdict::{failures, judge, Requirement};
 use crate::error::UsageError;
 use crate::format::metrics::{self, CampaignFigures};
@@ -115,7 +117,7 @@ impl Site {
                     })?;
                     let run = store.load(id)?;
                     let title = format!("rtlab report: {} #{id}", run.label);
-                    let page = html::render(&title, &[run], &self.reqs, self.unit)?;
+                    let page = self.report(&title, vec![run])?;
                     return html(self.links().report(&page));
                 }
                 if let Some(host) = path.strip_prefix("/host/") {
@@ -220,9 +222,14 @@ impl Site {
             .collect::<Result<Vec<Run>>>()?;
         let names: Vec<String> = runs.iter().map(run_name).collect();
         let title = format!("rtlab compare: {}", names.join(" vs "));
-        Ok(self
-            .links()
-            .report(&html::render(&title, &runs, &self.reqs, self.unit)?))
+        Ok(self.links().report(&self.report(&title, runs)?))
+    }
+
+    /// The HTML report of `runs` (the first the baseline of its kind), from
+    /// the one analysis every format renders.
+    fn report(&self, title: &str, runs: Vec<Run>) -> Result<String> {
+        let o = analyse(of_runs(runs.clone(), 0), &self.reqs, DEFAULT_NOISE);
+        html::render(title, &o, &runs, self.unit)
     }
 
     fn host(&self, store: &Store, name: &str) -> Result<String, Refused> {

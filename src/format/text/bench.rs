@@ -2,7 +2,7 @@
 //! time per thread, its warnings.
 
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::Run;
 use crate::step::bench::{asked, bytes};
 use crate::units::{Human, TimeUnit};
@@ -71,8 +71,8 @@ fn describe(run: &Run) -> String {
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let mut out = format!(
         "rtlab {}  {}  [{}]\n{}\n{} events in {}; timing overhead {:.0}ns per event\n\n",
-        run.kind.replace('.', " "),
-        run.label,
+        printable(&run.kind.replace('.', " ")),
+        printable(&run.label),
         run.status.name(),
         describe(run),
         run.metrics.get("total_events").copied().unwrap_or(0.0),

@@ -1,9 +1,14 @@
 //! What a campaign found, in words: the table of its steps with a verdict column
-//! per requirement, its biggest risks, and which part of a load mix does the
-//! damage.
+//! per requirement, its benchmark steps' stability figures, its biggest risks,
+//! which part of a load mix does the damage, and its steps compared with the
+//! decision they lead to.
 
-use super::table::{paragraph, Table};
+use super::decision::estimate_text;
+use super::table::{paragraph, printable, Table};
 use crate::analysis::attribution::{PartImpact, Ranking};
+use crate::analysis::compare::Quantity;
+use crate::analysis::interval;
+use crate::analysis::outcome::Outcome;
 use crate::analysis::risks::Risk;
 use crate::analysis::series;
 use crate::analysis::verdict::{self, Requirement};
@@ -16,16 +21,23 @@ use crate::units::{Human, TimeUnit};
 /// The step table: one row per step.
 pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> String {
     let mut out = format!(
-        "{}(times in {})\n",
+        "{}(times in {}; {UNKNOWN}: not measured, or too few samples for the percentile: p99.9 \
+         needs 10000)\n",
         step_grid(steps, reqs, unit).render(),
         unit.symbol()
     );
+    if let Some(b) = bench_grid(steps, unit) {
+        out.push_str(&format!(
+            "\nbenchmark steps (± 95% interval; max−min of one run is observed):\n{}",
+            b.render()
+        ));
+    }
     // A sweep's verdict is the highest frequency each method held.
     for s in steps {
         if let Some(sw) = &s.run.sweep {
             out.push_str(&format!(
                 "\n{} (run {}): highest frequency held within {:.0}% of nominal\n{}",
-                s.name,
+                printable(&s.name),
                 s.run.id.unwrap_or(0),
                 sw.tolerance * 100.0,
                 super::periodic::sweep_table(sw)
@@ -33,6 +45,34 @@ pub fn step_table(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> St
         }
     }
     out
+}
+
+/// The benchmark steps' stability figures, unrendered: step, run, events/s,
+/// max − min and p95 − mean with their intervals (from each run's windows);
+/// `None` without a benchmark step.
+pub fn bench_grid(steps: &[StepRun], unit: TimeUnit) -> Option<Table> {
+    let benches: Vec<&StepRun> = steps
+        .iter()
+        .filter(|s| s.run.metrics.contains_key("events_per_s"))
+        .collect();
+    if benches.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(&["step", "run", "events/s", "max−min", "p95−mean"]);
+    t.wrap(0);
+    for s in benches {
+        let of = |metric: &str, q: Quantity| {
+            estimate_text(interval::of_run(&s.run, metric).as_ref(), q, unit)
+        };
+        t.row(vec![
+            s.name.clone(),
+            s.run.id.map(|i| i.to_string()).unwrap_or_default(),
+            of("events_per_s", Quantity::Metric),
+            of("max-min", Quantity::Time),
+            of("p95-mean", Quantity::Time),
+        ]);
+    }
+    Some(t)
 }
 
 /// The table of [`step_table`], unrendered: step, run id, status, samples, p50,
@@ -59,6 +99,11 @@ pub fn step_grid(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> Tab
                 .map(|t| unit.cell(f(t)))
                 .unwrap_or_else(|| UNKNOWN.into())
         };
+        // A percentile too few samples support is no value either.
+        let pct = |field: &str, p: f64, f: &dyn Fn(&Series) -> f64| match total {
+            Some(t) if !interval::supported(p, t.counters.samples) => UNKNOWN.into(),
+            _ => cell(field, f),
+        };
         let count = |field: &str, f: &dyn Fn(&Series) -> u64| {
             known(field)
                 .map(|t| f(t).to_string())
@@ -75,9 +120,9 @@ pub fn step_grid(steps: &[StepRun], reqs: &[Requirement], unit: TimeUnit) -> Tab
             total
                 .map(|t| t.counters.samples.to_string())
                 .unwrap_or_default(),
-            cell("p50_ns", &|t| t.summary.p50_ns as f64),
-            cell("p99_ns", &|t| t.summary.p99_ns as f64),
-            cell("p999_ns", &|t| t.summary.p999_ns as f64),
+            pct("p50_ns", 0.5, &|t| t.summary.p50_ns as f64),
+            pct("p99_ns", 0.99, &|t| t.summary.p99_ns as f64),
+            pct("p999_ns", 0.999, &|t| t.summary.p999_ns as f64),
             cell("max_ns", &|t| t.summary.max_ns as f64),
             count("overruns", &|t| t.counters.overruns),
             count("deadline_misses", &|t| t.counters.deadline_misses),
@@ -100,7 +145,10 @@ pub fn run_text(
     found: &[Risk],
     unit: TimeUnit,
 ) -> String {
-    let mut out = format!("rtlab run  {name}  campaign {campaign}  [{status}]\n\n");
+    let mut out = format!(
+        "rtlab run  {}  campaign {campaign}  [{status}]\n\n",
+        printable(name)
+    );
     out.push_str(&step_table(steps, reqs, unit));
     out.push_str(&super::why::steps(steps));
     out.push_str(&risks_text(found));
@@ -108,19 +156,38 @@ pub fn run_text(
     out
 }
 
-/// `rtlab report --campaign`: the campaign, its step table, its biggest risks
-/// and its load attribution.
+/// The comparisons of a campaign's steps (each kind's steps side by side,
+/// repeats taken together) and its decision, the end of `rtlab run` and of
+/// `rtlab report --campaign`.
+pub fn decision_text(o: &Outcome, unit: TimeUnit) -> String {
+    let mut out = String::new();
+    let numbered = o.parts.len() > 1;
+    for (i, p) in o.parts.iter().enumerate().filter(|(_, p)| p.arms.len() > 1) {
+        let heading = match numbered {
+            true => super::compare::part_heading(i + 1, p),
+            false => format!("the steps compared ({})", p.kind),
+        };
+        out.push_str(&format!("{heading}:\n"));
+        out.push_str(&super::compare::render_text(&p.comparison, unit).0);
+        out.push('\n');
+    }
+    out.push_str(&super::decision::render(o, unit));
+    out
+}
+
+/// `rtlab report --campaign`: the campaign, its step table, its biggest risks,
+/// its load attribution and its decision.
 pub fn campaign_report(
     c: &Campaign,
     steps: &[StepRun],
     reqs: &[Requirement],
-    found: &[Risk],
-    ranked: &[Ranking],
+    (found, ranked): (&[Risk], &[Ranking]),
+    o: &Outcome,
     unit: TimeUnit,
 ) -> String {
     let mut out = format!(
         "rtlab run  {}  campaign {}  [{}]  created {}\n\n",
-        c.name,
+        printable(&c.name),
         c.id,
         c.status.name(),
         c.created_at
@@ -132,6 +199,8 @@ pub fn campaign_report(
         out.push('\n');
         out.push_str(&attribution_text(ranked));
     }
+    out.push('\n');
+    out.push_str(&decision_text(o, unit));
     out
 }
 

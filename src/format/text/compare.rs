@@ -1,16 +1,19 @@
-//! `rtlab compare` in words: the comparison table (one column per run, best
-//! values marked `*`, ratios to the baseline in parentheses), the verdicts, what
-//! differs between the runs and their warnings; and the values, labels and
-//! headings that the markdown and HTML tables share.
+//! `rtlab compare` in words: each comparison's table (one column per arm, each
+//! figure with its interval, and against the baseline `≈` for no real
+//! difference or `1.34x worse` / `0.27x better` for a real one), what differs
+//! between the arms, the warnings and the decision; and the cell texts,
+//! labels and headings that the markdown and HTML tables share, so that every
+//! format shows the same numbers and the same changes.
 
+use super::decision;
 use super::run::warnings_text;
 use super::table::{paragraph, Table};
-use super::verdict;
 use super::why;
 use crate::analysis::compare::{Column, Comparison, Quantity, Row};
-use crate::analysis::diff::differences;
-use crate::analysis::verdict::Verdict;
-use crate::format::{name_with_id, run_key, run_name, UNKNOWN};
+use crate::analysis::diff::Difference;
+use crate::analysis::interval::{Basis, Change};
+use crate::analysis::outcome::{Outcome, Part};
+use crate::format::{name_with_id, run_key, UNKNOWN};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
 
@@ -27,13 +30,29 @@ pub fn metric_text(v: f64) -> String {
 
 /// A value of `row` as shown in tables.
 pub fn value_text(row: &Row, v: f64, unit: TimeUnit) -> String {
-    match row.quantity {
+    figure_text(row.quantity, v, unit)
+}
+
+/// A value of a `quantity` as shown in tables.
+pub fn figure_text(quantity: Quantity, v: f64, unit: TimeUnit) -> String {
+    match quantity {
         Quantity::Time => unit.cell(v),
         Quantity::Duration => Human(v.max(0.0) as u64).to_string(),
         Quantity::Count => format!("{v:.0}"),
         Quantity::Metric => metric_text(v),
         Quantity::Run => format!("#{v:.0}"),
     }
+}
+
+/// The half-width `half` of an interval around `v`, a `quantity`, as
+/// `±1.1`: a metric with the decimals its value is shown with.
+pub fn spread_text(quantity: Quantity, v: f64, half: f64, unit: TimeUnit) -> String {
+    let text = match quantity {
+        Quantity::Metric if v.fract() == 0.0 && half.fract() == 0.0 => format!("{half:.0}"),
+        Quantity::Metric if v.abs() >= 100.0 || v.fract() == 0.0 => format!("{half:.1}"),
+        q => figure_text(q, half, unit),
+    };
+    format!("±{text}")
 }
 
 /// The row name with its unit, for table headers.
@@ -44,34 +63,95 @@ pub fn label(row: &Row, unit: TimeUnit) -> String {
     }
 }
 
-/// One cell of `row` for run `i`: the value ([`UNKNOWN`] when the run does
-/// not have it), `mark` around it when it is the best, and the ratio to the
-/// baseline.
-pub fn cell(row: &Row, i: usize, unit: TimeUnit, mark: (&str, &str)) -> String {
-    let Some(v) = row.values[i] else {
-        return UNKNOWN.into();
+/// One cell as every format shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// The value (`63.2`), the range over runs (`63.0–110.0`), or
+    /// [`UNKNOWN`].
+    pub value: String,
+    /// The interval as `±1.1` (the larger distance of its ends from the
+    /// value), or "" without one.
+    pub interval: String,
+    /// Against the baseline: `0.27x better`, `1.34x worse`, `≈` (no real
+    /// difference), `≈?` (none seen, not decided), or "".
+    pub change: String,
+    /// `better`, `worse`, `same` or "": what the formats may colour.
+    pub class: &'static str,
+}
+
+impl Shown {
+    /// The cell in one piece: `63.2 ±1.1 ≈`.
+    pub fn text(&self) -> String {
+        [&self.value, &self.interval, &self.change]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Cell `i` of `row` of `c`.
+pub fn shown(c: &Comparison, row: &Row, i: usize, unit: TimeUnit) -> Shown {
+    let cell = &row.cells[i];
+    let Some(v) = cell.value else {
+        return Shown {
+            value: UNKNOWN.into(),
+            interval: String::new(),
+            change: String::new(),
+            class: "",
+        };
     };
-    let mut text = value_text(row, v, unit);
-    if row.best.contains(&i) {
-        text = format!("{}{text}{}", mark.0, mark.1);
+    let text = |x: f64| value_text(row, x, unit);
+    let (value, interval) = match (cell.basis, cell.ci) {
+        (Some(Basis::Range { .. }), Some((lo, hi))) => {
+            (format!("{}–{}", text(lo), text(hi)), String::new())
+        }
+        (Some(Basis::Windows { .. } | Basis::Runs { .. }), Some((lo, hi))) => {
+            let half = (v - lo).max(hi - v).max(0.0);
+            (text(v), spread_text(row.quantity, v, half, unit))
+        }
+        _ => (text(v), String::new()),
+    };
+    let (change, class) = if i == c.baseline {
+        (String::new(), "")
+    } else {
+        let ratio = |word: &str| match cell.ratio {
+            Some(r) => format!("{r:.2}x {word}"),
+            None => word.to_string(),
+        };
+        match (cell.change, cell.decided) {
+            (Change::Better, _) => (ratio("better"), "better"),
+            (Change::Worse, _) => (ratio("worse"), "worse"),
+            (Change::Same, true) => ("≈".into(), "same"),
+            (Change::Same, false) => ("≈?".into(), "same"),
+            (Change::Unknown, _) => (String::new(), ""),
+        }
+    };
+    Shown {
+        value,
+        interval,
+        change,
+        class,
     }
-    if let Some(r) = row.ratios[i] {
-        text.push_str(&format!(" ({r:.2}x)"));
-    }
-    text
 }
 
-/// A column's heading: label and id.
+/// A column's heading: label and id (or its number of runs).
 pub fn heading(c: &Column) -> String {
-    name_with_id(&c.label, c.id)
+    match (c.runs.len(), c.id) {
+        // Named apart from another run of its label already.
+        (0, Some(id)) if c.label.ends_with(&format!(" #{id}")) => c.label.clone(),
+        (0, _) => name_with_id(&c.label, c.id),
+        (n, _) => format!("{} ({n} runs)", c.label),
+    }
 }
 
-/// The column headings, the baseline's marked when there are several runs.
+/// The column headings, the baseline's marked when there are several arms.
 pub fn headings(c: &Comparison) -> Vec<String> {
     marked(c, c.columns.iter().map(heading).collect())
 }
 
-/// `names`, one per column, the baseline's marked when there are several runs.
+/// `names`, one per column, the baseline's marked when there are several arms.
 fn marked(c: &Comparison, mut names: Vec<String>) -> Vec<String> {
     if c.columns.len() > 1 {
         if let Some(n) = names.get_mut(c.baseline) {
@@ -81,15 +161,16 @@ fn marked(c: &Comparison, mut names: Vec<String>) -> Vec<String> {
     names
 }
 
-/// The short names of the columns: [`run_key`], or `g1`, `g2`, … for groups
-/// (`--by`).
+/// The short names of the columns: [`run_key`] of a run, `g1`, `g2`, … for
+/// groups (`--by`), `a1`, `a2`, … for other arms of several runs.
 pub fn keys(c: &Comparison) -> Vec<String> {
     c.columns
         .iter()
         .enumerate()
-        .map(|(i, col)| match col.group {
-            Some(_) => format!("g{}", i + 1),
-            None => run_key(col.id, i),
+        .map(|(i, col)| match (&col.group, col.runs.is_empty()) {
+            (Some(_), _) => format!("g{}", i + 1),
+            (None, false) => format!("a{}", i + 1),
+            (None, true) => run_key(col.id, i),
         })
         .collect()
 }
@@ -99,10 +180,14 @@ fn grouped(c: &Comparison) -> bool {
     c.columns.iter().any(|col| col.group.is_some())
 }
 
-/// The legend of [`keys`]: each key with its run's label, the baseline marked.
+/// The legend of [`keys`]: each key with its arm's name, the baseline marked.
 pub fn legend(c: &Comparison) -> String {
     let keys = keys(c);
-    let labels = marked(c, c.columns.iter().map(|col| col.label.clone()).collect());
+    let named = c.columns.iter().map(|col| match col.runs.len() {
+        0 => col.label.clone(),
+        n => format!("{} ({n} runs)", col.label),
+    });
+    let labels = marked(c, named.collect());
     let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
     let mut out = String::from(if grouped(c) { "groups:\n" } else { "runs:\n" });
     for (k, l) in keys.iter().zip(&labels) {
@@ -178,15 +263,62 @@ fn causes_legend(t: &TopCauses) -> String {
     out
 }
 
+/// What the marks of a comparison mean, in sentences (none for one arm).
+pub fn marks_legend(c: &Comparison) -> Vec<String> {
+    if c.columns.len() < 2 {
+        return Vec::new();
+    }
+    let noise = c.noise * 100.0;
+    let mut out = vec![
+        format!(
+            "±: 95% interval; a–b: lowest and highest of the runs; a value alone has no interval \
+             (a maximum of one run is only observed; an imported run keeps no time windows)"
+        ),
+        format!(
+            "against the baseline: 1.34x worse / 0.27x better: intervals apart by more than the \
+             {noise:.0}% noise (value / baseline); ≈ no real difference; ≈? none seen, but the \
+             intervals are too wide to be sure; no mark: cannot tell"
+        ),
+    ];
+    out.extend(unsupported_legend(c));
+    out.push(format!("{UNKNOWN}: the run does not have it"));
+    out
+}
+
+/// One sentence per row with percentiles too few samples support.
+fn unsupported_legend(c: &Comparison) -> Vec<String> {
+    c.rows
+        .iter()
+        .filter_map(|row| {
+            let short: Vec<(u64, u64)> = row.cells.iter().filter_map(|c| c.unsupported()).collect();
+            let needed = short.first()?.0;
+            let lo = short.iter().map(|s| s.1).min()?;
+            let hi = short.iter().map(|s| s.1).max()?;
+            let have = if lo == hi {
+                format!("{lo}")
+            } else {
+                format!("{lo}–{hi}")
+            };
+            Some(format!(
+                "{} {UNKNOWN}: not supported by the sample count (needs {needed} samples, has {have})",
+                row.name
+            ))
+        })
+        .collect()
+}
+
 /// The comparison headed by `names`, one per column, with the [`top_causes`]
 /// row when a run has a spike analysis.
 fn comparison_table(c: &Comparison, names: &[String], unit: TimeUnit) -> Table {
     let mut header = vec![""];
     header.extend(names.iter().map(String::as_str));
     let mut t = Table::new(&header);
+    for col in 1..header.len() {
+        t.wrap(col);
+    }
     for row in &c.rows {
         let mut cells = vec![label(row, unit)];
-        cells.extend((0..c.columns.len()).map(|i| cell(row, i, unit, ("", "*"))));
+        cells.extend((0..c.columns.len()).map(|i| shown(c, row, i, unit).text()));
         t.row(cells);
     }
     if let Some(causes) = top_causes(c) {
@@ -199,9 +331,9 @@ fn comparison_table(c: &Comparison, names: &[String], unit: TimeUnit) -> Table {
     t
 }
 
-/// The text table; best values end in `*`. Its columns are headed by the runs'
-/// names when that fits in [`WIDTH`](super::table::WIDTH) columns, else by their [`keys`], and the
-/// table follows their [`legend`]. Whether keys were used.
+/// The text table and its legend. Its columns are headed by the arms' names
+/// when that fits in [`WIDTH`](super::table::WIDTH) columns, else by their
+/// [`keys`], and the table follows their [`legend`]. Whether keys were used.
 pub fn render_text(c: &Comparison, unit: TimeUnit) -> (String, bool) {
     let full = comparison_table(c, &headings(c), unit);
     let (mut out, keyed) = if full.fits() {
@@ -210,10 +342,8 @@ pub fn render_text(c: &Comparison, unit: TimeUnit) -> (String, bool) {
         let t = comparison_table(c, &marked(c, keys(c)), unit);
         (format!("{}\n{}", legend(c), t.render()), true)
     };
-    if c.columns.len() > 1 {
-        out.push_str(&format!(
-            "* best of the row; (1.23x) = value / baseline value; {UNKNOWN} = the run does not have it\n"
-        ));
+    for line in marks_legend(c) {
+        out.push_str(&paragraph("", &line));
     }
     if let Some(causes) = top_causes(c) {
         out.push_str(&causes_legend(&causes));
@@ -235,13 +365,14 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// The "what differs" table as text, the runs' columns headed by `names`
-/// (left-aligned, long values clipped and wrapped), or a sentence when nothing
-/// differs. `heading` names what is compared (`what differs`).
-pub fn differences_text(runs: &[Run], names: &[String], heading: &str) -> String {
-    let d = differences(runs);
+/// The "what differs" table as text, the columns headed by `names`
+/// (left-aligned, long values clipped and wrapped), or a sentence when
+/// nothing differs. `heading` names what is compared (`what differs`).
+pub fn differences_text(d: &[Difference], names: &[String], heading: &str) -> String {
     if d.is_empty() {
-        return format!("{heading}: nothing (same system fingerprint and parameters)\n");
+        return format!(
+            "{heading}: nothing known differs (system, loads, other load, parameters)\n"
+        );
     }
     let mut header = vec!["field"];
     header.extend(names.iter().map(String::as_str));
@@ -254,57 +385,115 @@ pub fn differences_text(runs: &[Run], names: &[String], heading: &str) -> String
     }
     for d in d {
         let values = d.values.iter().map(|v| clip(v, DIFF_CELL_MAX));
-        t.row(std::iter::once(d.field).chain(values).collect());
+        t.row(std::iter::once(d.field.clone()).chain(values).collect());
     }
     format!("{heading}:\n{}", t.render())
 }
 
-/// The whole text of `rtlab compare`: the table, the verdicts (when there are
-/// requirements), what differs (between several runs, its columns named as the
-/// table's) and the warnings.
-pub fn report(runs: &[Run], table: &Comparison, verdicts: &[Verdict], unit: TimeUnit) -> String {
-    let (mut out, keyed) = render_text(table, unit);
-    if !verdicts.is_empty() {
-        out.push('\n');
-        out.push_str(&verdict::render_text(verdicts));
+/// A part's heading: `1. cpu (bench.cpu)`.
+pub fn part_heading(number: usize, p: &Part) -> String {
+    if p.title == p.kind {
+        format!("{number}. {}", p.kind)
+    } else {
+        format!("{number}. {} ({})", p.title, p.kind)
     }
-    if runs.len() > 1 {
+}
+
+/// One comparison: its table and legend, and what differs between its arms
+/// (its columns named as the table's).
+fn part_text(p: &Part, unit: TimeUnit) -> String {
+    let table = &p.comparison;
+    let (mut out, keyed) = render_text(table, unit);
+    if table.columns.len() > 1 {
         let names: Vec<String> = if keyed {
             keys(table)
         } else {
-            runs.iter().map(run_name).collect()
-        };
-        let heading = if grouped(table) {
-            // A group's system and parameters are those of its worst run.
-            "what differs between the groups' worst runs"
-        } else {
-            "what differs"
+            table.columns.iter().map(heading).collect()
         };
         out.push('\n');
-        out.push_str(&differences_text(runs, &names, heading));
+        out.push_str(&differences_text(&p.differences, &names, "what differs"));
     }
-    let warnings = warnings_text(runs);
+    out
+}
+
+/// The whole text of `rtlab compare`: each comparison (numbered when there
+/// are several), what was compared with nothing, the warnings of the runs,
+/// and the decision.
+pub fn report(o: &Outcome, unit: TimeUnit) -> String {
+    let mut out = String::new();
+    let numbered = o.parts.len() > 1;
+    for (i, p) in o.parts.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if numbered {
+            out.push_str(&format!("{}\n\n", part_heading(i + 1, p)));
+        }
+        out.push_str(&part_text(p, unit));
+    }
+    for u in &o.unpaired {
+        out.push_str(&paragraph("not compared: ", u));
+    }
+    let runs: Vec<Run> = o.arms().flat_map(|a| a.runs.iter().cloned()).collect();
+    let warnings = warnings_text(&runs);
     if !warnings.is_empty() {
         out.push('\n');
         out.push_str(&warnings);
     }
+    out.push('\n');
+    out.push_str(&decision::render(o, unit));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::arms::Arm;
     use crate::analysis::compare::compare;
-    use crate::analysis::fixture::{run_from_samples, two_compared_runs as two};
+    use crate::analysis::fixture::{run_from_samples, same_and_shifted, two_compared_runs as two};
+    use crate::analysis::interval::DEFAULT_NOISE;
     use crate::format::text::table::WIDTH;
 
+    fn arms(runs: Vec<Run>) -> Vec<Arm> {
+        runs.into_iter().map(Arm::of_run).collect()
+    }
+
+    fn line<'a>(text: &'a str, start: &str) -> &'a str {
+        text.lines().find(|l| l.starts_with(start)).unwrap()
+    }
+
     #[test]
-    fn best_values_and_ratios_in_the_text_table() {
-        let (text, keyed) = render_text(&compare(&two(), 0), TimeUnit::Us);
+    fn intervals_and_changes_in_the_text_table() {
+        let runs = same_and_shifted();
+        let (text, keyed) = render_text(&compare(&arms(runs), 0, DEFAULT_NOISE), TimeUnit::Us);
         assert!(!keyed);
-        assert!(text.contains("a #1 (baseline)"), "{text}");
-        let min_line = text.lines().find(|l| l.starts_with("min (us)")).unwrap();
-        assert!(min_line.contains("10.0") && min_line.contains("5.0* (0.50x)"));
+        assert!(text.contains("a (baseline)"), "{text}");
+        let p50 = line(&text, "p50 (us)");
+        assert!(p50.contains(" ±") && p50.contains(" ≈ "), "{p50}");
+        assert!(p50.contains("1.50x worse"), "{p50}");
+        assert!(!p50.contains('*'), "{p50}");
+        let max = line(&text, "max (us)");
+        assert!(!max.contains('±') && !max.contains('≈'), "observed: {max}");
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+    }
+
+    #[test]
+    fn unsupported_percentiles_are_dashes_with_a_legend() {
+        let (text, _) = render_text(&compare(&arms(two()), 0, DEFAULT_NOISE), TimeUnit::Us);
+        let p99 = line(&text, "p99 (us)");
+        assert_eq!(
+            p99.split_whitespace().collect::<Vec<_>>(),
+            ["p99", "(us)", "–", "–"]
+        );
+        assert!(
+            text.contains("p99 –: not supported by the sample count (needs 1000 samples, has 4)"),
+            "{text}"
+        );
+        let min = line(&text, "min (us)");
+        assert_eq!(
+            min.split_whitespace().collect::<Vec<_>>(),
+            ["min", "(us)", "10.0", "5.0"]
+        );
     }
 
     #[test]
@@ -312,7 +501,7 @@ mod tests {
         let mut runs = two();
         runs[0].label = "a kernel with a long and descriptive label".into();
         runs[1].label = "b kernel with an even longer and more descriptive label".into();
-        let (text, keyed) = render_text(&compare(&runs, 1), TimeUnit::Us);
+        let (text, keyed) = render_text(&compare(&arms(runs), 1, DEFAULT_NOISE), TimeUnit::Us);
         assert!(keyed);
         assert!(
             text.starts_with(
@@ -321,15 +510,12 @@ mod tests {
             ),
             "{text}"
         );
-        let header = text.lines().nth(4).unwrap();
-        assert!(header.ends_with("#1  #2 (baseline)"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
-    /// Groups too many for their names are keyed g1, g2, … under "groups:",
-    /// and "what differs" says whose systems it shows.
+    /// Groups too many for their names are keyed g1, g2, … under "groups:".
     #[test]
-    fn groups_are_keyed_and_their_differences_named() {
+    fn groups_are_keyed() {
         use crate::analysis::group::{compare_groups, group, By};
         let mut runs: Vec<Run> = (0..12)
             .map(|i| run_from_samples(&format!("r{i}"), &[1_000 * (i + 1)]))
@@ -339,33 +525,33 @@ mod tests {
             r.fingerprint.hostname = format!("a-rather-long-board-name-{:02}", i % 6);
         }
         let groups = group(&runs, By::Host, &[]).unwrap();
-        let (merged, c) = compare_groups(&groups, By::Host, 0);
-        let text = report(&merged, &c, &[], TimeUnit::Us);
+        let (_, c) = compare_groups(&groups, By::Host, 0, DEFAULT_NOISE);
+        let (text, keyed) = render_text(&c, TimeUnit::Us);
+        assert!(keyed);
         assert!(
-            text.starts_with("groups:\n  g1  a-rather-long-board-name-00 (baseline)\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("what differs between the groups' worst runs:\n"),
+            text.starts_with("groups:\n  g1  a-rather-long-board-name-00 (2 runs) (baseline)\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
-        let worst = text.lines().find(|l| l.starts_with("worst run")).unwrap();
+        let worst = line(&text, "worst run");
         assert!(worst.contains("#7") && worst.ends_with("#12"), "{worst}");
     }
 
     #[test]
     fn differences_are_left_aligned_and_clipped() {
-        let mut a = run_from_samples("a", &[1_000]);
-        let mut b = run_from_samples("bb", &[1_000]);
-        a.id = Some(1);
-        b.id = Some(2);
-        b.fingerprint.hz = Some(1000);
-        b.fingerprint.cmdline = "x".repeat(50);
-        let names = [run_name(&a), run_name(&b)];
-        let text = differences_text(&[a, b], &names, "what differs");
+        let d = vec![
+            Difference {
+                field: "HZ".into(),
+                values: vec!["250".into(), "1000".into()],
+            },
+            Difference {
+                field: "cmdline".into(),
+                values: vec!["-".into(), "x".repeat(50)],
+            },
+        ];
+        let text = differences_text(&d, &["a #1".into(), "bb #2".into()], "what differs");
         let want = format!(
-            "what differs:\nfield    a #1  bb #2\nHZ       -     1000\ncmdline  -     {}…\n",
+            "what differs:\nfield    a #1  bb #2\nHZ       250   1000\ncmdline  -     {}…\n",
             "x".repeat(39)
         );
         assert_eq!(text, want);

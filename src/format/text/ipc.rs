@@ -3,7 +3,7 @@
 
 use super::run::warnings_text;
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::Run;
 use crate::step::ipc;
 use crate::units::{Human, TimeUnit};
@@ -15,8 +15,8 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     };
     let mut out = format!(
         "rtlab ipc {}  {}  [{}]\n",
-        a.mechanism,
-        run.label,
+        printable(&a.mechanism),
+        printable(&run.label),
         run.status.name()
     );
     if a.mechanism == "pi-check" {

@@ -2,7 +2,7 @@
 
 use super::run::own_warnings;
 use super::series::{grid, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use super::verdict::signed;
 use crate::analysis::{series, verdict};
 use crate::record::Run;
@@ -20,7 +20,7 @@ pub fn headline(run: &Run) -> String {
     };
     format!(
         "rtlab latency  {}  [{}]\ninterval {}, {} {}, {threads}{} samples in {} observed\n",
-        run.label,
+        printable(&run.label),
         run.status.name(),
         Human(asked.interval_ns),
         asked.policy,

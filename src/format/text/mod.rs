@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod compare;
+pub mod decision;
 pub mod ipc;
 pub mod latency;
 pub mod live;
@@ -14,7 +15,6 @@ pub mod noise;
 pub mod perf;
 pub mod periodic;
 pub mod progress;
-pub mod repeats;
 pub mod results;
 pub mod run;
 pub mod series;

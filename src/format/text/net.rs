@@ -1,7 +1,7 @@
 //! The text of a net run and of a finished `net serve`.
 
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::Run;
 use crate::step::net::{self, serve};
 use crate::units::{Human, TimeUnit};
@@ -44,9 +44,9 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     let server_setting = |k: &str| a.server.get(k).and_then(|v| v.as_str()).unwrap_or("?");
     let mut out = format!(
         "rtlab net ping {} ({})  {}  [{}]\n",
-        a.address,
+        printable(&a.address),
         a.transport,
-        run.label,
+        printable(&run.label),
         run.status.name()
     );
     out.push_str(&format!(

@@ -3,7 +3,7 @@
 
 use super::run::own_warnings;
 use super::series::{table, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::analysis::series;
 use crate::record::Run;
 use crate::step::noise::{self, gates};
@@ -31,7 +31,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     let m = |k: &str| run.metrics.get(k).copied().unwrap_or(0.0);
     let mut out = format!(
         "rtlab noise  {}  [{}]\n{sched}, clock {clock} ({:.1} ticks/us), gaps above {}, {} CPU(s), {} observed\n\n",
-        run.label,
+        printable(&run.label),
         run.status.name(),
         m("clock_ticks_per_us"),
         Human(threshold),

@@ -2,6 +2,7 @@
 //! of task clock, CPU use, and the ratios perf shows (instructions per cycle,
 //! branch misses of all branches).
 
+use super::table::printable;
 use crate::record::perf::{Counter, PerfRecord};
 use crate::record::Run;
 
@@ -79,7 +80,7 @@ pub fn render(p: &PerfRecord, command: Option<&str>) -> String {
     out.push_str(&block(&p.total, p.elapsed_ns));
     if p.threads.len() > 1 {
         for t in &p.threads {
-            out.push_str(&format!("\n {}:\n", t.name));
+            out.push_str(&format!("\n {}:\n", printable(&t.name)));
             out.push_str(&block(&t.counters, p.elapsed_ns));
         }
     }

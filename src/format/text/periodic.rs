@@ -2,7 +2,7 @@
 //! the highest frequency each method held under each load.
 
 use super::series::{self, Col};
-use super::table::Table;
+use super::table::{printable, Table};
 use crate::record::sweep::{Curve, Sweep};
 use crate::record::Run;
 use crate::units::{Human, TimeUnit};
@@ -105,7 +105,11 @@ pub fn agreement(s: &Sweep) -> String {
 /// The text report of a periodic run.
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let m = |k: &str| run.metrics.get(k).copied().unwrap_or(0.0);
-    let mut out = format!("rtlab periodic  {}  [{}]\n", run.label, run.status.name());
+    let mut out = format!(
+        "rtlab periodic  {}  [{}]\n",
+        printable(&run.label),
+        run.status.name()
+    );
     if let Some(s) = &run.sweep {
         out.push_str(&format!(
             "sweep {}..{}: highest frequency whose achieved frequency and every period stayed within {:.0}% of nominal\n\n",

@@ -2,12 +2,12 @@
 //! campaign's steps, and the line of each imported run.
 
 use super::compare::value_text;
-use super::table::Table;
+use super::table::{paragraph, printable, Table};
 use crate::analysis::compare::Comparison;
 use crate::analysis::metrics::headline_rate;
 use crate::format::UNKNOWN;
 use crate::record::Run;
-use crate::store::{Campaign, CampaignRow, RunRow};
+use crate::store::{Backed, Campaign, CampaignRow, Checked, RunRow};
 use crate::units::{Human, TimeUnit};
 use std::path::Path;
 
@@ -24,7 +24,10 @@ fn count(n: Option<i64>) -> String {
 /// database when no run matches.
 pub fn list(rows: &[RunRow], unit: TimeUnit, db: &Path) -> String {
     if rows.is_empty() {
-        return format!("no runs match in {}\n", db.display());
+        return format!(
+            "no runs match in {}\n",
+            printable(&db.display().to_string())
+        );
     }
     let mut t = list_table(rows, unit, true);
     if !t.fits() {
@@ -144,7 +147,7 @@ pub fn campaign(c: &Campaign) -> String {
     let mut out = format!(
         "campaign {}  {}  [{}]  created {}  ended {}\n",
         c.id,
-        c.name,
+        printable(&c.name),
         c.status.name(),
         c.created_at,
         c.ended_at.as_deref().unwrap_or("-")
@@ -175,10 +178,99 @@ pub fn imported(id: i64, run: &Run, file: &Path) -> String {
         Some(t) => format!("{} events", t.counters.samples),
         None => format!("{} load(s)", run.loads.len()),
     };
-    format!(
+    let mut out = format!(
         "run {id}: {} '{}' ({what}) from {}\n",
-        run.kind,
-        run.label,
-        file.display()
-    )
+        printable(&run.kind),
+        printable(&run.label),
+        printable(&file.display().to_string())
+    );
+    for w in run.warnings.iter().filter(|w| w.code == "truncated") {
+        out.push_str(&format!("  note: {}\n", w.message));
+    }
+    out
+}
+
+/// Ids as a short list: runs of consecutive ids as ranges (`3-7, 12`).
+fn id_list(ids: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => ids[i].to_string(),
+            _ => format!("{}-{}", ids[i], ids[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// `rtlab results check`: whether the store `db` is whole, and when it is
+/// not, what SQLite found, which runs can and cannot be read, and how to keep
+/// what can.
+pub fn checked(db: &Path, c: &Checked) -> String {
+    let shown = printable(&db.display().to_string()).into_owned();
+    let total = c.readable.len() + c.lost.len();
+    let windows = match c.windows {
+        Some(n) => format!("{n} monitor window(s)"),
+        None => "monitor windows: cannot be read".into(),
+    };
+    if c.is_whole() {
+        return format!(
+            "{shown}: whole (SQLite's integrity check found nothing wrong); {total} run(s), {windows}\n"
+        );
+    }
+    let mut out = match c.problems.len() {
+        0 => format!("{shown}: damaged\n"),
+        n => format!("{shown}: damaged: SQLite's integrity check found {n} problem(s):\n"),
+    };
+    for p in c.problems.iter().take(5) {
+        out.push_str(&paragraph("  ", p));
+    }
+    if c.problems.len() > 5 {
+        out.push_str(&format!("  and {} more\n", c.problems.len() - 5));
+    }
+    let of = if c.probed {
+        "tried one by one, the list of runs being damaged".to_string()
+    } else {
+        format!("of {total}")
+    };
+    out.push_str(&format!(
+        "runs that can be read: {} ({of})\n",
+        c.readable.len()
+    ));
+    if !c.lost.is_empty() {
+        out.push_str(&paragraph("runs that cannot be read: ", &id_list(&c.lost)));
+    }
+    out.push_str(&format!("{windows}\n"));
+    out.push_str(&format!(
+        "rtlab writes nothing more to {shown}. To keep what can be read, copy it into a new store:\n  rtlab --db {shown} results push --to NEW.db\nthen put it in the damaged one's place (its write-ahead log removed first):\n  rm -f {shown}-wal {shown}-shm && mv NEW.db {shown}\n"
+    ));
+    out
+}
+
+/// `rtlab results backup`: what was copied from `db` into `file`.
+pub fn backed_up(db: &Path, file: &Path, b: &Backed) -> String {
+    let runs = b.runs.map_or_else(
+        || "runs that cannot be counted".into(),
+        |n| format!("{n} run(s)"),
+    );
+    let mut out = format!(
+        "{} copied into {}: {runs}, {:.1} MB\n",
+        printable(&db.display().to_string()),
+        printable(&file.display().to_string()),
+        b.bytes as f64 / 1e6
+    );
+    if b.problems.is_empty() {
+        out.push_str("SQLite's quick check of the copy: ok\n");
+    } else {
+        out.push_str("SQLite's quick check of the copy found problems, as the store has them (see rtlab results check):\n");
+        for p in b.problems.iter().take(5) {
+            out.push_str(&paragraph("  ", p));
+        }
+    }
+    out
 }

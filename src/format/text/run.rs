@@ -3,7 +3,7 @@
 //! show`, and the warnings of runs.
 
 use super::latency::{self, series_table};
-use super::table::{paragraph, Table};
+use super::table::{paragraph, printable, Table};
 use super::verdict;
 use crate::analysis::diff::system_fields;
 use crate::analysis::{status, verdict::judge};
@@ -42,8 +42,8 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
     } else {
         let mut out = format!(
             "rtlab {}  {}  [{}]\n{} observed\n",
-            run.kind,
-            run.label,
+            printable(&run.kind),
+            printable(&run.label),
             run.status.name(),
             Human(run.duration_ns)
         );
@@ -73,16 +73,16 @@ pub fn report(run: &Run, unit: TimeUnit) -> String {
     }
     out.push_str("\nsystem:\n");
     for (k, v) in system_fields(run) {
-        out.push_str(&format!("  {k:<16} {v}\n"));
+        out.push_str(&format!("  {k:<16} {}\n", printable(&v)));
     }
     // A group of runs (`--by`) has no id.
     let id = run.id.map(|id| format!("run {id} ")).unwrap_or_default();
     out.push_str(&format!(
         "\n{id}started {}, ended {}\ncommand: {}\nparameters: {}\n",
-        run.started_at,
-        run.ended_at,
-        run.command_line.join(" "),
-        run.params.to_value()
+        printable(&run.started_at),
+        printable(&run.ended_at),
+        printable(&run.command_line.join(" ")),
+        printable(&run.params.to_value().to_string())
     ));
     out
 }
@@ -95,7 +95,7 @@ fn key_values(rows: &[(String, String)], indent: &str) -> String {
         .max()
         .unwrap_or(0);
     rows.iter()
-        .map(|(k, v)| format!("{indent}{k:<width$}  {v}\n"))
+        .map(|(k, v)| format!("{indent}{:<width$}  {}\n", printable(k), printable(v)))
         .collect()
 }
 
@@ -131,8 +131,8 @@ pub fn show(run: &Run, unit: TimeUnit) -> Result<String> {
     let id = run.id.map(|i| i.to_string()).unwrap_or_default();
     out.push_str(&format!(
         "run {id}  {}  {}  [{}]\n",
-        run.kind,
-        run.label,
+        printable(&run.kind),
+        printable(&run.label),
         run.status.name()
     ));
     let mut kv: Vec<(String, String)> = Vec::new();

@@ -1,4 +1,10 @@
-//! A plain text table with aligned columns that fits in [`WIDTH`] columns.
+//! A plain text table with aligned columns that fits in [`WIDTH`] columns, and
+//! [`printable`], the one way a stored string (a label, a host name, a tag:
+//! text another program or another user wrote) reaches a terminal: every
+//! cell, heading, note and paragraph goes through it.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// The widest line a table prints.
 pub const WIDTH: usize = 100;
@@ -35,7 +41,7 @@ impl Table {
             .map(|i| if i == 0 { Align::Left } else { Align::Right })
             .collect();
         Table {
-            header: header.iter().map(|s| s.to_string()).collect(),
+            header: header.iter().map(|s| printable(s).into_owned()).collect(),
             align,
             wraps: vec![false; header.len()],
             rows: Vec::new(),
@@ -66,8 +72,9 @@ impl Table {
     /// Adds a row with a line of free text under it, indented by four spaces
     /// and wrapped to [`WIDTH`] (nothing when `note` is empty).
     pub fn row_with_note(&mut self, cells: Vec<String>, note: String) {
-        self.rows.push(cells);
-        self.notes.push(note);
+        self.rows
+            .push(cells.into_iter().map(owned_printable).collect());
+        self.notes.push(owned_printable(note));
     }
 
     /// The column headers.
@@ -250,11 +257,11 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// `text` wrapped to [`WIDTH`] columns: its first line starts with `first`, the
-/// further ones with as many spaces; ends with a newline.
+/// `text` wrapped to [`WIDTH`] columns ([`printable`]): its first line starts
+/// with `first`, the further ones with as many spaces; ends with a newline.
 pub fn paragraph(first: &str, text: &str) -> String {
     let indent = first.chars().count();
-    let lines = wrap_words(text, WIDTH.saturating_sub(indent));
+    let lines = wrap_words(&printable(text), WIDTH.saturating_sub(indent));
     let mut out = String::new();
     for (i, l) in lines.iter().enumerate() {
         if i == 0 {
@@ -268,9 +275,66 @@ pub fn paragraph(first: &str, text: &str) -> String {
     out
 }
 
+/// `text` as a terminal shows it without obeying it: control characters
+/// (ESC, CR, BEL, newlines, tabs, DEL, the C1 set) and the bidirectional
+/// overrides and isolates written as escapes (`\x1b`, `\r`, `\u{202e}`), so
+/// that a stored string can neither move the cursor, clear the screen, nor
+/// begin a line of its own, nor reorder what follows it.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let hidden =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if hidden(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`printable`] of an owned string, without a copy when nothing changes.
+fn owned_printable(text: String) -> String {
+    match printable(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(o) => o,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_strings_reach_the_terminal_escaped() {
+        assert!(matches!(printable("rt 6.6 µs"), Cow::Borrowed("rt 6.6 µs")));
+        assert_eq!(
+            printable("a\u{1b}[2Jb\rc\u{7}d\ne\tf\u{7f}\u{9b}g\u{202e}h"),
+            "a\\x1b[2Jb\\rc\\x07d\\ne\\tf\\x7f\\u{9b}g\\u{202e}h"
+        );
+        let mut t = Table::new(&["id", "x\u{1b}[31m"]);
+        t.row_with_note(vec!["1".into(), "\r\u{1b}[2J".into()], "n\u{7}".into());
+        let text = t.render() + &paragraph("  ", "p\u{1b}q");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(
+            text.contains("\\x1b[2J") && text.contains("n\\x07") && text.contains("p\\x1bq"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn aligns_columns() {

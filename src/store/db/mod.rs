@@ -9,7 +9,10 @@
 
 #[cfg(feature = "postgres")]
 pub mod pg;
+#[cfg(feature = "postgres")]
+mod pgpass;
 mod sqlite;
+pub use sqlite::Sqlite;
 #[cfg(feature = "postgres")]
 mod tls;
 pub mod url;

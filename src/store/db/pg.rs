@@ -84,6 +84,11 @@ pub fn connect(url: &PgUrl) -> Result<PgConn> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
+    if config.get_password().is_none() {
+        if let Some(pw) = password_elsewhere(&config) {
+            config.password(pw);
+        }
+    }
     let client = match url.ssl {
         SslMode::Disable => {
             config.ssl_mode(postgres::config::SslMode::Disable);
@@ -99,6 +104,29 @@ pub fn connect(url: &PgUrl) -> Result<PgConn> {
         client: RefCell::new(client),
         prepared: RefCell::new(HashMap::new()),
         shown: shown.clone(),
+    })
+}
+
+/// The password of a URL without one, where libpq finds it: PGPASSWORD, or
+/// the password file's line for this host, port, database and user.
+fn password_elsewhere(config: &postgres::Config) -> Option<String> {
+    use postgres::config::Host;
+    let login = std::env::var("USER").unwrap_or_default();
+    let user = config.get_user().unwrap_or(&login);
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        // libpq's name for the default socket directory.
+        Some(Host::Unix(p)) if p == std::path::Path::new("/var/run/postgresql") => {
+            "localhost".into()
+        }
+        Some(Host::Unix(p)) => p.to_string_lossy().into_owned(),
+        None => "localhost".into(),
+    };
+    super::pgpass::lookup(&super::pgpass::Target {
+        host: &host,
+        port: config.get_ports().first().copied().unwrap_or(5432),
+        database: config.get_dbname().unwrap_or(user),
+        user,
     })
 }
 
@@ -118,7 +146,7 @@ fn connect_error(shown: &str, config: &postgres::Config, e: &postgres::Error) ->
     let db = config.get_dbname().unwrap_or(user);
     let fix = match e.code() {
         Some(c) if *c == SqlState::INVALID_PASSWORD => {
-            format!("the password of role {user} was refused: give the right one in the URL (or in ~/.pgpass)")
+            format!("the password of role {user} was refused: give the right one in the URL, in PGPASSWORD or in a password file of mode 0600 (~/.pgpass, or PGPASSFILE)")
         }
         Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
             format!(

@@ -1,9 +1,12 @@
-//! The SQLite backend: a rusqlite connection as a [`Conn`].
+//! The SQLite backend: a rusqlite connection as a [`Conn`], and [`Sqlite`],
+//! a store's connection, whose errors name its file and whose damage is
+//! noted beside it.
 
 use super::{Conn, Kind, Row, Value};
 use anyhow::Result;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, Transaction, TransactionBehavior};
+use std::path::PathBuf;
 
 impl rusqlite::ToSql for Value {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -64,5 +67,50 @@ impl Conn for Connection {
 
     fn as_sqlite(&self) -> Option<&Connection> {
         Some(self)
+    }
+}
+
+/// A store's SQLite connection: every error of SQLite names the file, and
+/// damage (SQLITE_CORRUPT, SQLITE_NOTADB) is noted beside it
+/// ([`crate::store::damage`]) and said with what to do.
+pub struct Sqlite {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Sqlite {
+    /// The connection `conn` to the store file `path`.
+    pub fn new(conn: Connection, path: PathBuf) -> Sqlite {
+        Sqlite { conn, path }
+    }
+
+    fn named(&self, e: anyhow::Error) -> anyhow::Error {
+        crate::store::damage::named(&self.path, e)
+    }
+}
+
+impl Conn for Sqlite {
+    fn kind(&self) -> Kind {
+        Kind::Sqlite
+    }
+
+    fn execute(&self, sql: &str, args: &[Value]) -> Result<u64> {
+        Conn::execute(&self.conn, sql, args).map_err(|e| self.named(e))
+    }
+
+    fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>> {
+        Conn::query(&self.conn, sql, args).map_err(|e| self.named(e))
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        Conn::batch(&self.conn, sql).map_err(|e| self.named(e))
+    }
+
+    fn transaction(&self, f: &mut dyn FnMut(&dyn Conn) -> Result<()>) -> Result<()> {
+        Conn::transaction(&self.conn, f).map_err(|e| self.named(e))
+    }
+
+    fn as_sqlite(&self) -> Option<&Connection> {
+        Some(&self.conn)
     }
 }

@@ -26,6 +26,128 @@ pub fn is_postgres(s: &str) -> bool {
 
 pub use crate::record::without_password as redact;
 
+/// The keywords of libpq's connection strings (`host=db dbname=rtlab`).
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "connect_timeout",
+    "application_name",
+    "options",
+    "service",
+    "target_session_attrs",
+    "channel_binding",
+    "gssencmode",
+    "require_auth",
+];
+
+/// The `keyword=` words of `s` when it is a libpq connection string
+/// (`host=db dbname=rtlab`): a word that starts with a libpq keyword and
+/// `=`. Only the keywords, never their values (one may be a password).
+pub fn libpq_keywords(s: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = s
+        .match_indices('=')
+        .filter_map(|(at, _)| {
+            // The word before `=` (spaces allowed between), at the start of
+            // the text or after a space.
+            let before = s[..at].trim_end();
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            let boundary = before[..start]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace);
+            let word = before[start..].to_ascii_lowercase();
+            (boundary && LIBPQ_KEYWORDS.contains(&word.as_str())).then(|| format!("{word}=…"))
+        })
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// The scheme of `s` when it starts `postgres:` or `postgresql:` without
+/// the two slashes of a URL (`postgres:/var/db`).
+pub fn slashless_postgres(s: &str) -> Option<&str> {
+    let (scheme, rest) = s.split_once(':')?;
+    let pg = scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql");
+    (pg && !rest.starts_with("//")).then_some(scheme)
+}
+
+/// `url` without its password, and the password (percent-decoded, as the
+/// driver reads it) when it had one: in the user part or a `password=`
+/// parameter. What a unit file may show, and what goes in a secret file.
+pub fn split_password(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let mut password = None;
+    let main = match main.rfind('@') {
+        Some(at) => {
+            let (user, host) = main.split_at(at);
+            match user.split_once(':') {
+                Some((name, pw)) => {
+                    password = Some(percent_decoded(pw));
+                    format!("{name}{host}")
+                }
+                None => main.to_string(),
+            }
+        }
+        None => main.to_string(),
+    };
+    let kept: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .filter(|kv| match kv.split_once('=') {
+            Some((k, v)) if k.eq_ignore_ascii_case("password") => {
+                password = Some(percent_decoded(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let url = match kept.is_empty() {
+        true => format!("{scheme}://{main}"),
+        false => format!("{scheme}://{main}?{}", kept.join("&")),
+    };
+    (url, password)
+}
+
+/// `%XX` sequences decoded (an incomplete one is kept as it is).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// How a connection is encrypted (`sslmode=`, as libpq names them).
 #[cfg(feature = "postgres")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +232,53 @@ mod tests {
             ("postgres://u:p@ss@h/db", "postgres://u:***@h/db"),
         ] {
             assert_eq!(redact(url), shown);
+        }
+    }
+
+    #[test]
+    fn libpq_strings_and_urls_without_slashes_are_recognised() {
+        assert_eq!(
+            libpq_keywords("host=db port=5432 dbname=rtlab password=secret").unwrap(),
+            ["host=…", "port=…", "dbname=…", "password=…"]
+        );
+        assert_eq!(libpq_keywords("dbname = x").unwrap(), ["dbname=…"]);
+        assert!(libpq_keywords("/var/lib/rtlab/rtlab.db").is_none());
+        assert!(libpq_keywords("./run=3.db").is_none());
+        assert!(libpq_keywords("/data/host=1/x.db").is_none());
+        assert_eq!(slashless_postgres("postgres:/var/db"), Some("postgres"));
+        assert_eq!(slashless_postgres("PostgreSQL:db"), Some("PostgreSQL"));
+        assert_eq!(slashless_postgres("postgres://h/db"), None);
+        assert_eq!(slashless_postgres("/tmp/postgres:x"), None);
+    }
+
+    #[test]
+    fn passwords_are_taken_out_whole() {
+        for (url, rest, pw) in [
+            (
+                "postgres://u:pw@h:5432/db",
+                "postgres://u@h:5432/db",
+                Some("pw"),
+            ),
+            (
+                "postgres://u:p%40ss@h/db",
+                "postgres://u@h/db",
+                Some("p@ss"),
+            ),
+            ("postgres://u:p@ss@h/db", "postgres://u@h/db", Some("p@ss")),
+            (
+                "postgres://u@h/db?password=x%20y&sslmode=require",
+                "postgres://u@h/db?sslmode=require",
+                Some("x y"),
+            ),
+            ("postgres://u@h/db", "postgres://u@h/db", None),
+            (
+                "postgres://h/db?connect_timeout=3",
+                "postgres://h/db?connect_timeout=3",
+                None,
+            ),
+        ] {
+            let (u, p) = split_password(url);
+            assert_eq!((u.as_str(), p.as_deref()), (rest, pw), "{url}");
         }
     }
 

@@ -16,9 +16,10 @@ pub(super) fn copy_batch(c: &dyn Conn, batch: &[Window]) -> Result<(usize, usize
         .filter(|w| match w.check() {
             Ok(()) => true,
             Err(why) => {
+                let host: String = w.host.chars().take(64).collect();
                 refused.push(format!(
-                    "window of {} CPU {} at {} ns: {why}",
-                    w.host, w.cpu, w.start_ns
+                    "window of {host} CPU {} at {} ns: {why}",
+                    w.cpu, w.start_ns
                 ));
                 false
             }

@@ -103,7 +103,7 @@ fn housekeeping(i: &Input) -> CpuList {
 }
 
 /// A suggestion of CPUs to isolate: the upper half, never CPU 0.
-fn suggested_isolation(i: &Input) -> String {
+pub(crate) fn suggested_isolation(i: &Input) -> String {
     let cpus = online(i);
     let n = cpus.cpus().len();
     if n < 2 {
@@ -113,7 +113,7 @@ fn suggested_isolation(i: &Input) -> String {
 }
 
 /// The value of `name=` on the kernel command line.
-fn cmdline_param<'a>(cmdline: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn cmdline_param<'a>(cmdline: &'a str, name: &str) -> Option<&'a str> {
     cmdline
         .split_whitespace()
         .take_while(|w| *w != "--")
@@ -121,7 +121,7 @@ fn cmdline_param<'a>(cmdline: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// A CPU mask as the kernel prints it (`ff`, `00000000,0000000f`).
-fn parse_mask(text: &str) -> Option<CpuList> {
+pub(crate) fn parse_mask(text: &str) -> Option<CpuList> {
     let hex: String = text.trim().chars().filter(|&c| c != ',').collect();
     if hex.is_empty() {
         return None;
@@ -139,7 +139,7 @@ fn parse_mask(text: &str) -> Option<CpuList> {
 }
 
 /// A CPU list as a hex mask, for files that take one.
-fn format_mask(cpus: &CpuList) -> String {
+pub(crate) fn format_mask(cpus: &CpuList) -> String {
     let Some(&max) = cpus.cpus().last() else {
         return "0".into();
     };
@@ -566,7 +566,7 @@ fn watchdogs(i: &Input) -> Check {
 }
 
 /// The bracketed choice of a sysfs selector file (`always [madvise] never`).
-fn selected(text: &str) -> Option<&str> {
+pub(crate) fn selected(text: &str) -> Option<&str> {
     text.split_whitespace()
         .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
 }

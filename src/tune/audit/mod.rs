@@ -6,6 +6,8 @@
 
 mod checks;
 
+pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, suggested_isolation};
+
 use crate::record::AuditSummary;
 use crate::system::kernel_config;
 use crate::tune::kconfig::Config;

@@ -3,7 +3,7 @@
 
 use super::outcome::{setting_text, Outcome};
 use super::state::{self, Entry, Journal, State};
-use super::task::{proc_dir, read_task, Setting};
+use super::task::{proc_dir, read_task, Setting, Task};
 use super::thread::{self, Failure, Snapshot};
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
@@ -40,50 +40,30 @@ pub fn restore(dry_run: bool) -> Result<Restored> {
     let mut left = State::default();
     let mut o = Outcome::default();
     for e in &st.entries {
-        let current =
-            read_task(proc_dir(), e.pid, e.tid, &e.name, "").filter(|t| t.starttime == e.starttime);
-        let Some(t) = current else {
-            o.gone += 1;
-            continue;
-        };
-        let (sched, affinity, want) = restore_target(e, &t.setting);
-        let want_text = setting_text(&want);
         if dry_run {
-            o.changed += 1;
-            o.row(&t, &t.setting, want_text, "would restore".into());
+            match current(e) {
+                Some(t) => {
+                    let (_, _, want) = restore_target(e, &t.setting);
+                    o.changed += 1;
+                    o.row(&t, &t.setting, setting_text(&want), "would restore".into());
+                }
+                None => o.gone += 1,
+            }
             continue;
         }
-        let done = thread::put_back(e.tid, sched.as_ref(), affinity.as_ref()).and_then(|()| {
-            thread::snapshot(e.tid).map_err(|error| Failure {
-                error,
-                what: "reading back",
-            })
-        });
-        match done {
-            Ok(now) => {
-                let misses = restore_misses(sched.as_ref(), affinity.as_ref(), &now);
-                if misses.is_empty() {
-                    o.changed += 1;
-                    o.row(&t, &t.setting, want_text, "restored".into());
-                } else {
-                    o.failed += 1;
-                    o.row(
-                        &t,
-                        &t.setting,
-                        setting_text(&now.setting()),
-                        format!("FAILED the kernel kept {}", misses.join(", ")),
-                    );
-                    left.entries.push(e.clone());
-                }
+        match put_back(e) {
+            Put::Restored { task, want } => {
+                o.changed += 1;
+                o.row(&task, &task.setting, setting_text(&want), "restored".into());
             }
-            Err(f) if f.error.errno == ESRCH => o.gone += 1,
-            Err(f) => {
+            Put::Gone => o.gone += 1,
+            Put::Failed { task, now, reason } => {
                 o.failed += 1;
                 o.row(
-                    &t,
-                    &t.setting,
-                    setting_text(&t.setting),
-                    format!("FAILED {}", f.message()),
+                    &task,
+                    &task.setting,
+                    setting_text(&now),
+                    format!("FAILED {reason}"),
                 );
                 left.entries.push(e.clone());
             }
@@ -93,6 +73,73 @@ pub fn restore(dry_run: bool) -> Result<Restored> {
         j.store(&left)?;
     }
     Ok(Restored::Done(o))
+}
+
+/// What putting one recorded thread back did.
+pub enum Put {
+    /// Set back, and read back as recorded: the thread as it was before, and
+    /// the setting it has now.
+    Restored {
+        /// The thread before it was put back.
+        task: Task,
+        /// Its setting now.
+        want: Setting,
+    },
+    /// The thread has exited (or its tid belongs to another thread now).
+    Gone,
+    /// Refused, or the kernel kept something else.
+    Failed {
+        /// The thread before it was put back.
+        task: Task,
+        /// Its setting now.
+        now: Setting,
+        /// Why, readable.
+        reason: String,
+    },
+}
+
+/// The recorded thread, if it still runs (a tid reused since belongs to
+/// another thread).
+fn current(e: &Entry) -> Option<Task> {
+    read_task(proc_dir(), e.pid, e.tid, &e.name, "").filter(|t| t.starttime == e.starttime)
+}
+
+/// Puts one recorded thread back (policy, priority, nice and reset-on-fork
+/// flag as recorded, and the CPUs) and reads it back to confirm.
+pub fn put_back(e: &Entry) -> Put {
+    let Some(t) = current(e) else {
+        return Put::Gone;
+    };
+    let (sched, affinity, want) = restore_target(e, &t.setting);
+    let done = thread::put_back(e.tid, sched.as_ref(), affinity.as_ref()).and_then(|()| {
+        thread::snapshot(e.tid).map_err(|error| Failure {
+            error,
+            what: "reading back",
+        })
+    });
+    match done {
+        Ok(now) => {
+            let misses = restore_misses(sched.as_ref(), affinity.as_ref(), &now);
+            if misses.is_empty() {
+                Put::Restored { task: t, want }
+            } else {
+                Put::Failed {
+                    task: t,
+                    now: now.setting(),
+                    reason: format!("the kernel kept {}", misses.join(", ")),
+                }
+            }
+        }
+        Err(f) if f.error.errno == ESRCH => Put::Gone,
+        Err(f) => {
+            let now = t.setting.clone();
+            Put::Failed {
+                task: t,
+                now,
+                reason: f.message(),
+            }
+        }
+    }
 }
 
 /// What restore gives a recorded thread, and the setting that results.

@@ -5,22 +5,21 @@
 //! Several changes before a restore accumulate; a thread changed twice keeps its
 //! original setting, so one restore returns the system to where it was.
 //!
-//! Several rtlab processes may change priorities at once, so every
-//! read-change-write of the journal happens under an exclusive `flock(2)` on
-//! `prio-restore.lock` beside it ([`Journal::lock`]), and the journal is replaced
-//! atomically (a temporary file in the same directory, written, synced, renamed
-//! over it, the directory synced): a reader sees the old or the new journal, never
-//! a mix, even after a crash or power loss.
+//! The journal is locked and replaced atomically as every journal of rtlab
+//! ([`crate::tune::journal`]): two `prio set` at once, or one killed half-way,
+//! lose no record.
 
 use super::task::Setting;
-use anyhow::{bail, Context, Result};
-use rtlab_engine::rt::flock;
+use crate::tune::journal::{self, Record};
+use anyhow::Result;
 use rtlab_engine::rt::sched::ThreadSched;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+
+pub use crate::tune::journal::LOCK_WAIT;
+
+/// The journal of `prio`, locked.
+pub type Journal = journal::Journal<State>;
 
 /// One changed thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,29 +60,20 @@ pub struct State {
 
 /// Where the journal lives.
 pub fn path() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
-                "neither XDG_STATE_HOME nor HOME is set: cannot place the prio state file",
-            )?;
-            PathBuf::from(home).join(".local/state")
-        }
-    };
-    Ok(base.join("rtlab/prio-restore.json"))
+    Ok(journal::state_dir()?.join("prio-restore.json"))
+}
+
+impl Record for State {
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 impl State {
     /// Reads the journal without taking the lock (for looking only: the file is
     /// always whole); a missing file is an empty state.
     pub fn load(path: &Path) -> Result<State> {
-        match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| {
-                format!("{} is damaged; remove it to start afresh", path.display())
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-        }
+        journal::read(path)
     }
 
     /// Records a change; a thread already recorded keeps its original setting
@@ -115,112 +105,12 @@ impl State {
     }
 }
 
-/// How long [`Journal::lock`] waits for another rtlab to finish with the journal
-/// (it holds it for a few system calls per thread).
-pub const LOCK_WAIT: Duration = Duration::from_secs(10);
-
-/// The journal, locked: only one process at a time holds one, from reading the
-/// journal to writing it back. Dropping it releases the lock.
-#[derive(Debug)]
-pub struct Journal {
-    path: PathBuf,
-    _lock: File,
-}
-
-impl Journal {
-    /// Creates the directory if needed and takes the exclusive lock on
-    /// `prio-restore.lock` beside the journal at `path`, waiting up to `wait`.
-    pub fn lock(path: &Path, wait: Duration) -> Result<Journal> {
-        let dir = parent(path);
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let lock_path = path.with_extension("lock");
-        // The lock file is never removed: a process waiting on a removed file
-        // would lock a file nobody else sees.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        let deadline = Instant::now() + wait;
-        while !flock::try_lock_exclusive(&file)
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?
-        {
-            if Instant::now() >= deadline {
-                bail!(
-                    "another rtlab has held {} for over {} s; wait for it to finish (or find it with `fuser {}`)",
-                    lock_path.display(),
-                    wait.as_secs(),
-                    lock_path.display()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(Journal {
-            path: path.to_path_buf(),
-            _lock: file,
-        })
-    }
-
-    /// The journal's content.
-    pub fn load(&self) -> Result<State> {
-        State::load(&self.path)
-    }
-
-    /// Replaces the journal with `state` atomically and durably, or removes it
-    /// when nothing is left to restore.
-    pub fn store(&self, state: &State) -> Result<()> {
-        let tmp = self.path.with_extension("json.tmp");
-        if state.entries.is_empty() {
-            for p in [&self.path, &tmp] {
-                match std::fs::remove_file(p) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(e).with_context(|| format!("cannot remove {}", p.display()))
-                    }
-                    _ => {}
-                }
-            }
-            return sync_dir(parent(&self.path));
-        }
-        // Under the lock the temporary name is ours alone; one left by a writer
-        // that was killed is simply replaced.
-        let written = (|| {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec_pretty(state)?)?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
-        }
-        std::fs::rename(&tmp, &self.path).with_context(|| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot replace {}", self.path.display())
-        })?;
-        sync_dir(parent(&self.path))
-    }
-}
-
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Makes a rename or removal in `dir` durable (fsync(2) of the directory).
-fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync {}", dir.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rtlab_engine::rt::sched::Policy;
     use std::sync::{Arc, Barrier};
+    use std::time::{Duration, Instant};
 
     fn entry(tid: i32, policy: Policy, aff: bool) -> Entry {
         Entry {
@@ -397,28 +287,33 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_keeps_the_old_journal_and_a_stale_temp_file_is_replaced() {
+    fn links_planted_beside_the_journal_are_never_followed() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("prio-restore.json");
-        let tmp = dir.path().join("prio-restore.json.tmp");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        // The temporary name of older rtlab versions, predictable.
+        let old_tmp = dir.path().join("prio-restore.json.tmp");
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
         let j = Journal::lock(&p, LOCK_WAIT).unwrap();
-        let mut old = State::default();
-        old.record(entry(1, Policy::Other, false));
-        j.store(&old).unwrap();
-        // A writer killed between write and rename left its temporary file.
-        std::fs::write(&tmp, "half a jour").unwrap();
-        let mut new = old.clone();
-        new.record(entry(2, Policy::Batch, true));
-        j.store(&new).unwrap();
-        assert_eq!(j.load().unwrap(), new);
-        assert!(!tmp.exists());
-        // The temporary file cannot be created (a directory is in the way).
-        std::fs::create_dir(&tmp).unwrap();
-        let err = j.store(&old).unwrap_err();
-        assert!(
-            format!("{err:#}").contains("prio-restore.json.tmp"),
-            "{err:#}"
-        );
-        assert_eq!(j.load().unwrap(), new, "the old journal is intact");
+        let mut s = State::default();
+        s.record(entry(1, Policy::Other, false));
+        j.store(&s).unwrap();
+        assert_eq!(j.load().unwrap(), s);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        drop(j);
+        // A link at the lock's name is refused, not followed.
+        let lock = dir.path().join("prio-restore.lock");
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("made-elsewhere"), &lock).unwrap();
+        let err = Journal::lock(&p, LOCK_WAIT).unwrap_err();
+        assert!(format!("{err:#}").contains("prio-restore.lock"), "{err:#}");
+        assert!(!dir.path().join("made-elsewhere").exists());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "temporary files left: {names:?}");
     }
 }

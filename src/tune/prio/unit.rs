@@ -59,7 +59,9 @@ pub fn write_or_show(profile: &Profile, dir: Option<&Path>) -> Result<String> {
                     std::fs::create_dir_all(parent)
                         .with_context(|| format!("cannot create {}", parent.display()))?;
                 }
-                std::fs::write(&path, &text)
+                crate::files::NewFile::at(&path)
+                    .mode(0o644)
+                    .write(text.as_bytes())
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 out.push_str(&format!("wrote {}\n", path.display()));
             }

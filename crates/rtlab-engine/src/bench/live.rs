@@ -5,6 +5,7 @@
 //! threads' own statistics.
 
 use super::Tally;
+use crate::stats::loglin::LogLinear;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -43,34 +44,24 @@ pub struct Snapshot {
     pub pct_ns: u64,
 }
 
-/// Sub-buckets per power of two of [`IntervalHist`]: values within 1/32.
-const SUB_BITS: u32 = 5;
-const SUB: usize = 1 << SUB_BITS;
-/// Values from 2^40 ns (18 minutes) up share the last bucket.
-const TOP_BIT: u32 = 40;
+/// The buckets of [`IntervalHist`]: exact below 32 ns, then 32 per power of
+/// two (values within 1/32); from 2^40 ns (18 minutes) up, the last one.
+const LAYOUT: LogLinear = LogLinear {
+    sub_bits: 5,
+    top_bit: 40,
+};
 /// Buckets of [`IntervalHist`].
-const BUCKETS: usize = (TOP_BIT - SUB_BITS + 1) as usize * SUB;
+const BUCKETS: usize = LAYOUT.buckets();
 
-/// The bucket of `ns`: exact below 32 ns, then 32 buckets per power of two.
+/// The bucket of `ns`.
 #[inline]
 fn bucket(ns: u64) -> usize {
-    let ns = ns.min((1 << TOP_BIT) - 1);
-    if ns < SUB as u64 {
-        return ns as usize;
-    }
-    let e = 63 - ns.leading_zeros();
-    let sub = (ns >> (e - SUB_BITS)) as usize & (SUB - 1);
-    (e - SUB_BITS + 1) as usize * SUB + sub
+    LAYOUT.bucket(ns)
 }
 
 /// The largest value of bucket `i`.
 fn bucket_top(i: usize) -> u64 {
-    if i < SUB {
-        return i as u64;
-    }
-    let e = (i / SUB) as u32 + SUB_BITS - 1;
-    let sub = (i % SUB) as u64;
-    ((SUB as u64 + sub + 1) << (e - SUB_BITS)) - 1
+    LAYOUT.low(i + 1) - 1
 }
 
 /// A thread's event times for interval percentiles: cumulative counts, written
@@ -199,7 +190,7 @@ mod tests {
             assert!(bucket(v) >= last, "{v}");
             last = bucket(v);
         }
-        for v in (0..5000u64).chain([1 << 20, (1 << 20) + 12_345, (1 << TOP_BIT) - 1]) {
+        for v in (0..5000u64).chain([1 << 20, (1 << 20) + 12_345, (1 << LAYOUT.top_bit) - 1]) {
             let i = bucket(v);
             let top = bucket_top(i);
             assert!(

@@ -3,6 +3,21 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+
+/// Opens (creating it if needed, never truncating) the lock file `path`,
+/// without following a symbolic link at its name (`O_NOFOLLOW`: `ELOOP`), so
+/// that a link planted there never makes the caller create or open a file
+/// elsewhere.
+pub fn open_lock_file(path: &std::path::Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
 
 /// Tries to take an exclusive lock on `file` without waiting: `Ok(true)` when
 /// taken, `Ok(false)` when another open file description holds it (another

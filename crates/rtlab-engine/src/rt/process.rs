@@ -103,6 +103,33 @@ impl Usage {
     }
 }
 
+/// CPU time (ns) this process and its ended children have used so far
+/// (`getrusage(2)`, `RUSAGE_SELF` plus `RUSAGE_CHILDREN`): children count once
+/// they have been waited for.
+pub fn own_cpu_ns() -> u64 {
+    let used = |who| {
+        // SAFETY: a zeroed rusage is a valid value to be overwritten.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage(2) writes one rusage through a valid pointer; on
+        // error the zeroed value stays.
+        unsafe { libc::getrusage(who, &mut u) };
+        Usage::from_rusage(&u).cpu_ns
+    };
+    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
+}
+
+/// Clock ticks per second of the times in `/proc` (`sysconf(_SC_CLK_TCK)`,
+/// `USER_HZ`); 100 when it cannot be read.
+pub fn clock_ticks_per_s() -> u64 {
+    // SAFETY: sysconf(3) takes an integer name only.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as u64
+    } else {
+        100
+    }
+}
+
 /// Waits for child `pid` to end (`wait4(2)`, retried on `EINTR`); with `nohang`,
 /// `None` at once while it still runs. Returns how it ended and what it used;
 /// `None` also when `pid` is no child of this process (any more).

@@ -5,6 +5,7 @@
 //! [`Summary`] every series reports.
 
 pub mod hist;
+pub mod loglin;
 pub mod trace;
 pub mod windows;
 

@@ -17,6 +17,7 @@
 //! Memory: [`Windows::BYTES`] (about 34 KiB), allocated by [`Windows::new`];
 //! recording is integer arithmetic on that memory and never allocates.
 
+use super::loglin::LogLinear;
 use super::Moments;
 use serde::{Deserialize, Serialize};
 
@@ -24,34 +25,24 @@ use serde::{Deserialize, Serialize};
 pub const WINDOWS: usize = 32;
 /// Sub-buckets per power of two, as a power of two: 8 sub-buckets.
 pub const SUB_BITS: u32 = 3;
-const SUB: usize = 1 << SUB_BITS;
-/// Values from 2^`TOP_BIT` ns (17.2 s) share the last bucket.
-const TOP_BIT: u32 = 34;
+/// The buckets: values from 2^34 ns (17.2 s) share the last one.
+const LAYOUT: LogLinear = LogLinear {
+    sub_bits: SUB_BITS,
+    top_bit: 34,
+};
 /// Buckets of one window's histogram.
-pub const BUCKETS: usize = (TOP_BIT - SUB_BITS + 1) as usize * SUB;
+pub const BUCKETS: usize = LAYOUT.buckets();
 
 /// The bucket of `ns`: exact below 8 ns, then 8 buckets per power of two.
 #[inline]
 pub fn bucket(ns: u64) -> usize {
-    let ns = ns.min((1 << TOP_BIT) - 1);
-    if ns < SUB as u64 {
-        return ns as usize;
-    }
-    // 3 ≤ e < TOP_BIT, so the shift and the index stay in range.
-    let e = 63 - ns.leading_zeros();
-    let sub = (ns >> (e - SUB_BITS)) as usize & (SUB - 1);
-    (e - SUB_BITS + 1) as usize * SUB + sub
+    LAYOUT.bucket(ns)
 }
 
 /// The smallest value of bucket `i` (`i <= BUCKETS`; `bucket_low(BUCKETS)` is
 /// the end of the last bucket's nominal range, 2^34 ns).
 pub fn bucket_low(i: usize) -> u64 {
-    if i < SUB {
-        return i as u64;
-    }
-    let e = (i / SUB) as u32 + SUB_BITS - 1;
-    let sub = (i % SUB) as u64;
-    (SUB as u64 + sub) << (e - SUB_BITS)
+    LAYOUT.low(i)
 }
 
 /// One window: the exact moments of its values and their bucket counts.
@@ -123,12 +114,7 @@ impl Windows {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         if self.in_block == 0 {
-            if self.len == self.windows.len() {
-                self.compact();
-            }
-            if self.in_block == 0 {
-                self.len += 1;
-            }
+            self.next_window();
         }
         let w = &mut self.windows[self.len - 1];
         w.moments.record(ns);
@@ -137,6 +123,19 @@ impl Windows {
         self.in_block += 1;
         if self.in_block == self.block {
             self.in_block = 0;
+        }
+    }
+
+    /// Starts the next window, compacting first when all are in use. Out of
+    /// line: it runs once a block.
+    #[cold]
+    #[inline(never)]
+    fn next_window(&mut self) {
+        if self.len == self.windows.len() {
+            self.compact();
+        }
+        if self.in_block == 0 {
+            self.len += 1;
         }
     }
 

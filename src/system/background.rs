@@ -1,0 +1,121 @@
+//! Other load on the machine during a run: the load average and the CPU time
+//! of every other process, read from `/proc` when a measurement starts and
+//! when it ends ([`Background`]). A comparison that says "what differs:
+//! nothing" while something else kept the CPUs busy would mislead.
+
+use crate::record::Background;
+use rtlab_engine::rt::process::{clock_ticks_per_s, own_cpu_ns};
+use std::time::Instant;
+
+/// What `/proc` says at one moment.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    at: Instant,
+    loadavg: f64,
+    /// Busy time of all CPUs (ns).
+    busy_ns: u64,
+    /// CPU time of this process and its ended children (ns).
+    own_ns: u64,
+}
+
+impl Sample {
+    /// Now; `None` when `/proc` cannot be read.
+    pub fn now() -> Option<Sample> {
+        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        Some(Sample {
+            at: Instant::now(),
+            loadavg: first_loadavg(&loadavg)?,
+            busy_ns: busy_ticks(&stat)? * 1_000_000_000 / clock_ticks_per_s(),
+            own_ns: own_cpu_ns(),
+        })
+    }
+
+    /// What the machine did from this sample to `end`.
+    pub fn until(&self, end: &Sample) -> Background {
+        let elapsed = end.at.duration_since(self.at).as_nanos().max(1) as f64;
+        let busy = end.busy_ns.saturating_sub(self.busy_ns);
+        let own = end.own_ns.saturating_sub(self.own_ns);
+        Background {
+            loadavg: (self.loadavg, end.loadavg),
+            other_cpus: busy.saturating_sub(own) as f64 / elapsed,
+        }
+    }
+}
+
+/// The 1-minute load average of `/proc/loadavg`.
+fn first_loadavg(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The busy ticks of all CPUs of `/proc/stat`: user, nice, system, irq and
+/// softirq of its `cpu` line (idle, iowait and the time a hypervisor gave to
+/// others are not busy; guest time is within user).
+fn busy_ticks(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal ...
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(at(0) + at(1) + at(2) + at(5) + at(6))
+}
+
+/// Runs `measure` and records in its run what else the machine did meanwhile.
+pub fn recorded<E>(
+    measure: impl FnOnce() -> Result<crate::record::Run, E>,
+) -> Result<crate::record::Run, E> {
+    let start = Sample::now();
+    let mut run = measure()?;
+    if let (Some(s), Some(e)) = (start, Sample::now()) {
+        run.background = Some(s.until(&e));
+    }
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_lines_read_by_hand() {
+        assert_eq!(first_loadavg("0.52 0.40 0.31 2/190 4242\n"), Some(0.52));
+        assert_eq!(first_loadavg(""), None);
+        let stat = "cpu  100 5 40 9000 30 2 3 7 0 0\ncpu0 50 2 20 4500 15 1 1 3 0 0\n";
+        assert_eq!(busy_ticks(stat), Some(100 + 5 + 40 + 2 + 3));
+        assert_eq!(busy_ticks("intr 1 2\n"), None);
+    }
+
+    /// Two CPUs busy with others for one second of two: one CPU on average.
+    #[test]
+    fn other_cpus_are_busy_time_less_our_own() {
+        let at = Instant::now();
+        let start = Sample {
+            at,
+            loadavg: 0.1,
+            busy_ns: 1_000_000_000,
+            own_ns: 100,
+        };
+        let end = Sample {
+            at: at + std::time::Duration::from_secs(2),
+            loadavg: 1.9,
+            busy_ns: 3_500_000_000,
+            own_ns: 500_000_100,
+        };
+        let b = start.until(&end);
+        assert_eq!(b.loadavg, (0.1, 1.9));
+        assert!((b.other_cpus - 1.0).abs() < 1e-9, "{}", b.other_cpus);
+        // Our own time is never counted as the others' less than nothing.
+        let b = end.until(&end);
+        assert_eq!(b.other_cpus, 0.0);
+    }
+
+    #[test]
+    fn a_sample_of_this_machine_reads() {
+        let s = Sample::now().expect("/proc is mounted");
+        let b = s.until(&Sample::now().unwrap());
+        assert!(b.other_cpus >= 0.0 && b.loadavg.0 >= 0.0, "{b:?}");
+    }
+}
