@@ -111,8 +111,19 @@ pub fn system_fields(r: &Run) -> Vec<(&'static str, String)> {
         ("container", opt(&f.container)),
         ("loads", loads_of(r)),
         (OTHER_LOAD, other_load(r)),
+        ("other RT threads", other_rt_threads(r)),
         ("rtlab", r.rtlab_version.clone()),
     ]
+}
+
+/// Other processes' real-time threads during the run (`none`; unknown for a
+/// run that did not record its background).
+fn other_rt_threads(r: &Run) -> String {
+    match &r.background {
+        Some(b) if b.rt_threads.is_empty() => "none".into(),
+        Some(b) => b.rt_threads.join(", "),
+        None => UNKNOWN.into(),
+    }
 }
 
 /// Other load during the run in words: `1.90 CPUs busy, loadavg 0.20/2.10`
@@ -315,6 +326,7 @@ mod tests {
             Some(Background {
                 loadavg: (0.1, 0.2),
                 other_cpus: cpus,
+                rt_threads: Vec::new(),
             })
         };
         a.background = busy(0.02);

@@ -24,7 +24,9 @@ use crate::scenario::runner::{by_base, StepRun};
 /// (`idle [campaign 3]`).
 pub fn arms(steps: &[StepRun]) -> Vec<Arm> {
     let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
-    let several = steps.iter().any(|s| s.run.campaign != steps[0].run.campaign);
+    let several = steps
+        .iter()
+        .any(|s| s.run.campaign != steps[0].run.campaign);
     by_base(steps)
         .iter()
         .map(|g| {

@@ -6,8 +6,8 @@
 use super::common::{self, Context};
 use super::reportargs::{finish, NoiseArgs, ReportFiles, RequireArgs};
 use super::selection::{
-    campaign_pairings, campaign_side, chosen, mixed_sides, pair_by_step, side,
-    steps_by_base, ByArgs, Entry, FleetFilter, Side,
+    campaign_pairings, campaign_side, chosen, mixed_sides, pair_by_step, side, steps_by_base,
+    ByArgs, Entry, FleetFilter, Side,
 };
 use crate::analysis::arms::Arm;
 use crate::analysis::outcome::{analyse, by_kind, Outcome, Pairing};

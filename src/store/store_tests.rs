@@ -149,6 +149,7 @@ fn sample_run(threads: usize) -> Run {
         background: Some(crate::record::Background {
             loadavg: (0.5, 1.25),
             other_cpus: 0.75,
+            rt_threads: vec!["app fifo 80".into()],
         }),
         warnings: vec![Warning::new("vm", "virtual")],
     }

@@ -522,7 +522,10 @@ fn repeat_interleaves_every_step_and_records_its_base_name_and_round() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.matches("decision:").count(), 1, "{text}");
-    assert!(text.contains("    b ≤1ns: FAIL in 2 of 2 repeats"), "{text}");
+    assert!(
+        text.contains("    b ≤1ns: FAIL in 2 of 2 repeats"),
+        "{text}"
+    );
 }
 
 #[test]

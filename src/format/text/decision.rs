@@ -11,7 +11,7 @@ use super::verdict::signed;
 use crate::analysis::compare::Quantity;
 use crate::analysis::decision::{BiggestChange, Ranked, Stability, Tiers};
 use crate::analysis::interval::{Basis, Change, Estimate};
-use crate::analysis::outcome::{Outcome, Part, Tally};
+use crate::analysis::outcome::{OneSetup, Outcome, Part, Tally};
 use crate::analysis::verdict::{Verdict, FAIL, NO_DATA, PASS, UNDECIDED};
 use crate::format::UNKNOWN;
 use crate::units::{Human, TimeUnit};
@@ -81,9 +81,7 @@ fn tiers_text(t: &Tiers, pad: &str) -> String {
                 out.push_str(&paragraph(&head, &format!("{}; {note}", repeats_line(v))))
             }
             (true, None) => out.push_str(&paragraph(&head, &repeats_line(v))),
-            (false, Some(note)) => {
-                out.push_str(&paragraph(&format!("{head}{}: ", v.result), note))
-            }
+            (false, Some(note)) => out.push_str(&paragraph(&format!("{head}{}: ", v.result), note)),
             (false, None) => {}
         }
     }
@@ -239,7 +237,30 @@ pub fn ranked_line(r: &Ranked) -> String {
                 ),
             }
         }
+        Ranked::OneSetup { arms } => format!(
+            "no most stable: {} differ in nothing known, repeats of one setup",
+            arms.join(", ")
+        ),
     }
+}
+
+/// Arms compared as repeats of one setup, in one sentence: `the runs differ
+/// in nothing known: ... (max over 5 repeats: 63us – 110ms)`.
+pub fn one_setup_line(s: &OneSetup) -> String {
+    let range = match s.max_ns {
+        Some((lo, hi)) => format!(
+            " (max over {} repeats: {} – {})",
+            s.runs,
+            Human(lo),
+            Human(hi)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "the runs differ in nothing known (host, kernel, parameters, configuration, other load): \
+         compared as {} repeats of one setup, their differences are run-to-run variation{range}",
+        s.runs
+    )
 }
 
 /// How the figures of the other arms fell against the baseline's.
@@ -322,6 +343,9 @@ pub fn explained_line(b: &BiggestChange) -> String {
 /// The sentences of one part's decision besides its tables, in order.
 pub fn lines(p: &Part, noise: f64, unit: TimeUnit) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(s) = &p.one_setup {
+        out.push(one_setup_line(s));
+    }
     if p.comparison.columns.len() > 1 {
         out.push(tally_line(&p.tally, noise));
     }
@@ -476,7 +500,10 @@ mod tests {
         let o = analyse(
             vec![Pairing {
                 title: "latency".into(),
-                arms: vec![repeats("idle", &[400, 455, 300]), repeats("load", &[400, 1_500, 300])],
+                arms: vec![
+                    repeats("idle", &[400, 455, 300]),
+                    repeats("load", &[400, 1_500, 300]),
+                ],
                 baseline: 0,
                 by: None,
             }],
@@ -524,5 +551,17 @@ mod tests {
             ..Tally::default()
         };
         assert!(tally_line(&unknown, 0.05).starts_with("no change can be told"));
+        let one = OneSetup {
+            runs: 5,
+            max_ns: Some((63_000, 110_000_000)),
+        };
+        assert!(
+            one_setup_line(&one).ends_with(
+                "compared as 5 repeats of one setup, their differences are run-to-run \
+                 variation (max over 5 repeats: 63us – 110ms)"
+            ),
+            "{}",
+            one_setup_line(&one)
+        );
     }
 }
