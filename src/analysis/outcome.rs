@@ -333,6 +333,7 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::diff;
     use crate::analysis::fixture::windowed_run;
     use crate::analysis::interval::DEFAULT_NOISE;
     use crate::analysis::verdict::parse_requirement;
@@ -430,7 +431,7 @@ mod tests {
             DEFAULT_NOISE,
         );
         assert!(o.parts[0].one_setup.is_none());
-        assert_eq!(o.parts[0].differences[0].field, "other RT threads");
+        assert_eq!(o.parts[0].differences[0].field, diff::OTHER_LOAD);
         assert!(o.parts[0].tally.worse > 0);
     }
 
