@@ -5,12 +5,14 @@
 #
 # Each figure is the difference between a run of N events and a run of 1 event
 # (so that start-up, rtlab's timing-overhead measurement and sysbench's Lua
-# start are left out), divided by N - 1. CPU times are the best of ROUNDS rounds,
+# start are left out), divided by N - 1 (mutex: per lock, its one event per
+# thread taking N locks). cpu runs `rtlab bench`; the others run both tools
+# through the same sysbench command line (`rtlab sysbench`). CPU times are the best of ROUNDS rounds,
 # the tools alternating; instruction counts are exact and taken once.
 #
 # Usage: [RTLAB=BINARY] bench/vs-sysbench-work.sh [ROUNDS] [--callgrind]
 #   defaults: 5 rounds, no callgrind, the release build of this tree (RTLAB:
-#   another rtlab binary, e.g. an older build). About 2 minutes (5 more with
+#   another rtlab binary, e.g. an older build). About 10 minutes (15 more with
 #   --callgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,18 +85,38 @@ cpu() {
         "$RTLAB bench cpu --max-prime $mp --events 1 --no-save" \
         "$RTLAB bench cpu --max-prime $mp --events $n --no-save"
 }
+# memory BLOCK KIB OPER ACCESS N: both tools through the same sysbench command
+# line (rtlab's personality), with a time limit that does not end the run, so
+# that both check it before every event as a timed run does.
 memory() {
-    local block=$1 kib=$2 n=$3
-    compare "memory write, $block block" "$n" \
-        "sysbench memory --memory-block-size=$block --memory-total-size=${kib}K --time=0 run" \
-        "sysbench memory --memory-block-size=$block --memory-total-size=$((kib * n))K --time=0 run" \
-        "$RTLAB bench memory --block-size $block --total-size ${kib}K --no-save" \
-        "$RTLAB bench memory --block-size $block --total-size $((kib * n))K --no-save"
+    local block=$1 kib=$2 oper=$3 access=$4 n=$5 args
+    args="memory --memory-block-size=$block --memory-oper=$oper --memory-access-mode=$access --time=100000"
+    compare "memory $access $oper, $block block" "$n" \
+        "sysbench $args --memory-total-size=${kib}K run" \
+        "sysbench $args --memory-total-size=$((kib * n))K run" \
+        "$RTLAB sysbench $args --memory-total-size=${kib}K run" \
+        "$RTLAB sysbench $args --memory-total-size=$((kib * n))K run"
 }
+# same NAME N ARGS_1 ARGS_N: `sysbench ARGS run` against `rtlab sysbench ARGS run`.
+same() {
+    compare "$1" "$2" "sysbench $3 run" "sysbench $4 run" "$RTLAB sysbench $3 run" "$RTLAB sysbench $4 run"
+}
+export RTLAB_NO_STORE=1
 cpu 2000 4000
-cpu 10000 500
 cpu 20000 300
-memory 64M 65536 40
-memory 256K 256 4000
+for oper in write read; do
+    for access in seq rnd; do
+        memory 1K 1 "$oper" "$access" 400000
+        memory 1M 1024 "$oper" "$access" 300
+    done
+    memory 64M 65536 "$oper" seq 20
+done
+memory 1K 1 none seq 400000
+same "threads, yields 1, 1 lock" 200000 "threads --thread-yields=1 --thread-locks=1 --events=1 --time=0" \
+    "threads --thread-yields=1 --thread-locks=1 --events=200000 --time=0"
+same "mutex, loops 0 (per lock)" 2000000 "mutex --mutex-loops=0 --mutex-locks=1" \
+    "mutex --mutex-loops=0 --mutex-locks=2000000"
+same "mutex, loops 100 (per lock)" 200000 "mutex --mutex-loops=100 --mutex-locks=1" \
+    "mutex --mutex-loops=100 --mutex-locks=200000"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "speed: sysbench's CPU time per event / rtlab's (above 1: rtlab does an event in less CPU time)"

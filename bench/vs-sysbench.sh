@@ -1,106 +1,156 @@
 #!/usr/bin/env bash
-# rtlab bench vs sysbench, side by side in one run with the same parameters.
+# rtlab's sysbench against the real sysbench: the same command line to both
+# (`sysbench ARGS run` and `rtlab sysbench ARGS run`), the same parser on both
+# outputs, and one line per comparison with the ratio rtlab/sysbench of the
+# rate (MiB/s, events/s, operations/s; for mutex, 1 / total time), higher meaning rtlab did
+# more.
 #
-# Each pair runs three times in alternating order (sysbench first, then rtlab
-# first, then sysbench first) so that drift on a shared machine hits both tools
-# alike; each tool's figure is its best round (highest rate, lowest time), the
-# usual estimator when other load can only slow a run down. Prints one line per comparison with the ratio rtlab/sysbench
-# and the target, then rtlab's measured timing overhead per event.
+# Each comparison runs ROUNDS rounds; a round runs both tools back to back,
+# sysbench first in odd rounds and rtlab first in even ones, so that drift
+# hits both alike, and gives one ratio. The line shows each tool's median
+# rate, the median ratio and the range of the rounds' ratios (the spread),
+# and whether the median is within the target. Single-thread runs are pinned
+# to one CPU (the last one) for both tools.
 #
-# Usage: bench/vs-sysbench.sh [SECONDS_PER_RUN] [DIR_FOR_FILEIO]
-#   defaults: 2 seconds, a fresh directory under /tmp. About 3 minutes in all.
-# On a machine others are using, bench/vs-sysbench-work.sh compares the CPU time
-# (and instructions) per event instead, which their work does not inflate.
+# Before measuring it waits (up to 5 minutes) for the 1-minute load average
+# to drop below 0.3 per CPU and says so if it did not: figures from a busy
+# machine are printed but marked. At the end: the load average, and rtlab's
+# timing overhead per event.
+#
+# Usage: bench/vs-sysbench.sh [-r ROUNDS] [-t SECONDS] [-k PATTERN] [-n]
+#   -r  rounds per comparison (default 5)
+#   -t  seconds per run (default 2)
+#   -k  only the comparisons whose name contains PATTERN
+#   -n  do not wait for a quiet machine
+# About 12 minutes with the defaults. RTLAB=BINARY: another rtlab build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-T=${1:-2}
-DIR=${2:-}
+ROUNDS=5 T=2 ONLY= WAIT=1
+while getopts "r:t:k:n" o; do
+    case $o in
+    r) ROUNDS=$OPTARG ;;
+    t) T=$OPTARG ;;
+    k) ONLY=$OPTARG ;;
+    n) WAIT= ;;
+    *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+    esac
+done
 command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
-cargo build --release --quiet 2>/dev/null || cargo build --release
-RTLAB=$PWD/target/release/rtlab
+if [ -z "${RTLAB:-}" ]; then
+    cargo build --release --quiet 2>/dev/null || cargo build --release
+    RTLAB=$PWD/target/release/rtlab
+fi
+export RTLAB_NO_STORE=1
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-[ -n "$DIR" ] || DIR=$WORK/files
-mkdir -p "$DIR"
+CPUS=$(nproc)
+PIN="taskset -c $((CPUS - 1))"
 
-# metric NAME < rtlab JSON: the value of one metrics entry.
-metric() { grep -o "\"$1\": [-0-9.e+]*" | head -1 | awk '{print $2}'; }
-# after PATTERN < sysbench output: the first number following PATTERN.
-after() {
-    awk -v pat="$1" '$0 ~ pat { sub(".*" pat, ""); match($0, /[0-9.]+/); print substr($0, RSTART, RLENGTH); exit }'
+load1() { cut -d' ' -f1 /proc/loadavg; }
+quiet() { awk -v l="$(load1)" -v n="$CPUS" 'BEGIN { exit !(l < 0.3 * n) }'; }
+BUSY=
+if [ -n "$WAIT" ]; then
+    for _ in $(seq 60); do quiet && break; sleep 5; done
+fi
+quiet || BUSY=" (BUSY: the figures below are not to be trusted)"
+
+# rate KIND < output: the rate of one sysbench-layout output.
+rate() {
+    awk -v kind="$1" '
+        /MiB transferred/ { mib = $0; sub(/.*\(/, "", mib); sub(/ MiB.*/, "", mib) }
+        /reads\/s:/ { rd = $NF }
+        /Total operations:/ { ops = $0; sub(/.*\(/, "", ops); sub(/ per second.*/, "", ops) }
+        /events per second:/ { eps = $NF }
+        /total time:/ { t = $NF; sub("s$", "", t) }
+        /total number of events:/ { ev = $NF }
+        END {
+            if (kind == "mib") print mib
+            else if (kind == "eps") print eps
+            else if (kind == "rd") print rd
+            else if (kind == "ops") print ops
+            else if (kind == "evt") print ev / t
+            else print 1 / t
+        }'
 }
-# best max|min VALUES...: the highest or lowest value.
-best() {
-    local how=$1
-    shift
-    printf '%s\n' "$@" | sort -g | { if [ "$how" = max ]; then tail -1; else head -1; fi; } |
-        awk '{ printf "%.2f", $1 }'
-}
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a OVERHEAD=()
-echo "sysbench $(sysbench --version | awk '{print $2}'), $($RTLAB --version); $(nproc) CPUs;" \
-    "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); ${T}s per run, best of 3"
-printf '%-36s %14s %14s %7s  %s\n' "comparison" "sysbench" "rtlab" "ratio" "target"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $($RTLAB --version); $CPUS CPUs;" \
+    "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)$BUSY"
+echo "${T}s per run, $ROUNDS rounds in alternating order; ratio = rtlab / sysbench of the rate"
+printf '%-34s %12s %12s %7s %13s  %s\n' comparison sysbench rtlab ratio "spread" target
 
-# runs "SYSBENCH ARGS" "RTLAB ARGS" ["SYSBENCH PREPARE ARGS"]: three rounds in
-# alternating order; the outputs go to $WORK/{sb,rt}{1,2,3}. With the third
-# argument sysbench prepares fresh files before each run and removes them after,
-# as rtlab does within its own run (neither tool times its preparing).
-runs() {
-    local sbargs=$1 rtargs=$2 prep=${3:-} round tool
-    for round in 1 2 3; do
-        if [ "$round" = 2 ]; then order="rt sb"; else order="sb rt"; fi
-        for tool in $order; do
+# cmp NAME KIND TARGET PIN|- ARGS: ROUNDS rounds of `sysbench ARGS run` and
+# `rtlab sysbench ARGS run`; KIND is the rate (mib, ops, eps, evt, rd, inv).
+cmp() {
+    local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() round tool out a b
+    [[ -z $ONLY || $name == *$ONLY* ]] || return 0
+    [ "$pin" = - ] && pin= || pin=$PIN
+    for round in $(seq "$ROUNDS"); do
+        for tool in $([ $((round % 2)) = 1 ] && echo "sb rt" || echo "rt sb"); do
+            out=$WORK/$tool
             if [ "$tool" = sb ]; then
-                [ -z "$prep" ] || (cd "$DIR" && sysbench $prep prepare >/dev/null)
-                (cd "$DIR" && eval "sysbench $sbargs run") >"$WORK/sb$round"
-                [ -z "$prep" ] || (cd "$DIR" && sysbench $prep cleanup >/dev/null)
+                (cd "$WORK" && $pin sysbench $args run) >"$out"
             else
-                eval "$RTLAB bench $rtargs --no-save --json" >"$WORK/rt$round"
+                (cd "$WORK" && $pin "$RTLAB" sysbench $args run) >"$out"
             fi
         done
+        a=$(rate "$kind" <"$WORK/sb") b=$(rate "$kind" <"$WORK/rt")
+        s+=("$a") r+=("$b") q+=("$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')")
     done
-    OVERHEAD+=("${rtargs%% *}: $(metric timing_overhead_ns <"$WORK/rt1" | awk '{printf "%.0f", $1}')ns")
+    local m lo hi ok
+    m=$(median "${q[@]}")
+    lo=$(printf '%s\n' "${q[@]}" | sort -g | head -1)
+    hi=$(printf '%s\n' "${q[@]}" | sort -g | tail -1)
+    ok=$(awk -v m="$m" -v t="$target" 'BEGIN {
+        if (split(t, b, "-") != 2) { print ""; exit }
+        print (m >= b[1] && m <= b[2]) ? "ok" : "OFF" }')
+    printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f  %s %s\n' "$name" "$(median "${s[@]}")" \
+        "$(median "${r[@]}")" "$m" "$lo" "$hi" "$target" "$ok"
 }
 
-# row NAME TARGET SYSBENCH_PATTERN RTLAB_METRIC max|min: one line from the last
-# runs (max for rates, min for times).
-row() {
-    local name=$1 target=$2 pat=$3 met=$4 how=$5 s r
-    s=$(best "$how" "$(after "$pat" <"$WORK/sb1")" "$(after "$pat" <"$WORK/sb2")" \
-        "$(after "$pat" <"$WORK/sb3")")
-    r=$(best "$how" "$(metric "$met" <"$WORK/rt1")" "$(metric "$met" <"$WORK/rt2")" \
-        "$(metric "$met" <"$WORK/rt3")")
-    printf '%-36s %14s %14s %7s  %s\n' "$name" "$s" "$r" \
-        "$(awk -v a="$r" -v b="$s" 'BEGIN { printf "%.3f", a / b }')" "$target"
-}
-
-runs "cpu --cpu-max-prime=2000 --threads=1 --time=$T" "cpu --max-prime 2000 --threads 1 --time $T"
-row "cpu events/s, max prime 2000" "0.97-1.03" "events per second:" events_per_s max
-runs "cpu --cpu-max-prime=20000 --threads=1 --time=$T" "cpu --max-prime 20000 --threads 1 --time $T"
-row "cpu events/s, max prime 20000" "0.97-1.03" "events per second:" events_per_s max
-runs "cpu --cpu-max-prime=10000 --threads=1 --time=$T" "cpu --max-prime 10000 --threads 1 --time $T"
-row "cpu events/s, 1 thread" "0.90-1.10" "events per second:" events_per_s max
-runs "cpu --cpu-max-prime=10000 --threads=2 --time=$T" "cpu --max-prime 10000 --threads 2 --time $T"
-row "cpu events/s, 2 threads" "0.90-1.10" "events per second:" events_per_s max
-runs "memory --time=$T" "memory --time $T"
-row "memory MiB/s, 1K block (default)" ">= 1" "MiB transferred [(]" mib_per_s max
-runs "memory --memory-block-size=64M --time=$T" "memory --block-size 64M --time $T"
-row "memory MiB/s, 64M block" "0.97-1.03" "MiB transferred [(]" mib_per_s max
-
-runs "fileio --file-total-size=256M --file-test-mode=rndrw --time=$T" \
-    "fileio --dir '$DIR' --total-size 256M --mode rndrw --time $T" "fileio --file-total-size=256M"
-row "fileio rndrw 256M reads/s" "0.80-1.20" "reads/s:" reads_per_s max
-row "fileio rndrw 256M writes/s" "0.80-1.20" "writes/s:" writes_per_s max
-row "fileio rndrw 256M fsyncs/s" "(info)" "fsyncs/s:" fsyncs_per_s max
-
-runs "threads --threads=4 --events=500 --time=0" "threads --threads 4 --events 500"
-row "threads total time (s), 4 threads" "lower is better" "total time:" total_time_s min
-runs "mutex --threads=4" "mutex --threads 4"
-row "mutex total time (s), 4 threads" "lower is better" "total time:" total_time_s min
+MEM="memory --time=$T"
+for size in 1K 1M 64M; do
+    for access in seq rnd; do
+        for oper in write read; do
+            cmp "memory $size $access $oper MiB/s" mib 0.97-1.03 pin \
+                "$MEM --memory-block-size=$size --memory-access-mode=$access --memory-oper=$oper"
+        done
+    done
+done
+cmp "memory 1K seq none ops/s" ops 0.97-1.03 pin "$MEM --memory-oper=none"
+cmp "memory 1K seq write, 2 threads" mib 0.97-1.03 - "$MEM --threads=2"
+cmp "memory 1K local, 2 threads" mib 0.97-1.03 - "$MEM --threads=2 --memory-scope=local"
+cmp "cpu events/s, max prime 2000" eps 0.97-1.03 pin "cpu --cpu-max-prime=2000 --time=$T"
+cmp "cpu events/s, max prime 20000" eps 0.97-1.03 pin "cpu --cpu-max-prime=20000 --time=$T"
+cmp "threads events/s, 1 thread" evt 0.97-1.03 pin "threads --time=$T"
+cmp "threads events/s, yields 1 locks 1" evt 0.97-1.03 pin \
+    "threads --thread-yields=1 --thread-locks=1 --time=$T"
+cmp "threads events/s, 4 threads" evt 0.97-1.03 - "threads --threads=4 --time=$T"
+cmp "mutex 1/time, 1 thread" inv 0.97-1.03 pin "mutex"
+cmp "mutex 1/time, loops 0" inv 0.97-1.03 pin "mutex --mutex-loops=0 --mutex-locks=2000000"
+cmp "mutex 1/time, 4 threads" inv 0.97-1.03 - "mutex --threads=4"
+FIO="fileio --file-total-size=256M --file-test-mode=rndrw"
+if [[ -z $ONLY || "fileio" == *$ONLY* ]]; then
+    (cd "$WORK" && sysbench $FIO prepare >/dev/null)
+    cmp "fileio rndrw 256M reads/s" rd 0.90-1.10 - "$FIO --time=$T"
+    (cd "$WORK" && sysbench $FIO cleanup >/dev/null)
+fi
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "rtlab timing overhead per event (clock read + histogram + live counters):"
-printf '  %s\n' "${OVERHEAD[@]}" | sort -u
+echo "rtlab's own modes beside the drop-in (not sysbench's work; for information):"
+for size in 1K 64M; do
+    printf '  memory %-3s seq write, --mode bandwidth: %s MiB/s\n' "$size" "$(
+        $PIN "$RTLAB" bench memory --block-size "$size" --mode bandwidth --time "$T" --no-save --json |
+            grep -o '"mib_per_s": [0-9.]*' | awk '{ printf "%.2f", $2 }'
+    )"
+done
+echo
+echo "rtlab's timing overhead per event (an empty event):"
+for mode in sysbench bandwidth; do
+    printf '  %-9s %s ns\n' "$mode" "$(
+        "$RTLAB" bench memory --mode "$mode" --events 1 --no-save --json |
+            grep -o '"timing_overhead_ns": [0-9.]*' | awk '{ printf "%.0f", $2 }'
+    )"
+done

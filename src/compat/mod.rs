@@ -97,6 +97,14 @@ pub struct RawArgs {
 /// invocations through a symlink, where there is no rtlab flag.
 pub const NO_STORE_ENV: &str = "RTLAB_NO_STORE";
 
+/// The environment variable that labels a personality's run (rtlab's
+/// `--label`), so that the tool's own command line stays as it is.
+pub const LABEL_ENV: &str = "RTLAB_LABEL";
+
+/// The environment variable that tags a personality's run: tags separated by
+/// commas (rtlab's `--tag`, repeated).
+pub const TAGS_ENV: &str = "RTLAB_TAGS";
+
 /// Where and whether a personality stores its run: the convention every
 /// personality follows.
 #[derive(Debug, Clone)]
@@ -105,16 +113,24 @@ pub struct Session {
     pub db: Option<PathBuf>,
     /// `--no-store` or `RTLAB_NO_STORE=1`.
     pub no_store: bool,
+    /// `RTLAB_LABEL`.
+    pub label: Option<String>,
+    /// `RTLAB_TAGS`.
+    pub tags: Vec<String>,
 }
 
 impl Session {
     /// The session of an invocation: `db` from `--db` (none through a symlink),
-    /// `no_store` from `--no-store`, either of them raised by `RTLAB_NO_STORE`.
+    /// `no_store` from `--no-store`, either of them raised by `RTLAB_NO_STORE`;
+    /// the label and tags from `RTLAB_LABEL` and `RTLAB_TAGS`, checked as
+    /// `--label` and `--tag` are, before anything runs.
     pub fn new(db: Option<PathBuf>, no_store: bool) -> Result<Session> {
-        let env = std::env::var(NO_STORE_ENV).unwrap_or_default();
+        let env = |name| std::env::var(name).unwrap_or_default();
         Ok(Session {
             db,
-            no_store: no_store || no_store_value(&env)?,
+            no_store: no_store || no_store_value(&env(NO_STORE_ENV))?,
+            label: label_of(&env(LABEL_ENV))?,
+            tags: tags_of(&env(TAGS_ENV))?,
         })
     }
 
@@ -126,6 +142,10 @@ impl Session {
             return Ok(());
         }
         let mut store = Store::open(&store::default_path(self.db.as_deref())?)?;
+        if let Some(label) = &self.label {
+            run.label = label.clone();
+        }
+        run.tags = self.tags.clone();
         run.audit = Some(crate::tune::audit::summary());
         let id = store.save(run)?;
         run.id = Some(id);
@@ -146,6 +166,36 @@ fn no_store_value(text: &str) -> Result<bool> {
         ))
         .into()),
     }
+}
+
+/// `RTLAB_LABEL`: unset or empty is no label, else what `--label` takes.
+fn label_of(text: &str) -> Result<Option<String>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    crate::cli::common::label_value(text)
+        .map(Some)
+        .map_err(|e| UsageError(format!("{LABEL_ENV}='{text}': {e}")).into())
+}
+
+/// `RTLAB_TAGS`: unset or empty is no tag, else tags separated by commas
+/// (spaces around each trimmed), each what `--tag` takes.
+fn tags_of(text: &str) -> Result<Vec<String>> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .enumerate()
+        .map(|(i, t)| {
+            crate::cli::common::tag_value(t.trim()).map_err(|e| {
+                UsageError(format!(
+                    "{TAGS_ENV}='{text}': tag {} of the list: {e}",
+                    i + 1
+                ))
+                .into()
+            })
+        })
+        .collect()
 }
 
 /// Runs rtlab invoked as `p` through a symlink: every argument is the tool's.
@@ -190,6 +240,29 @@ mod tests {
         for p in Personality::ALL {
             assert_eq!(Personality::from_argv0(OsStr::new(p.name())), Some(*p));
         }
+    }
+
+    #[test]
+    fn labels_and_tags_from_the_environment_are_checked_as_the_flags() {
+        assert_eq!(label_of("").unwrap(), None);
+        assert_eq!(
+            label_of("preempt-rt").unwrap().as_deref(),
+            Some("preempt-rt")
+        );
+        let e = label_of("  ").unwrap_err().to_string();
+        assert!(
+            e.starts_with("RTLAB_LABEL='  ': a label cannot be empty"),
+            "{e}"
+        );
+        assert!(tags_of("").unwrap().is_empty());
+        assert_eq!(tags_of("rt, lab 3 ,x").unwrap(), ["rt", "lab 3", "x"]);
+        let e = tags_of("rt,,x").unwrap_err().to_string();
+        assert!(
+            e.starts_with("RTLAB_TAGS='rt,,x': tag 2 of the list: a tag cannot be empty"),
+            "{e}"
+        );
+        let e = tags_of("a\tb").unwrap_err().to_string();
+        assert!(e.contains("control characters"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!        | exec[:WORKERS]:COMMAND           the rest of the text is the command
 //!        | MIX[:WORKERS]                     a named mix, e.g. dohell
 //! ```
-//! Examples: `cpu`, `cpu:4`, `cpu:2 method=prime load=60%`, `vm:2:256M`,
+//! Examples: `cpu`, `cpu:4`, `cpu:2 method=matrixprod load=60% slice=20ms`, `vm:2:256M`,
 //! `vm workers=4 bytes=64M keep`, `io dir=/mnt/usb bytes=4M`, `fswalk root=/usr`,
 //! `msg fds=10 threads pipe`, `timer timers=64 period=100us`, `exec:make -j4`,
 //! `dohell`. SIZE is per worker. `force` lifts the memory guard. Errors name the
@@ -13,7 +13,8 @@
 
 use super::mix::MIXES;
 use crate::units::{parse_duration, parse_size, DefaultUnit};
-use rtlab_engine::load::{cpu::Method, Load, KINDS};
+use rtlab_engine::load::cpu::{self, Method, Slice};
+use rtlab_engine::load::{Load, KINDS};
 
 /// A parsed load: what to run and how many workers.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +34,11 @@ pub struct LoadSpec {
 /// Keys each kind accepts (besides `workers` and `force`), for errors and help.
 fn keys_of(kind: &str) -> &'static [&'static str] {
     match kind {
-        "cpu" => &["method=int|float|sqrt|prime|mix", "load=PCT%"],
+        "cpu" => &[
+            "method=NAME (below)",
+            "load=PCT% (0-100)",
+            "slice=Nops|DUR|random (64ops)",
+        ],
         "vm" => &["bytes=SIZE (per worker)", "keep"],
         "memcopy" => &["bytes=SIZE (each of two buffers)"],
         "io" => &["dir=PATH", "bytes=SIZE (per file)", "sync"],
@@ -58,6 +63,15 @@ pub fn listing() -> String {
         let keys = keys_of(name);
         if !keys.is_empty() {
             s.push_str(&format!("           keys: {}\n", keys.join(", ")));
+        }
+        if *name == "cpu" {
+            let names: Vec<&str> = Method::ALL.iter().map(|(n, _)| *n).collect();
+            let (own, ng) = names.split_at(2);
+            s.push_str(&format!(
+                "           methods: {} (rtlab's); stress-ng's by their names:\n           {}\n",
+                own.join(" "),
+                ng.join(" ")
+            ));
         }
     }
     s.push_str("  every kind also takes workers=N and force (lift the 90%-of-MemAvailable and io free-space guards)\n\nMixes (each part runs alone as the spec shown):\n");
@@ -120,20 +134,12 @@ fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, String> {
 /// Applies one `key[=value]` to `load`.
 fn apply(load: &mut Load, key: &str, v: Option<&str>) -> Result<(), String> {
     match (load, key) {
-        (Load::Cpu { method, .. }, "method") => {
-            let v = need(key, v)?;
-            *method = Method::ALL
-                .iter()
-                .find(|(n, _)| *n == v)
-                .map(|(_, m)| *m)
-                .ok_or_else(|| {
-                    format!("method '{v}' is not one of int, float, sqrt, prime, mix")
-                })?;
-        }
+        (Load::Cpu { method, .. }, "method") => *method = cpu_method(need(key, v)?)?,
         (Load::Cpu { load_pct, .. }, "load") => {
             let v = need(key, v)?;
-            *load_pct = parse_u32("load", v.trim_end_matches('%'), 1..=100)?;
+            *load_pct = parse_u32("load", v.trim_end_matches('%'), 0..=100)?;
         }
+        (Load::Cpu { slice, .. }, "slice") => *slice = cpu_slice(need(key, v)?)?,
         (Load::Vm { bytes, .. } | Load::Memcopy { bytes } | Load::Io { bytes, .. }, "bytes") => {
             *bytes = parse_size(need(key, v)?).map_err(|e| format!("bytes: {e}"))?;
             if *bytes == 0 {
@@ -177,6 +183,43 @@ fn apply(load: &mut Load, key: &str, v: Option<&str>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A cpu method by name; one of stress-ng's that is not implemented here is
+/// refused with the closest one (the stress-ng personality runs that one).
+fn cpu_method(v: &str) -> Result<Method, String> {
+    if let Some(m) = Method::named(v) {
+        return Ok(m);
+    }
+    let names: Vec<&str> = Method::ALL.iter().map(|(n, _)| *n).collect();
+    Err(match cpu::closest_to_stress_ng(v) {
+        Some(m) => format!(
+            "method '{v}' is one of stress-ng's that rtlab does not implement; the closest is method={}",
+            m.name()
+        ),
+        None => format!("method '{v}' is not one of {}", names.join(", ")),
+    })
+}
+
+/// A busy slice: `Nops` (N ops), a duration (a bare number is ms), or
+/// `random`; at most 5000 ops or 5 s, as stress-ng's `--cpu-load-slice`.
+fn cpu_slice(v: &str) -> Result<Slice, String> {
+    let max = cpu::SLICE_MAX;
+    if v == "random" {
+        return Ok(Slice::Random);
+    }
+    if let Some(n) = v.strip_suffix("ops") {
+        return parse_u32("slice", n, 1..=max)
+            .map(Slice::Ops)
+            .map_err(|e| format!("{e} ops"));
+    }
+    let ns = parse_duration(v, DefaultUnit::Millis).map_err(|e| format!("slice: {e}"))?;
+    match ns / 1_000_000 {
+        ms @ 1..=5000 if ns % 1_000_000 == 0 => Ok(Slice::Millis(ms as u32)),
+        _ => Err(format!(
+            "slice '{v}' is not a whole number of ms in 1ms-{max}ms (or Nops, random)"
+        )),
+    }
 }
 
 /// Applies the positional SIZE of `kind:workers:size`.
@@ -321,7 +364,8 @@ mod tests {
             s.load,
             Load::Cpu {
                 method: Method::Prime,
-                load_pct: 60
+                load_pct: 60,
+                slice: Slice::Ops(64),
             }
         );
         let s = one("vm workers=3 bytes=8M keep force");
@@ -350,6 +394,35 @@ mod tests {
                 period_ns: 100_000
             }
         );
+    }
+
+    #[test]
+    fn every_cpu_method_and_slice_parses() {
+        for (name, method) in Method::ALL {
+            let s = one(&format!("cpu:2 method={name}"));
+            assert!(
+                matches!(s.load, Load::Cpu { method: m, .. } if m == method),
+                "{name}"
+            );
+        }
+        let slice = |t: &str| match one(&format!("cpu load=30% slice={t}")).load {
+            Load::Cpu {
+                slice, load_pct, ..
+            } => {
+                assert_eq!(load_pct, 30);
+                slice
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(slice("64ops"), Slice::Ops(64));
+        assert_eq!(slice("20ms"), Slice::Millis(20));
+        assert_eq!(slice("20"), Slice::Millis(20));
+        assert_eq!(slice("2s"), Slice::Millis(2000));
+        assert_eq!(slice("random"), Slice::Random);
+        assert!(matches!(
+            one("cpu load=0%").load,
+            Load::Cpu { load_pct: 0, .. }
+        ));
     }
 
     #[test]
@@ -394,8 +467,22 @@ mod tests {
             ("cpu:two", "'two'"),
             ("vm:1:12Q", "12Q"),
             ("cpu:1:4M", "takes no size"),
-            ("cpu method=fast", "method 'fast'"),
+            (
+                "cpu method=fast",
+                "method 'fast' is not one of int, mix, ackermann",
+            ),
+            (
+                "cpu method=decimal64",
+                "one of stress-ng's that rtlab does not implement; the closest is method=double",
+            ),
             ("cpu load=150%", "load '150'"),
+            (
+                "cpu slice=0ops",
+                "slice '0' is not a whole number in 1-5000 ops",
+            ),
+            ("cpu slice=6s", "slice '6s' is not a whole number of ms"),
+            ("cpu slice=1500us", "slice '1500us'"),
+            ("cpu slice=fast", "slice: "),
             ("vm keep=maybe", "keep='maybe'"),
             ("fswalk colour=red", "'colour' is not a key of fswalk"),
             ("exec", "exec needs a command"),
@@ -461,10 +548,13 @@ mod tests {
             "yes",
             "",
             "x",
+            "64ops",
+            "random",
+            "matrixprod",
         ]);
         let key = proptest::sample::select(vec![
             "workers", "bytes", "size", "fds", "timers", "period", "load", "method", "keep",
-            "force", "sync",
+            "force", "sync", "slice",
         ]);
         (
             kind,
@@ -504,7 +594,13 @@ mod tests {
                         Load::Timer { timers, period_ns } => {
                             prop_assert!((1..=10_000).contains(timers) && *period_ns >= 1_000, "{text}")
                         }
-                        Load::Cpu { load_pct, .. } => prop_assert!((1..=100).contains(load_pct), "{text}"),
+                        Load::Cpu { load_pct, slice, .. } => {
+                            prop_assert!(*load_pct <= 100, "{text}");
+                            match slice {
+                                Slice::Ops(n) | Slice::Millis(n) => prop_assert!((1..=5000).contains(n), "{text}"),
+                                Slice::Random => {}
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -37,12 +37,18 @@ pub struct Params {
     #[arg(short = 'D', long, value_name = "DUR")]
     #[serde(deserialize_with = "de::opt_duration")]
     pub duration: Option<String>,
-    /// cpu: the arithmetic: int, float, sqrt, prime or mix [default: mix].
+    /// cpu: the arithmetic: mix, int, or one of stress-ng's methods by its name
+    /// (matrixprod, fft, int64, ...; rtlab load --list) [default: mix].
     #[arg(long, value_name = "METHOD")]
     pub method: Option<String>,
-    /// cpu: duty cycle, the busy share of each 100 ms (e.g. 60%) [default: 100%].
+    /// cpu: the share of CPU time busy, 0-100%, as stress-ng's --cpu-load
+    /// (e.g. 60%) [default: 100%].
     #[arg(long, value_name = "PCT")]
     pub cpu_load: Option<String>,
+    /// cpu: the busy slices below 100%, as stress-ng's --cpu-load-slice: Nops,
+    /// a duration (a bare number is ms) or random [default: 64ops].
+    #[arg(long, value_name = "SLICE")]
+    pub cpu_load_slice: Option<String>,
     /// vm: bytes mapped per worker; memcopy: size of each buffer; io: bytes per
     /// file (e.g. 4096, 64K, 256M, 1G) [default: vm 256M, memcopy larger than the
     /// last-level cache, io 1M].
@@ -125,6 +131,7 @@ impl Params {
             let keyed = [
                 self.method.is_some(),
                 self.cpu_load.is_some(),
+                self.cpu_load_slice.is_some(),
                 self.bytes.is_some(),
                 self.keep,
                 self.dir.is_some(),
@@ -147,6 +154,7 @@ impl Params {
             ("--workers", "workers", self.workers.map(|n| n.to_string())),
             ("--method", "method", self.method.clone()),
             ("--cpu-load", "load", self.cpu_load.clone()),
+            ("--cpu-load-slice", "slice", self.cpu_load_slice.clone()),
             ("--bytes", "bytes", self.bytes.clone()),
             ("--dir", "dir", self.dir.clone()),
             ("--root", "root", self.root.clone()),
@@ -324,6 +332,7 @@ mod tests {
             "duration",
             "method",
             "cpu_load",
+            "cpu_load_slice",
             "bytes",
             "keep",
             "dir",
@@ -344,6 +353,14 @@ mod tests {
     fn flags_become_keys_of_each_spec() {
         let p = params(json!({"load": ["cpu", "msg"], "workers": 2, "keep": true}));
         assert_eq!(p.spec_text("cpu").unwrap(), "cpu workers=2 keep");
+        let p = params(json!({
+            "load": "cpu", "method": "matrixprod", "cpu_load": "50%", "cpu_load_slice": "20ms"
+        }));
+        assert_eq!(
+            p.spec_text("cpu").unwrap(),
+            "cpu method=matrixprod load=50% slice=20ms"
+        );
+        assert!(p.plan().is_ok());
         let p = params(json!({"load": "exec:sleep 1", "workers": 2}));
         assert_eq!(p.spec_text("exec:sleep 1").unwrap(), "exec:2:sleep 1");
         let p = params(json!({"load": "exec:sleep 1", "method": "int"}));

@@ -9,7 +9,9 @@ use std::process::Output;
 /// `rtlab`, with no database or state of the environment leaking in.
 pub fn rtlab() -> Command {
     let mut c = Command::cargo_bin("rtlab").unwrap();
-    c.env_remove("RTLAB_DB");
+    c.env_remove("RTLAB_DB")
+        .env_remove("RTLAB_LABEL")
+        .env_remove("RTLAB_TAGS");
     c
 }
 

@@ -76,6 +76,66 @@ fn through_a_symlink_rtlab_is_the_tool() {
 }
 
 #[test]
+fn a_pasted_command_line_takes_a_label_and_tags_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = links(dir.path());
+    let db = dir.path().join("r.db");
+    let tool = |name: &str, args: &[&str], label: &str, tags: &str| {
+        std::process::Command::new(bin.join(name))
+            .args(args)
+            .env("RTLAB_DB", &db)
+            .env_remove("RTLAB_NO_STORE")
+            .env("RTLAB_LABEL", label)
+            .env("RTLAB_TAGS", tags)
+            .output()
+            .unwrap()
+    };
+    let cyclictest = ["-l", "50", "-i", "1000", "-q"];
+    let out = tool("cyclictest", &cyclictest, "preempt-rt", "lab 3, rt");
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let mut sysbench = rtlab();
+    sysbench
+        .args(["--db"])
+        .arg(&db)
+        .args(["sysbench", "cpu", "--events=5", "run"])
+        .env_remove("RTLAB_NO_STORE")
+        .env("RTLAB_LABEL", "stock")
+        .env("RTLAB_TAGS", "baseline")
+        .current_dir(dir.path());
+    expect(&mut sysbench, &[0]);
+    let runs: Vec<_> = list_ids(&db)
+        .into_iter()
+        .map(|id| export_json(&db, id))
+        .collect();
+    let labelled: Vec<(&str, Vec<&str>)> = runs
+        .iter()
+        .map(|r| {
+            let tags = r["tags"].as_array().unwrap().iter();
+            (
+                r["label"].as_str().unwrap(),
+                tags.map(|t| t.as_str().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert!(
+        labelled.contains(&("preempt-rt", vec!["lab 3", "rt"])),
+        "{labelled:?}"
+    );
+    assert!(
+        labelled.contains(&("stock", vec!["baseline"])),
+        "{labelled:?}"
+    );
+    // Refused like --label and --tag, naming the variable, before anything runs.
+    for (label, tags, named) in [(" ", "", "RTLAB_LABEL"), ("x", "a,,b", "RTLAB_TAGS")] {
+        let out = tool("cyclictest", &cyclictest, label, tags);
+        assert_eq!(out.status.code(), Some(2), "{}", shown(&out));
+        assert!(text(&out.stderr).contains(named), "{}", shown(&out));
+        assert!(out.stdout.is_empty(), "{}", shown(&out));
+    }
+    assert_eq!(list_ids(&db).len(), 2, "nothing stored by the refusals");
+}
+
+#[test]
 fn install_links_keeps_what_is_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let bin = links(dir.path());

@@ -207,6 +207,63 @@ fn stress_ng_prints_its_log_its_table_and_its_yaml() {
 }
 
 #[test]
+fn stress_ng_cpu_methods_run_and_a_stand_in_is_noted_in_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let args = [
+        "stress-ng",
+        "--cpu",
+        "1",
+        "--cpu-method",
+        "decimal64",
+        "--cpu-load",
+        "50",
+        "--cpu-load-slice",
+        "10",
+        "-t",
+        "2",
+        "--metrics-brief",
+    ];
+    let out = expect(rtlab_db(&db).args(args), &[0]);
+    let log = text(&out.stderr);
+    let note = "cpu: method 'decimal64' runs as 'double', the closest method rtlab implements";
+    assert_eq!(log.matches(note).count(), 1, "one line\n{log}");
+    let run = export_json(&db, list_ids(&db)[0]);
+    let w = &run["warnings"][0];
+    assert_eq!(
+        (w["code"].as_str(), w["message"].as_str()),
+        (Some("stand_in"), Some(note))
+    );
+    let load = &run["loads"][0];
+    assert_eq!(
+        load["spec"],
+        "cpu method=double load=50% slice=10ms workers=1"
+    );
+    assert_eq!(load["params"]["method"], "double");
+    assert_eq!(load["params"]["load_pct"], 50);
+    assert_eq!(load["params"]["slice"]["millis"], 10);
+    // Neither spinning nor idle (how near one half depends on the machine).
+    let busy = load["achieved"]["cpu_pct_per_worker"].as_f64().unwrap();
+    assert!((5.0..95.0).contains(&busy), "{busy}");
+    for method in ["matrixprod", "fft", "all"] {
+        let out = expect(
+            rtlab().args([
+                "stress-ng",
+                "--no-store",
+                "-c",
+                "1",
+                "--cpu-method",
+                method,
+                "-t",
+                "1",
+            ]),
+            &[0],
+        );
+        assert!(!text(&out.stderr).contains("runs as"), "{}", shown(&out));
+    }
+}
+
+#[test]
 fn dry_runs_say_what_would_run_and_store_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

@@ -216,12 +216,8 @@ fn refusals_name_sysbench_s_option_and_the_reason() {
             "'cpu' test does not implement the 'prepare' command",
         ),
         (
-            "memory --memory-oper=none run",
-            "--memory-oper=none: not supported",
-        ),
-        (
             "memory --memory-block-size=12 run",
-            "--memory-block-size: 12 is not a multiple",
+            "invalid value for --memory-block-size: '12' (a power of two, 8 bytes or more)",
         ),
         (
             "cpu --cpu-max-prime=2 run",

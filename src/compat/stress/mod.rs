@@ -24,7 +24,7 @@ mod values;
 
 use super::Session;
 use crate::error::{bad_flag, BadValue, UsageError};
-use crate::record::{LoadRecord, Run, Status};
+use crate::record::{LoadRecord, Run, Status, Warning};
 use crate::step::load::{self, Params};
 use crate::step::{Machine, Step as _};
 use anyhow::{Context as _, Result};
@@ -52,6 +52,9 @@ pub struct Job {
     pub timeout_s: Option<u64>,
     /// The CPUs the workers may run on.
     pub taskset: Option<String>,
+    /// What runs in place of what was asked, one line each; they become
+    /// warnings of the run.
+    pub notes: Vec<String>,
 }
 
 impl Job {
@@ -117,6 +120,9 @@ fn run_job<'a>(
     let t0 = Instant::now();
     let mut run = load::measure(p, &mut ())?;
     let wall = t0.elapsed();
+    for n in &job.notes {
+        run.warnings.push(Warning::new("stand_in", n.clone()));
+    }
     session.save(&mut run)?;
     Ok(Outcome { job, run, wall })
 }
@@ -285,6 +291,7 @@ mod tests {
             ],
             timeout_s: Some(3),
             taskset: Some("0".into()),
+            notes: Vec::new(),
         };
         let p = job.params();
         assert_eq!(
@@ -302,6 +309,7 @@ mod tests {
             }],
             timeout_s: None,
             taskset: None,
+            notes: Vec::new(),
         };
         let e = big.checked().unwrap_err();
         assert!(e.downcast_ref::<UsageError>().is_some(), "{e}");

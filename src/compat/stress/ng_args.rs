@@ -4,7 +4,7 @@
 //!
 //! | stressor | rtlab load | its options |
 //! |----------|------------|-------------|
-//! | `-c`, `--cpu N` | `cpu` | `--cpu-method all\|int64\|double\|float64\|sqrt\|prime`, `-l`, `--cpu-load P` |
+//! | `-c`, `--cpu N` | `cpu` | `--cpu-method M` (stress-ng's methods: those rtlab implements run as such, any other as the closest one, with a note in the run), `-l`, `--cpu-load P`, `--cpu-load-slice S` |
 //! | `-m`, `--vm N` | `vm` | `--vm-bytes N\|P%`, `--vm-keep` |
 //! | `--memcpy N` | `memcopy` | |
 //! | `-d`, `--hdd N` | `io` in `--temp-path` (default: the current directory) | `--hdd-bytes N\|P%` |
@@ -22,12 +22,17 @@ use super::values::{count, io_dir, scan_error, seconds, size, size_text, vm_size
 use super::{Hog, Job, Verbosity};
 use crate::error::{bad_flag, UsageError};
 use anyhow::Result;
+use rtlab_engine::load::cpu::{self, Method};
 use std::path::Path;
 
 /// The stressors rtlab runs, with their short letters and the options of
 /// each that it honours.
 const STRESSORS: &[(&str, Option<char>, &[&str])] = &[
-    ("cpu", Some('c'), &["--cpu-method", "--cpu-load"]),
+    (
+        "cpu",
+        Some('c'),
+        &["--cpu-method", "--cpu-load", "--cpu-load-slice"],
+    ),
     ("vm", Some('m'), &["--vm-bytes", "--vm-keep"]),
     ("memcpy", None, &[]),
     ("hdd", Some('d'), &["--hdd-bytes"]),
@@ -54,6 +59,7 @@ const OPTS: &[Opt] = &[
     val("temp-path", None),
     val("cpu-method", None),
     val("cpu-load", Some('l')),
+    val("cpu-load-slice", None),
     val("vm-bytes", None),
     flag("vm-keep", None),
     val("hdd-bytes", None),
@@ -100,6 +106,7 @@ pub enum Parsed {
 struct Keys {
     method: Option<String>,
     load: Option<String>,
+    slice: Option<String>,
     vm_bytes: Option<String>,
     vm_keep: bool,
     hdd_bytes: Option<String>,
@@ -139,6 +146,7 @@ pub fn parse(args: &[String], cwd: &Path, cpus: u32) -> Result<Parsed> {
             ("temp-path", Some(v)) => k.temp_path = Some(v),
             ("cpu-method", Some(v)) => k.method = Some(v),
             ("cpu-load", Some(v)) => k.load = Some(v),
+            ("cpu-load-slice", Some(v)) => k.slice = Some(v),
             ("vm-bytes", Some(v)) => k.vm_bytes = Some(v),
             ("hdd-bytes", Some(v)) => k.hdd_bytes = Some(v),
             ("timer-freq", Some(v)) => k.timer_freq = Some(v),
@@ -158,13 +166,14 @@ pub fn parse(args: &[String], cwd: &Path, cpus: u32) -> Result<Parsed> {
         .into());
     }
     let dir = k.temp_path.as_deref().map_or(cwd, Path::new);
+    let mut notes = Vec::new();
     let hogs = counts
         .into_iter()
         .map(|(name, workers)| {
             Ok(Hog {
                 name,
                 workers,
-                spec: spec(name, workers, &k, dir)?,
+                spec: spec(name, workers, &k, dir, &mut notes)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -177,6 +186,7 @@ pub fn parse(args: &[String], cwd: &Path, cpus: u32) -> Result<Parsed> {
                 t => t,
             },
             taskset,
+            notes,
         },
         timeout_given: timeout,
         metrics,
@@ -194,33 +204,62 @@ fn workers(flag: &str, v: &str, cpus: u32) -> Result<u32> {
     }
 }
 
-/// The rtlab load spec of stressor `name`.
-fn spec(name: &str, workers: u32, k: &Keys, dir: &Path) -> Result<String> {
+/// The rtlab load spec of stressor `name`; a note for each thing run in place
+/// of what was asked goes to `notes`.
+fn spec(name: &str, workers: u32, k: &Keys, dir: &Path, notes: &mut Vec<String>) -> Result<String> {
     Ok(match name {
         "cpu" => {
-            let m = match k.method.as_deref().unwrap_or("all") {
-                "all" => "mix",
-                "int64" => "int",
-                "double" | "float64" => "float",
-                "sqrt" => "sqrt",
-                "prime" => "prime",
-                other => return Err(bad_flag("--cpu-method", format!(
-                    "'{other}' has no rtlab counterpart; rtlab's cpu load does all (a mix), int64, double (float64), sqrt or prime"
-                ))),
+            let asked = k.method.as_deref().unwrap_or("all");
+            let method = match (Method::named(asked), cpu::closest_to_stress_ng(asked)) {
+                (Some(m), _) if !matches!(m, Method::Int | Method::Mix) => m,
+                (_, Some(m)) => {
+                    notes.push(format!(
+                        "cpu: method '{asked}' runs as '{}', the closest method rtlab implements",
+                        m.name()
+                    ));
+                    m
+                }
+                _ => {
+                    let names: Vec<&str> = std::iter::once("all")
+                        .chain(
+                            Method::ALL
+                                .iter()
+                                .map(|(n, _)| *n)
+                                .filter(|n| !matches!(*n, "int" | "mix" | "all")),
+                        )
+                        .chain(cpu::STRESS_NG_CLOSEST.iter().map(|(n, _)| *n))
+                        .collect();
+                    return Err(bad_flag(
+                        "--cpu-method",
+                        format!("'{asked}' is not one of stress-ng's: {}", names.join(" ")),
+                    ));
+                }
             };
             let load = match k.load.as_deref().map(|v| (v, v.trim().parse::<u32>())) {
                 None | Some((_, Ok(100))) => String::new(),
-                Some((_, Ok(p @ 1..=99))) => format!(" load={p}%"),
+                Some((_, Ok(p @ 0..=99))) => format!(" load={p}%"),
                 Some((v, _)) => {
                     return Err(bad_flag(
                         "--cpu-load",
-                        format!(
-                    "'{v}' is not a load rtlab's cpu load can run: 1 to 100 (0 only sleeps)"
-                ),
+                        format!("'{v}' is not a load from 0 to 100 (%)"),
                     ))
                 }
             };
-            format!("cpu method={m}{load}")
+            let slice = match k.slice.as_deref().map(|v| (v, v.trim().parse::<i32>())) {
+                None => String::new(),
+                Some((_, Ok(0))) => " slice=random".into(),
+                Some((_, Ok(n @ -5000..=-1))) => format!(" slice={}ops", -n),
+                Some((_, Ok(n @ 1..=5000))) => format!(" slice={n}ms"),
+                Some((v, _)) => {
+                    return Err(bad_flag(
+                        "--cpu-load-slice",
+                        format!(
+                            "'{v}' is not in -5000 to 5000 (below 0: ops per busy slice; 0: random; above: ms)"
+                        ),
+                    ))
+                }
+            };
+            format!("cpu method={}{load}{slice}", method.name())
         }
         "vm" => {
             let bytes = match k.vm_bytes.as_deref() {
@@ -344,8 +383,13 @@ Usage: stress-ng [OPTION [ARG]]...
 
 Stressors: N workers each (0 or below: one per CPU), and the load they run
   -c, --cpu N             arithmetic (load cpu)
-      --cpu-method M      all (a mix), int64, double, float64, sqrt or prime
-  -l, --cpu-load P        busy P% of the time, 1 to 100
+      --cpu-method M      all, ackermann, crc16, double, fft, fibonacci, float,
+                          int32, int64, matrixprod, prime, sqrt; stress-ng's
+                          other methods run as the closest of these (a note
+                          says which)
+  -l, --cpu-load P        busy P% of the time, 0 to 100
+      --cpu-load-slice S  busy slices below 100%: S<0: -S ops; 0: random up
+                          to 0.5 s; S>0: S ms (-64)
   -m, --vm N              map, touch, unmap memory (load vm)
       --vm-bytes N        bytes per worker (256M), or P% of available memory
       --vm-keep           keep the mapping and write to it again
@@ -375,7 +419,8 @@ General options
   -h, --help              this text
   -V, --version           the version
 
-The bogo-ops columns count rtlab load ops (rtlab load --list), not stress-ng's
-bogo ops. The run is stored in rtlab's results, unless rtlab stress-ng
---no-store or RTLAB_NO_STORE=1.
+The bogo-ops columns count rtlab load ops (rtlab load --list: one per call of
+a cpu method), not stress-ng's bogo ops; neither is a benchmark. The run is
+stored in rtlab's results, unless rtlab stress-ng --no-store or
+RTLAB_NO_STORE=1.
 ";

@@ -48,7 +48,7 @@ fn one(a: &[&str]) -> String {
 fn every_stressor_and_its_spellings() {
     let page = rtlab_engine::load::sys::page_size();
     for (long, short, spec) in [
-        ("--cpu", Some("-c"), "cpu method=mix".to_string()),
+        ("--cpu", Some("-c"), "cpu method=all".to_string()),
         ("--vm", Some("-m"), "vm bytes=256M".to_string()),
         ("--memcpy", None, "memcopy".into()),
         ("--hdd", Some("-d"), "io dir=/tmp bytes=1G".to_string()),
@@ -77,6 +77,35 @@ fn every_stressor_and_its_spellings() {
 }
 
 #[test]
+fn other_cpu_methods_run_as_the_closest_with_a_note() {
+    for (asked, runs) in [
+        ("decimal64", "double"),
+        ("float64", "double"),
+        ("sieve", "prime"),
+        ("queens", "ackermann"),
+        ("ipv4checksum", "crc16"),
+        ("idct", "fft"),
+        ("int8", "int32"),
+    ] {
+        let n = run(&["-c", "2", "--cpu-method", asked]);
+        assert_eq!(n.job.hogs[0].spec, format!("cpu method={runs}"));
+        assert_eq!(
+            n.job.notes,
+            [format!(
+                "cpu: method '{asked}' runs as '{runs}', the closest method rtlab implements"
+            )]
+        );
+    }
+    // Every name stress-ng knows runs.
+    for (name, _) in rtlab_engine::load::cpu::STRESS_NG_CLOSEST {
+        assert!(
+            run(&["-c", "1", "--cpu-method", name]).job.notes.len() == 1,
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn counts_in_the_order_given_and_per_cpu() {
     let n = run(&["--udp", "1", "--vm", "1", "--cpu", "2"]);
     let names: Vec<&str> = n.job.hogs.iter().map(|h| h.name).collect();
@@ -87,29 +116,47 @@ fn counts_in_the_order_given_and_per_cpu() {
 
 #[test]
 fn stressor_options() {
-    for (m, want) in [
-        ("all", "mix"),
-        ("int64", "int"),
-        ("double", "float"),
-        ("float64", "float"),
-        ("sqrt", "sqrt"),
-        ("prime", "prime"),
+    for m in [
+        "all",
+        "ackermann",
+        "crc16",
+        "double",
+        "fft",
+        "fibonacci",
+        "float",
+        "int32",
+        "int64",
+        "matrixprod",
+        "prime",
+        "sqrt",
     ] {
-        assert_eq!(
-            one(&["-c", "1", "--cpu-method", m]),
-            format!("cpu method={want}")
-        );
+        let n = run(&["-c", "1", "--cpu-method", m]);
+        assert_eq!(n.job.hogs[0].spec, format!("cpu method={m}"));
+        assert!(n.job.notes.is_empty(), "{m}");
     }
     assert_eq!(
         one(&["-c", "1", "--cpu-load", "60"]),
-        "cpu method=mix load=60%"
+        "cpu method=all load=60%"
     );
-    assert_eq!(one(&["-c", "1", "-l", "60"]), "cpu method=mix load=60%");
+    assert_eq!(one(&["-c", "1", "-l", "60"]), "cpu method=all load=60%");
     assert_eq!(
         one(&["-c", "1", "-l60", "--cpu-method=prime"]),
         "cpu method=prime load=60%"
     );
-    assert_eq!(one(&["-c", "1", "-l", "100"]), "cpu method=mix");
+    assert_eq!(one(&["-c", "1", "-l", "100"]), "cpu method=all");
+    assert_eq!(one(&["-c", "1", "-l", "0"]), "cpu method=all load=0%");
+    for (slice, want) in [
+        ("-64", "64ops"),
+        ("-1", "1ops"),
+        ("0", "random"),
+        ("20", "20ms"),
+        ("5000", "5000ms"),
+    ] {
+        assert_eq!(
+            one(&["-c", "1", "-l", "50", "--cpu-load-slice", slice]),
+            format!("cpu method=all load=50% slice={want}")
+        );
+    }
     assert_eq!(
         one(&["--vm-bytes", "64M", "--vm", "2", "--vm-keep"]),
         "vm bytes=64M keep"
@@ -248,9 +295,12 @@ fn refusals_name_the_option() {
         (&["-m", "1", "--vm-method", "flip"], "--vm-method: rtlab's stress-ng does not honour this; of the vm stressor's options it takes --vm-bytes, --vm-keep"),
         (&["--sock-domain", "unix"], "of the sock stressor's options it takes no options"),
         (&["--sockpair-x", "1"], "of the sockpair stressor's"),
-        (&["-c", "1", "--cpu-method", "fft"], "--cpu-method: 'fft' has no rtlab counterpart"),
-        (&["-c", "1", "--cpu-load", "0"], "--cpu-load: '0'"),
-        (&["-c", "1", "-l", "101"], "--cpu-load: '101'"),
+        (&["-c", "1", "--cpu-method", "fast"], "--cpu-method: 'fast' is not one of stress-ng's: all ackermann"),
+        (&["-c", "1", "--cpu-method", "mix"], "--cpu-method: 'mix' is not one of stress-ng's"),
+        (&["-c", "1", "-l", "101"], "--cpu-load: '101' is not a load from 0 to 100"),
+        (&["-c", "1", "-l", "-1"], "--cpu-load: '-1'"),
+        (&["-c", "1", "--cpu-load-slice", "5001"], "--cpu-load-slice: '5001' is not in -5000 to 5000"),
+        (&["-c", "1", "--cpu-load-slice", "x"], "--cpu-load-slice: 'x'"),
         (&["-c", "1", "-c", "2"], "--cpu: is given twice"),
         (&["-c", "x"], "--cpu: 'x'"),
         (&["-c", "5000"], "--cpu: '5000'"),

@@ -155,6 +155,7 @@ pub fn parse(args: &[String], cwd: &Path) -> Result<Parsed> {
             hogs,
             timeout_s: timeout,
             taskset: None,
+            notes: Vec::new(),
         },
         backoff,
         verbosity,

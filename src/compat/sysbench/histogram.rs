@@ -5,41 +5,19 @@
 //! percentile and the interval lines have sysbench's resolution and agree with
 //! each other as sysbench's do.
 
+use rtlab_engine::bench::account::{log_bucket, log_per_ln, log_value};
 use rtlab_engine::stats::hist::HistogramData;
 use std::collections::BTreeMap;
-
-const BUCKETS: usize = 1024;
-const LOW_MS: f64 = 0.001;
-const HIGH_MS: f64 = 100_000.0;
-
-/// Buckets per unit of ln(ms).
-fn per_ln() -> f64 {
-    (BUCKETS - 1) as f64 / (HIGH_MS.ln() - LOW_MS.ln())
-}
-
-/// The bucket of `ms`: the nearest step of the scale; below and above the
-/// range, the first and the last.
-fn bucket(ms: f64) -> usize {
-    if ms <= LOW_MS {
-        return 0;
-    }
-    let i = ((ms.ln() - LOW_MS.ln()) * per_ln()).round();
-    (i as usize).min(BUCKETS - 1)
-}
-
-/// The value (ms) sysbench shows for bucket `i`.
-fn value(i: usize) -> f64 {
-    (i as f64 / per_ln() + LOW_MS.ln()).exp()
-}
 
 /// The non-empty buckets of a run's event times: `(value ms, count)`,
 /// ascending.
 pub fn buckets(h: &HistogramData) -> Vec<(f64, u64)> {
+    let per_ln = log_per_ln();
     let mut m: BTreeMap<usize, u64> = BTreeMap::new();
     for &(ns, count) in &h.buckets {
-        *m.entry(bucket(ns as f64 / 1e6)).or_default() += count;
+        *m.entry(log_bucket(ns as f64 / 1e6, per_ln)).or_default() += count;
     }
-    m.into_iter().map(|(i, c)| (value(i), c)).collect()
+    m.into_iter().map(|(i, c)| (log_value(i), c)).collect()
 }
 
 /// sysbench's percentile `p` of `buckets` (ms): the value of the bucket where
@@ -79,21 +57,6 @@ pub fn render(buckets: &[(f64, u64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_scale_is_sysbench_s() {
-        assert_eq!(bucket(0.0), 0);
-        assert_eq!(bucket(1e9), BUCKETS - 1);
-        assert!((value(0) - LOW_MS).abs() < 1e-12);
-        assert!((value(BUCKETS - 1) - HIGH_MS).abs() < 1e-6);
-        // Neighbouring buckets are 1.8% apart; a value lands within half a step.
-        let step = value(501) / value(500);
-        assert!((1.0181..1.0183).contains(&step), "{step}");
-        for ms in [0.0123, 0.185, 1.0, 42.0, 13_997.0] {
-            let v = value(bucket(ms));
-            assert!((v / ms - 1.0).abs() < 0.0091, "{ms} -> {v}");
-        }
-    }
 
     #[test]
     fn buckets_fold_and_percentiles_follow_the_rank_rule() {

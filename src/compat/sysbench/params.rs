@@ -270,13 +270,18 @@ fn common_refusals(v: &Values) -> Result<()> {
 
 /// Threads, time, events and the report interval. Time and events of 0 mean
 /// no limit; mutex, as in sysbench, runs until its locks are taken whatever
-/// --time says (its one event per thread is never cut).
+/// --time says (its one event per thread is never cut), and memory, as in
+/// sysbench, counts its own events (its share of --memory-total-size) and
+/// does not take --events.
 fn common(t: Test, v: &Values) -> Result<Common> {
     let threads = v.int("threads")?;
     if threads == 0 {
         return Err(v.invalid("threads", "1 or more"));
     }
-    let (time, events) = (v.int("time")?, v.int("events")?);
+    let (time, mut events) = (v.int("time")?, v.int("events")?);
+    if t == Test::Memory {
+        events = 0;
+    }
     let time = match (t, time, events) {
         (Test::Mutex, _, _) => None,
         (_, 0, 0) => Some(NO_TIME_LIMIT.to_string()),
@@ -300,16 +305,17 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
         "rtlab takes the blocks from ordinary pages",
     )?;
     let oper = v.word("memory-oper", &["read", "write", "none"])?;
-    if oper == "none" {
-        return Err(usage("--memory-oper=none: not supported: rtlab reads or writes every word of a block; 'none' would time only the loop around them".into()));
+    let block = v.size("memory-block-size")?;
+    if block < 8 || !block.is_power_of_two() {
+        return Err(v.invalid("memory-block-size", "a power of two, 8 bytes or more"));
     }
-    v.size("memory-block-size")?;
     v.size("memory-total-size")?;
     Ok(memory::Params {
         block_size: v.text("memory-block-size").to_string(),
         total_size: v.text("memory-total-size").to_string(),
         oper: match oper.as_str() {
             "read" => memory::OperArg::Read,
+            "none" => memory::OperArg::None,
             _ => memory::OperArg::Write,
         },
         access: match v.word("memory-access-mode", &["seq", "rnd"])?.as_str() {
@@ -320,6 +326,7 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
             "local" => memory::ScopeArg::Local,
             _ => memory::ScopeArg::Global,
         },
+        mode: memory::ModeArg::Sysbench,
         common,
     })
 }

@@ -205,12 +205,21 @@ pub fn report(run: &Run, plan: &Plan) -> String {
             "CPU speed:\n    events per second: {:8.2}\n\n",
             metric("events_per_s")
         )),
-        Test::Memory => s.push_str(&format!(
-            "Total operations: {events} ({:8.2} per second)\n\n{:4.2} MiB transferred ({:4.2} MiB/sec)\n\n\n",
-            metric("events_per_s"),
-            metric("total_mib"),
-            metric("mib_per_s"),
-        )),
+        Test::Memory => {
+            s.push_str(&format!(
+                "Total operations: {events} ({:8.2} per second)\n\n",
+                metric("events_per_s"),
+            ));
+            // `--memory-oper=none` moves nothing, and sysbench says nothing of it.
+            if run.metrics.contains_key("mib_per_s") {
+                s.push_str(&format!(
+                    "{:4.2} MiB transferred ({:4.2} MiB/sec)\n\n",
+                    metric("total_mib"),
+                    metric("mib_per_s"),
+                ));
+            }
+            s.push('\n');
+        }
         Test::Fileio => {
             let line = |k: &str, v: f64| format!("    {:<30}{v:.2}\n", format!("{k}:"));
             s.push_str("\nFile operations:\n");

@@ -127,6 +127,24 @@ fn sysbench_defaults() {
     let (block, total, words) = memory_of("memory run");
     assert_eq!((block.as_str(), total.as_str()), ("1K", "100G"));
     assert_eq!(words, ["write", "seq", "global"]);
+    let (_, _, words) = memory_of("memory --memory-oper=none --memory-access-mode=rnd run");
+    assert_eq!(words, ["none", "rnd", "global"]);
+    // memory counts its events itself, as sysbench's: --events is not taken,
+    // and with --time=0 only the total size ends it.
+    for (line, time) in [
+        ("memory --events=5 run", Some("10s")),
+        ("memory --events=5 --time=0 run", Some("876000h")),
+    ] {
+        let Params::BenchMemory(m) = planned(line).0.step else {
+            panic!("{line}")
+        };
+        assert_eq!(
+            (m.common.events, m.common.time.as_deref()),
+            (None, time),
+            "{line}"
+        );
+        assert_eq!(m.mode, crate::step::bench::memory::ModeArg::Sysbench);
+    }
     let Params::BenchFileio(f) = planned("fileio --file-test-mode=rndrw run").0.step else {
         panic!()
     };
@@ -282,10 +300,6 @@ fn what_rtlab_cannot_honour_is_refused_with_the_reason() {
         ("mutex --rand-seed=7 run", "from the clock"),
         ("cpu --config-file=opts run", "on the command line"),
         ("memory --memory-hugetlb run", "ordinary pages"),
-        (
-            "memory --memory-oper=none run",
-            "'none' would time only the loop",
-        ),
         ("fileio --file-io-mode=async run", "synchronous requests"),
         ("fileio --file-io-mode=mmap run", "synchronous requests"),
         ("fileio --file-fsync-all=on run", "every --file-fsync-freq"),
@@ -303,6 +317,16 @@ fn what_rtlab_cannot_honour_is_refused_with_the_reason() {
         assert!(
             e.contains("not supported") && e.contains(why),
             "{line}: {e}"
+        );
+    }
+    // As sysbench, a block that is not a power of two of at least a word.
+    for size in ["3K", "4"] {
+        let e = refused(&format!("memory --memory-block-size={size} run"));
+        assert_eq!(
+            e,
+            format!(
+                "invalid value for --memory-block-size: '{size}' (a power of two, 8 bytes or more)"
+            )
         );
     }
     // What rtlab does anyway is taken.

@@ -35,12 +35,16 @@ fn describe(run: &Run) -> String {
     let what = match run.kind.as_str() {
         "bench.cpu" => format!("max prime {}", u("max_prime")),
         "bench.memory" => format!(
-            "block {}, {} {} {}, total {}",
+            "block {}, {} {} {}, total {}{}",
             b("block_size"),
             s("access"),
             s("oper"),
             s("scope"),
-            b("total_size")
+            b("total_size"),
+            match p.get("mode").and_then(|v| v.as_str()) {
+                Some("bandwidth") => ", bandwidth mode",
+                _ => "",
+            }
         ),
         "bench.fileio" => format!(
             "{} in {}: {} files × {}, block {}{}",
@@ -145,6 +149,17 @@ mod tests {
         assert_eq!(
             typed,
             "block 1KiB, seq write global, total 100GiB, 2 thread(s)"
+        );
+        let bw = memory::Params {
+            mode: memory::ModeArg::Bandwidth,
+            ..Default::default()
+        };
+        assert_eq!(
+            described(
+                "bench.memory",
+                RunParams::Step(Box::new(Params::BenchMemory(bw)))
+            ),
+            "block 1KiB, seq write global, total 100GiB, bandwidth mode, 1 thread(s)"
         );
 
         let f = fileio::Params {

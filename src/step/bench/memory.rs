@@ -8,7 +8,7 @@ use crate::record::{Run, Warning};
 use crate::step::{de, Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Oper, Scope};
+use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Method, Oper, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -34,7 +34,8 @@ pub struct Params {
     )]
     #[serde(deserialize_with = "de::size")]
     pub total_size: String,
-    /// Load or store the words.
+    /// Load or store the words, or neither (`none`: only the loop runs, as
+    /// in sysbench).
     #[arg(long, value_enum, default_value_t = OperArg::Write, alias = "memory-oper")]
     pub oper: OperArg,
     /// Word order within a block.
@@ -43,6 +44,12 @@ pub struct Params {
     /// One block shared by all threads, or one per thread.
     #[arg(long, value_enum, default_value_t = ScopeArg::Global, alias = "memory-scope")]
     pub scope: ScopeArg,
+    /// Whose work an event does: `sysbench` (its loops and its bookkeeping per
+    /// event, so that MiB/s compare with sysbench's) or `bandwidth` (every
+    /// word once per event as fast as the CPU issues the accesses, one clock
+    /// read per event: the memory's speed).
+    #[arg(long, value_enum, default_value_t = ModeArg::Sysbench)]
+    pub mode: ModeArg,
     #[command(flatten)]
     #[serde(flatten)]
     pub common: Common,
@@ -55,6 +62,7 @@ bench_step!("bench.memory", DEFAULT_TIME_NS);
 pub enum OperArg {
     Read,
     Write,
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -69,6 +77,13 @@ pub enum AccessArg {
 pub enum ScopeArg {
     Global,
     Local,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeArg {
+    Sysbench,
+    Bandwidth,
 }
 
 /// The workload and its limits, checked.
@@ -117,12 +132,19 @@ impl Params {
                 ),
             ));
         }
+        if (self.mode, self.oper) == (ModeArg::Bandwidth, OperArg::None) {
+            return Err(bad_flag(
+                "--oper",
+                "none moves no byte, so it has no bandwidth; use read or write, or --mode sysbench",
+            ));
+        }
         Ok(MemoryConfig {
             block_size,
             total_size: size_flag("--total-size", &self.total_size)?,
             oper: match self.oper {
                 OperArg::Read => Oper::Read,
                 OperArg::Write => Oper::Write,
+                OperArg::None => Oper::None,
             },
             access: match self.access {
                 AccessArg::Seq => Access::Seq,
@@ -131,6 +153,10 @@ impl Params {
             scope: match self.scope {
                 ScopeArg::Global => Scope::Global,
                 ScopeArg::Local => Scope::Local,
+            },
+            method: match self.mode {
+                ModeArg::Sysbench => Method::Sysbench,
+                ModeArg::Bandwidth => Method::Bandwidth,
             },
         })
     }
@@ -147,6 +173,7 @@ impl Params {
                 "oper": word(json!(self.oper)),
                 "access": word(json!(self.access)),
                 "scope": word(json!(self.scope)),
+                "mode": word(json!(self.mode)),
             }),
         )
     }
@@ -188,9 +215,11 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let params = crate::step::Params::BenchMemory(p.clone());
     let mut m = super::measure(&w, lim, params, warnings, obs);
     let t = m.total.tally;
-    let moved = (t.bytes_read + t.bytes_written) as f64;
-    m.run.metrics.insert("total_mib".into(), moved / MIB);
-    super::rate(&mut m.run, "mib_per_s", moved / MIB);
+    if c.oper != Oper::None {
+        let moved = (t.bytes_read + t.bytes_written) as f64;
+        m.run.metrics.insert("total_mib".into(), moved / MIB);
+        super::rate(&mut m.run, "mib_per_s", moved / MIB);
+    }
     super::rate(&mut m.run, "ops_per_s", t.ops as f64);
     Ok(m.run)
 }
@@ -215,6 +244,21 @@ mod tests {
             (Some(4096), Some(2))
         );
         assert_eq!(a["oper"], "read");
+        assert_eq!(a["mode"], "sysbench");
+    }
+
+    #[test]
+    fn every_oper_and_mode_reaches_the_engine() {
+        let p: Params = serde_json::from_value(json!({"oper": "none", "access": "rnd"})).unwrap();
+        let c = p.plan(&machine(8 << 30)).unwrap().cfg;
+        assert_eq!(
+            (c.oper, c.access, c.method),
+            (Oper::None, Access::Rnd, Method::Sysbench)
+        );
+        let p: Params = serde_json::from_value(json!({"mode": "bandwidth"})).unwrap();
+        let c = p.plan(&machine(8 << 30)).unwrap().cfg;
+        assert_eq!((c.oper, c.method), (Oper::Write, Method::Bandwidth));
+        assert_eq!((c.block_size, c.total_size), (1024, 100 << 30));
     }
 
     #[test]
@@ -234,6 +278,11 @@ mod tests {
             p.common.threads = 2;
         })
         .starts_with("--total-size: 1KiB is less than one 1KiB block per thread"));
+        assert!(with(|p| {
+            p.oper = OperArg::None;
+            p.mode = ModeArg::Bandwidth;
+        })
+        .starts_with("--oper: none moves no byte"));
         let e = with(|p| p.block_size = "16G".into());
         assert!(e.starts_with("--block-size: one 16GiB block needs"), "{e}");
         // Memory unknown: nothing refused for it.

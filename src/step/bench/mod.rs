@@ -309,7 +309,7 @@ fn measure<W: Bench>(
     let fp = system::fingerprint();
     let stop = signals::install();
     let kind = params.name().trim_start_matches("bench.");
-    let overhead = bench::timing_overhead();
+    let overhead = bench::timing_overhead(w.accounting());
     let started_at = record::now_rfc3339();
     let counters = lim.perf.then(super::perf::ProcessCounters::start);
     let mut prev = Snapshot::default();

@@ -93,6 +93,33 @@ impl IntervalHist {
     }
 }
 
+/// Histograms whose counts so far a reporting thread can add up while they
+/// are written: every thread's [`IntervalHist`], or sysbench's histogram.
+pub(super) trait Counts {
+    /// Buckets.
+    fn buckets(&self) -> usize;
+    /// Adds the counts so far to `sum` (one per bucket).
+    fn add_to(&self, sum: &mut [u64]);
+    /// The value (ns) that stands for bucket `i`.
+    fn value(&self, i: usize) -> u64;
+}
+
+impl Counts for [IntervalHist] {
+    fn buckets(&self) -> usize {
+        BUCKETS
+    }
+
+    fn add_to(&self, sum: &mut [u64]) {
+        for h in self {
+            h.add_to(sum);
+        }
+    }
+
+    fn value(&self, i: usize) -> u64 {
+        bucket_top(i)
+    }
+}
+
 /// Interval percentiles over all threads: the counts at the previous report.
 pub(super) struct Percentiles {
     prev: Vec<u64>,
@@ -100,21 +127,20 @@ pub(super) struct Percentiles {
 }
 
 impl Percentiles {
-    pub(super) fn new() -> Self {
+    /// For a histogram of `buckets` buckets.
+    pub(super) fn new(buckets: usize) -> Self {
         Percentiles {
-            prev: vec![0; BUCKETS],
-            now: vec![0; BUCKETS],
+            prev: vec![0; buckets],
+            now: vec![0; buckets],
         }
     }
 
-    /// Percentile `p` of the events counted in `hists` since the last call;
+    /// Percentile `p` of the events counted in `hist` since the last call;
     /// sysbench's rank rule (the value at which the running count reaches
     /// `floor(n × p / 100 + 0.5)`, at least 1).
-    pub(super) fn since_last(&mut self, hists: &[IntervalHist], p: f64) -> u64 {
+    pub(super) fn since_last(&mut self, hist: &(impl Counts + ?Sized), p: f64) -> u64 {
         self.now.iter_mut().for_each(|c| *c = 0);
-        for h in hists {
-            h.add_to(&mut self.now);
-        }
+        hist.add_to(&mut self.now);
         let n: u64 = self
             .now
             .iter()
@@ -128,7 +154,7 @@ impl Percentiles {
             for (i, (a, b)) in self.now.iter().zip(&self.prev).enumerate() {
                 seen += a.saturating_sub(*b);
                 if seen >= rank {
-                    result = bucket_top(i);
+                    result = hist.value(i);
                     break;
                 }
             }
@@ -205,16 +231,17 @@ mod tests {
     #[test]
     fn interval_percentiles_count_only_the_new_events() {
         let h = [IntervalHist::new(), IntervalHist::new()];
-        let mut p = Percentiles::new();
+        let mut p = Percentiles::new(BUCKETS);
+        let h = &h[..];
         for v in 1..=100 {
             h[(v % 2) as usize].record(v * 1000);
         }
-        let p95 = p.since_last(&h, 95.0);
+        let p95 = p.since_last(h, 95.0);
         assert!((95_000..=98_000).contains(&p95), "{p95}");
-        assert_eq!(p.since_last(&h, 95.0), 0, "nothing new");
+        assert_eq!(p.since_last(h, 95.0), 0, "nothing new");
         h[0].record(7);
-        assert_eq!(p.since_last(&h, 50.0), 7);
+        assert_eq!(p.since_last(h, 50.0), 7);
         h[1].record(7);
-        assert_eq!(p.since_last(&h, 0.0), 0);
+        assert_eq!(p.since_last(h, 0.0), 0);
     }
 }

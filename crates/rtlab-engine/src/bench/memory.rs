@@ -1,15 +1,31 @@
-//! The memory bench: sysbench's `memory` test.
+//! The memory bench: sysbench's `memory` test, and a bandwidth mode of its own.
 //!
-//! One event moves one block of `block_size` bytes word by word (machine words,
-//! sysbench's `size_t`): `seq` walks the block in order, `rnd` touches as many
-//! words at uniformly random indices; `write` stores and `read` loads. With
-//! `global` scope all threads share one block, with `local` each has its own. As
-//! in sysbench the run also ends after `total_size` bytes over all threads, each
-//! thread moving an equal share (the remainder of the division is not moved).
-//! Words are relaxed atomics: one plain load or store each, which the compiler
-//! may neither drop nor merge, and shared blocks stay free of data races.
+//! One event moves one block of `block_size` bytes. With `global` scope all
+//! threads share one block, with `local` each has its own; as in sysbench the
+//! run also ends after `total_size` bytes over all threads, each thread moving
+//! an equal share (`total_size / block_size / threads` blocks; the remainder
+//! is not moved). Words are relaxed atomics: one plain load or store each,
+//! which the compiler may neither drop nor merge (sysbench uses
+//! ConcurrencyKit's loads and stores for the same reason), and shared blocks
+//! stay free of data races.
+//!
+//! [`Method::Sysbench`] does sysbench 1.0's work per word (`size_t`):
+//!
+//! | access | `write` | `read` | `none` |
+//! |--------|---------|--------|--------|
+//! | `seq` | stores, in address order, the number of words from each word to the end of the block | loads each word in order | walks the words without touching them |
+//! | `rnd` | as many times as the block has words: draws a double in `[0, 1)` from xoroshiro128+, scales it to a word index and stores the byte count so far there | the same draw, and loads the word | the draw only |
+//!
+//! with sysbench's bookkeeping around each event ([`Accounting::Sysbench`]).
+//! Its random words may repeat and miss words, and its `seq` loop costs more
+//! instructions per word than the memory takes on most machines, so its MiB/s
+//! measure its loop as much as the memory. [`Method::Bandwidth`] moves every
+//! word of the block exactly once per event, as fast as the CPU issues the
+//! accesses (`seq`: eight words per turn of the loop; `rnd`: a full-period
+//! walk over the words in an order no prefetcher follows), with the lean
+//! bookkeeping ([`Accounting::Lean`]): the memory's speed, not sysbench's.
 
-use super::{EventCtl, EventError, Rng, Tally, Workload};
+use super::{Accounting, EventCtl, EventError, Tally, Workload, Xoroshiro};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -17,13 +33,17 @@ use std::sync::Mutex;
 /// Bytes per word moved.
 pub const WORD: u64 = std::mem::size_of::<usize>() as u64;
 
-/// Load or store.
+const R: Ordering = Ordering::Relaxed;
+
+/// Load, store, or neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Oper {
     /// Load every word.
     Read,
     /// Store every word.
     Write,
+    /// Touch no word: only the loop (and, `rnd`, the random draws) runs.
+    None,
 }
 
 /// Order of the words within a block.
@@ -44,6 +64,16 @@ pub enum Scope {
     Local,
 }
 
+/// Whose work an event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// sysbench 1.0's, word for word, with its bookkeeping per event.
+    Sysbench,
+    /// Every word once per event, as fast as the CPU issues the accesses, with
+    /// the lean bookkeeping. `Oper::None` has no meaning here.
+    Bandwidth,
+}
+
 /// The parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryConfig {
@@ -51,21 +81,23 @@ pub struct MemoryConfig {
     pub block_size: u64,
     /// Stop after this many bytes over all threads (0: no limit).
     pub total_size: u64,
-    /// Load or store.
+    /// Load, store or neither.
     pub oper: Oper,
     /// Sequential or random.
     pub access: Access,
     /// Shared or per-thread block.
     pub scope: Scope,
+    /// sysbench's work or the bandwidth mode's.
+    pub method: Method,
 }
 
 /// The memory workload, with every block allocated and touched.
 pub struct Memory {
     cfg: MemoryConfig,
     threads: u64,
-    global: Option<Box<[AtomicUsize]>>,
+    global: Option<Block>,
     /// Local scope: each thread's block, taken by [`Workload::thread`].
-    local: Mutex<Vec<Option<Box<[AtomicUsize]>>>>,
+    local: Mutex<Vec<Option<Block>>>,
 }
 
 /// The blocks could not be allocated: the system refused `bytes` bytes. The
@@ -92,21 +124,59 @@ impl std::error::Error for BlockAllocError {}
 /// A thread's state: its own block (local scope), random generator, and the
 /// blocks it may still move.
 pub struct MemoryThread {
-    local: Option<Box<[AtomicUsize]>>,
-    rng: Rng,
+    local: Option<Block>,
+    rng: Xoroshiro,
+    /// The bandwidth mode's walk: the next index of the full-period sequence.
+    walk: u64,
     left: u64,
 }
 
-/// One block of `bytes` (a multiple of [`WORD`]), or `None` when the system
-/// refuses the memory: asked for fallibly, so that a size from the command line
-/// cannot abort the process.
-fn block(bytes: u64) -> Option<Box<[AtomicUsize]>> {
-    let words = usize::try_from(bytes / WORD).ok()?;
-    let mut v: Vec<AtomicUsize> = Vec::new();
-    v.try_reserve_exact(words).ok()?;
-    // Zeroed and written once, so every page is mapped before the start.
-    v.extend((0..words).map(|_| AtomicUsize::new(0)));
-    Some(v.into_boxed_slice())
+/// One block of words starting on a page boundary, as sysbench allocates its
+/// blocks (`memalign` to the page size): where a block starts within a page
+/// changes how fast the caches and the prefetchers move it.
+pub struct Block {
+    /// The words, with room before the first page boundary.
+    storage: Box<[AtomicUsize]>,
+    /// Where the block starts in `storage`.
+    start: usize,
+    /// Its length in words.
+    words: usize,
+}
+
+impl Block {
+    /// A block of `bytes` (a multiple of [`WORD`]), every page written once,
+    /// or `None` when the system refuses the memory: asked for fallibly, so
+    /// that a size from the command line cannot abort the process.
+    fn new(bytes: u64) -> Option<Block> {
+        let words = usize::try_from(bytes / WORD).ok()?;
+        let page = crate::load::sys::page_size() / WORD as usize;
+        let mut v: Vec<AtomicUsize> = Vec::new();
+        v.try_reserve_exact(words.checked_add(page)?).ok()?;
+        // Zeroed and written once, so every page is mapped before the start.
+        v.extend((0..words + page).map(|_| AtomicUsize::new(0)));
+        let start = v.as_ptr().align_offset(page * WORD as usize).min(page);
+        Some(Block {
+            storage: v.into_boxed_slice(),
+            start,
+            words,
+        })
+    }
+
+    /// The block's words.
+    #[inline(always)]
+    fn words(&self) -> &[AtomicUsize] {
+        &self.storage[self.start..self.start + self.words]
+    }
+}
+
+/// The blocks a thread moves when `threads` threads share `total` bytes in
+/// blocks of `block` bytes (0: no limit), as sysbench counts them: each its
+/// equal share, the remainder left out.
+pub fn blocks_per_thread(total: u64, block: u64, threads: u64) -> u64 {
+    match total {
+        0 => u64::MAX,
+        t => t / block / threads.max(1),
+    }
 }
 
 impl Memory {
@@ -126,7 +196,7 @@ impl Memory {
         let mut all = Vec::new();
         all.try_reserve_exact(blocks).map_err(|_| refused)?;
         for _ in 0..blocks {
-            all.push(Some(block(cfg.block_size).ok_or(refused)?));
+            all.push(Some(Block::new(cfg.block_size).ok_or(refused)?));
         }
         let (global, local) = match cfg.scope {
             Scope::Global => (all.pop().flatten(), Vec::new()),
@@ -153,11 +223,16 @@ impl Workload for Memory {
         };
         MemoryThread {
             local,
-            rng: Rng::from_clock(index as u64),
-            left: match self.cfg.total_size {
-                0 => u64::MAX,
-                t => t / self.cfg.block_size / self.threads,
-            },
+            rng: Xoroshiro::from_clock(index as u64),
+            walk: 0,
+            left: blocks_per_thread(self.cfg.total_size, self.cfg.block_size, self.threads),
+        }
+    }
+
+    fn accounting(&self) -> Accounting {
+        match self.cfg.method {
+            Method::Sysbench => Accounting::Sysbench,
+            Method::Bandwidth => Accounting::Lean,
         }
     }
 
@@ -168,88 +243,317 @@ impl Workload for Memory {
         tally: &mut Tally,
         _: &EventCtl,
     ) -> Result<bool, EventError> {
-        let size = self.cfg.block_size;
         if t.left == 0 {
             return Ok(false);
         }
         t.left -= 1;
         let buf: &[AtomicUsize] = match (&t.local, &self.global) {
-            (Some(b), _) | (None, Some(b)) => b,
+            (Some(b), _) | (None, Some(b)) => b.words(),
             (None, None) => unreachable!("one of the blocks exists for each scope"),
         };
-        let n = buf.len() as u64;
-        match (self.cfg.access, self.cfg.oper) {
-            (Access::Seq, Oper::Write) => write_seq(buf),
-            (Access::Seq, Oper::Read) => {
-                black_box(read_seq(buf));
+        let c = &self.cfg;
+        match (c.method, c.access, c.oper) {
+            (Method::Sysbench, Access::Seq, Oper::Write) => sysbench::seq_write(buf),
+            (Method::Sysbench, Access::Seq, Oper::Read) => sysbench::seq_read(buf),
+            (Method::Sysbench, Access::Seq, Oper::None) => sysbench::seq_none(buf),
+            (Method::Sysbench, Access::Rnd, Oper::Write) => sysbench::rnd_write(buf, &mut t.rng),
+            (Method::Sysbench, Access::Rnd, Oper::Read) => sysbench::rnd_read(buf, &mut t.rng),
+            (Method::Sysbench, Access::Rnd, Oper::None) => sysbench::rnd_none(buf, &mut t.rng),
+            (Method::Bandwidth, Access::Seq, Oper::Write) => bandwidth::seq_write(buf),
+            (Method::Bandwidth, Access::Seq, _) => {
+                black_box(bandwidth::seq_read(buf));
             }
-            (Access::Rnd, Oper::Write) => {
-                for i in 0..n as usize {
-                    buf[t.rng.below(n) as usize].store(i, Ordering::Relaxed);
-                }
+            (Method::Bandwidth, Access::Rnd, Oper::Write) => {
+                t.walk = bandwidth::walk_write(buf, t.walk);
             }
-            (Access::Rnd, Oper::Read) => {
-                let mut acc = 0usize;
-                for _ in 0..n {
-                    acc ^= buf[t.rng.below(n) as usize].load(Ordering::Relaxed);
-                }
+            (Method::Bandwidth, Access::Rnd, _) => {
+                let (next, acc) = bandwidth::walk_read(buf, t.walk);
+                t.walk = next;
                 black_box(acc);
             }
         }
-        match self.cfg.oper {
-            Oper::Read => tally.bytes_read += size,
-            Oper::Write => tally.bytes_written += size,
+        match c.oper {
+            Oper::Read => tally.bytes_read += c.block_size,
+            Oper::Write => tally.bytes_written += c.block_size,
+            Oper::None => {}
         }
         tally.ops += 1;
         Ok(true)
     }
 }
 
-/// Stores the words left (as sysbench does) into every word of `buf` in
-/// order, eight words per turn of the loop as sysbench's compiled loop does
-/// them: at one word per turn, the loop's own cost caps the stores at about one
-/// per cycle, which is below what the memory takes here (0.94× sysbench's
-/// MiB/s with a 64 MiB block).
-#[inline(always)]
-fn write_seq(buf: &[AtomicUsize]) {
-    const R: Ordering = Ordering::Relaxed;
-    let (eights, rest) = buf.as_chunks::<8>();
-    let mut left = buf.len();
-    for w in eights {
-        w[0].store(left, R);
-        w[1].store(left - 1, R);
-        w[2].store(left - 2, R);
-        w[3].store(left - 3, R);
-        w[4].store(left - 4, R);
-        w[5].store(left - 5, R);
-        w[6].store(left - 6, R);
-        w[7].store(left - 7, R);
-        left -= 8;
-    }
-    for w in rest {
-        w.store(left, R);
-        left -= 1;
-    }
-}
-
-/// Loads every word of `buf` in order, eight per turn of the loop (see
-/// [`write_seq`]); their XOR, so that no load can be dropped.
-#[inline(always)]
-fn read_seq(buf: &[AtomicUsize]) -> usize {
-    const R: Ordering = Ordering::Relaxed;
-    let (eights, rest) = buf.as_chunks::<8>();
-    let mut acc = 0;
-    for w in eights {
-        acc ^= w[0].load(R) ^ w[1].load(R) ^ w[2].load(R) ^ w[3].load(R);
-        acc ^= w[4].load(R) ^ w[5].load(R) ^ w[6].load(R) ^ w[7].load(R);
-    }
-    for w in rest {
-        acc ^= w.load(R);
-    }
-    acc
-}
-
 super::compiled_here!(Memory);
+
+/// sysbench 1.0's loops over a block of words, with the machine work of its
+/// compiled form (gcc at -O2 with ConcurrencyKit's loads and stores, which are
+/// compiler barriers): where the optimiser here would do less per word, the
+/// loop says what sysbench's does and does it too.
+mod sysbench {
+    use super::{Xoroshiro, R, WORD};
+    use std::sync::atomic::AtomicUsize;
+
+    /// Stores into each word, in address order, the number of words from it
+    /// to the end of the block, worked out from the word's address (a
+    /// subtraction and a shift per word, as sysbench's loop does; counting
+    /// down instead would take half the instructions). Eight words per turn
+    /// of the loop, as sysbench's compiled loop.
+    #[inline(always)]
+    pub(super) fn seq_write(buf: &[AtomicUsize]) {
+        let end = buf.as_ptr_range().end;
+        by_eights(buf, |x| store_words_to(x, end));
+    }
+
+    /// Calls `f` on every word of `buf` in order, eight words per turn of
+    /// the loop as sysbench's compiled loops, written out so that the loop
+    /// stays so at any optimisation level (a binary built for size does not
+    /// unroll loops).
+    #[inline(always)]
+    fn by_eights(buf: &[AtomicUsize], mut f: impl FnMut(&AtomicUsize)) {
+        let (eights, rest) = buf.as_chunks::<8>();
+        for [w0, w1, w2, w3, w4, w5, w6, w7] in eights {
+            f(w0);
+            f(w1);
+            f(w2);
+            f(w3);
+            f(w4);
+            f(w5);
+            f(w6);
+            f(w7);
+        }
+        for w in rest {
+            f(w);
+        }
+    }
+
+    /// Stores into `w` the number of words from it to `end`.
+    #[inline(always)]
+    fn store_words_to(w: &AtomicUsize, end: *const AtomicUsize) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: one 8-byte store into `w`, a valid, aligned word of the
+        // block (an atomic: other threads' plain stores to it cannot tear it
+        // on x86-64); the other instructions work on registers.
+        unsafe {
+            std::arch::asm!(
+                "mov {v}, {end}",
+                "sub {v}, {p}",
+                "sar {v}, 3",
+                "mov qword ptr [{p}], {v}",
+                end = in(reg) end,
+                p = in(reg) w.as_ptr(),
+                v = out(reg) _,
+                options(nostack),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: both pointers are in (or one past) the same block.
+        w.store(unsafe { end.offset_from(w) } as usize, R);
+    }
+
+    /// Loads each word in address order, eight per turn; the values are not
+    /// used.
+    #[inline(always)]
+    pub(super) fn seq_read(buf: &[AtomicUsize]) {
+        by_eights(buf, |w| {
+            w.load(R);
+        });
+    }
+
+    /// Walks the words in order without touching them: an empty loop with a
+    /// compiler barrier per word (sysbench's `ck_pr_barrier`), eight words
+    /// per turn.
+    #[inline(always)]
+    pub(super) fn seq_none(buf: &[AtomicUsize]) {
+        by_eights(buf, |_| barrier());
+    }
+
+    /// A compiler barrier: an empty assembly block, no instruction. Without
+    /// `nomem` the optimiser must assume it touches memory, so a loop of
+    /// them stays.
+    #[inline(always)]
+    fn barrier() {
+        // SAFETY: no instruction runs.
+        unsafe { std::arch::asm!("", options(nostack, preserves_flags)) };
+    }
+
+    /// The parameters sysbench's random loops read from memory again for
+    /// every word (the access to the block is a compiler barrier): the block
+    /// and its size in bytes.
+    #[derive(Clone, Copy)]
+    #[repr(C)]
+    struct Params {
+        base: *const AtomicUsize,
+        bytes: u64,
+    }
+
+    /// Runs sysbench's random loop over `buf`: for each byte offset `i` of a
+    /// word, reloads the parameters, converts the block's word count to a
+    /// double, draws a double in `[0, 1)` (state through memory, see
+    /// [`Xoroshiro::unit_in_memory`]) and calls `f` with the word at the
+    /// truncated product and `i`.
+    #[inline(always)]
+    fn rnd(buf: &[AtomicUsize], rng: &mut Xoroshiro, mut f: impl FnMut(&AtomicUsize, usize)) {
+        let p = Params {
+            base: buf.as_ptr(),
+            bytes: buf.len() as u64 * WORD,
+        };
+        let mut i = 0;
+        loop {
+            // SAFETY: volatile reads of a local, valid and aligned.
+            let Params { base, bytes } = unsafe { std::ptr::read_volatile(&p) };
+            if i >= bytes {
+                break;
+            }
+            let words = (bytes as i64 >> 3) as f64;
+            let x = rng.unit_in_memory() * words;
+            // SAFETY: the index is inside the block that `base` starts
+            // (unchanged since it was taken from `buf`): `x` is in `[0, words)`.
+            let w = unsafe { &*base.add(to_size(x)) };
+            f(w, i as usize);
+            i += WORD;
+        }
+    }
+
+    /// `x` (finite, at least 0) truncated to a `size_t` as sysbench's
+    /// compiled code converts it: a comparison with 2^63, then one signed
+    /// conversion (the other branch, for values from 2^63, never runs here).
+    #[inline(always)]
+    fn to_size(x: f64) -> usize {
+        const TWO63: f64 = 9_223_372_036_854_775_808.0;
+        if x < TWO63 {
+            // SAFETY: `x` is finite and in `[0, 2^63)`: exact truncation.
+            unsafe { x.to_int_unchecked::<i64>() as usize }
+        } else {
+            above_i64(x - TWO63)
+        }
+    }
+
+    /// `x + 2^63` truncated, for `x` in `[0, 2^63)`; out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn above_i64(x: f64) -> usize {
+        (x as u64 | 1 << 63) as usize
+    }
+
+    /// As many times as the block has words, stores the byte offset reached
+    /// at a random word.
+    #[inline(always)]
+    pub(super) fn rnd_write(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
+        rnd(buf, rng, |w, i| w.store(i, R));
+    }
+
+    /// As many times as the block has words, loads a random word.
+    #[inline(always)]
+    pub(super) fn rnd_read(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
+        rnd(buf, rng, |w, _| {
+            w.load(R);
+        });
+    }
+
+    /// The random draws of [`rnd_read`] alone, the generator kept in
+    /// registers (no access to the block, so nothing makes sysbench's loop
+    /// reload it).
+    #[inline(always)]
+    pub(super) fn rnd_none(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
+        by_eights(buf, |_| {
+            rng.next_u64();
+        });
+    }
+}
+
+/// The bandwidth mode's loops: every word of the block once.
+mod bandwidth {
+    use super::R;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Stores the words left into every word in order, eight words per turn
+    /// of the loop: at one word per turn the loop's own instructions, not the
+    /// memory, would set the pace.
+    #[inline(always)]
+    pub(super) fn seq_write(buf: &[AtomicUsize]) {
+        let (eights, rest) = buf.as_chunks::<8>();
+        let mut left = buf.len();
+        for w in eights {
+            w[0].store(left, R);
+            w[1].store(left - 1, R);
+            w[2].store(left - 2, R);
+            w[3].store(left - 3, R);
+            w[4].store(left - 4, R);
+            w[5].store(left - 5, R);
+            w[6].store(left - 6, R);
+            w[7].store(left - 7, R);
+            left -= 8;
+        }
+        for w in rest {
+            w.store(left, R);
+            left -= 1;
+        }
+    }
+
+    /// Loads every word in order, eight per turn of the loop; their XOR, so
+    /// that no load can be dropped.
+    #[inline(always)]
+    pub(super) fn seq_read(buf: &[AtomicUsize]) -> usize {
+        let (eights, rest) = buf.as_chunks::<8>();
+        let mut acc = 0;
+        for w in eights {
+            acc ^= w[0].load(R) ^ w[1].load(R) ^ w[2].load(R) ^ w[3].load(R);
+            acc ^= w[4].load(R) ^ w[5].load(R) ^ w[6].load(R) ^ w[7].load(R);
+        }
+        for w in rest {
+            acc ^= w.load(R);
+        }
+        acc
+    }
+
+    /// The step of the walk over `0..2^k`: a linear congruential sequence
+    /// whose multiplier is 1 mod 4 and whose increment is odd has the full
+    /// period 2^k (Hull-Dobell), so every index comes once per 2^k steps, and
+    /// consecutive indices lie far apart.
+    #[inline(always)]
+    fn step(x: u64, mask: u64) -> u64 {
+        x.wrapping_mul(0x5851_F42D_4C95_7F2D)
+            .wrapping_add(0x1405_7B7E_F767_814F)
+            & mask
+    }
+
+    /// The indices of one event: the walk over the next power of two at or
+    /// above the block's words from `from`, those beyond the block skipped, so
+    /// that each word comes exactly once. Calls `f` with each; returns where
+    /// the next event starts.
+    #[inline(always)]
+    fn walk(n: usize, from: u64, mut f: impl FnMut(usize)) -> u64 {
+        let mask = (n as u64).next_power_of_two() - 1;
+        let mut x = from & mask;
+        let mut done = 0;
+        while done < n {
+            if (x as usize) < n {
+                f(x as usize);
+                done += 1;
+            }
+            x = step(x, mask);
+        }
+        x
+    }
+
+    /// Stores the step number into every word once, in the walk's order.
+    #[inline(always)]
+    pub(super) fn walk_write(buf: &[AtomicUsize], from: u64) -> u64 {
+        let mut i = 0;
+        walk(buf.len(), from, |x| {
+            buf[x].store(i, R);
+            i += 1;
+        })
+    }
+
+    /// Loads every word once, in the walk's order; the next start and the
+    /// XOR of the words.
+    #[inline(always)]
+    pub(super) fn walk_read(buf: &[AtomicUsize], from: u64) -> (u64, usize) {
+        let mut acc = 0;
+        let next = walk(buf.len(), from, |x| acc ^= buf[x].load(R));
+        (next, acc)
+    }
+}
 
 /// One CPU cache, as sysfs describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,22 +638,132 @@ mod tests {
             oper,
             access,
             scope,
+            method: Method::Sysbench,
         }
     }
 
     #[test]
+    fn blocks_are_shared_out_as_sysbench_counts_them() {
+        // sysbench: total / block / threads per thread, the rest left out.
+        assert_eq!(blocks_per_thread(100 << 30, 1024, 1), 100 << 20);
+        assert_eq!(blocks_per_thread(10_000, 1024, 3), 3);
+        assert_eq!(blocks_per_thread(1024, 1024, 2), 0);
+        assert_eq!(blocks_per_thread(0, 1024, 4), u64::MAX);
+    }
+
+    #[test]
     fn total_size_bounds_the_events_in_every_mode() {
-        for oper in [Oper::Read, Oper::Write] {
-            for access in [Access::Seq, Access::Rnd] {
-                for scope in [Scope::Global, Scope::Local] {
-                    let w = Memory::new(cfg(oper, access, scope), 2).unwrap();
-                    let out = test_run(&w, 2, 0, 0);
-                    let all = super::super::ThreadStats::total(&out.threads);
-                    assert_eq!(all.events(), 1024, "{oper:?} {access:?} {scope:?}");
-                    let moved = all.tally.bytes_read + all.tally.bytes_written;
-                    assert_eq!(moved, 1 << 20);
+        // 1 MiB + 5 KiB over 3 threads in 1 KiB blocks: 343 blocks each,
+        // 1029 in all; the 2 KiB left over are not moved.
+        for method in [Method::Sysbench, Method::Bandwidth] {
+            for oper in [Oper::Read, Oper::Write, Oper::None] {
+                if method == Method::Bandwidth && oper == Oper::None {
+                    continue;
+                }
+                for access in [Access::Seq, Access::Rnd] {
+                    for scope in [Scope::Global, Scope::Local] {
+                        let c = MemoryConfig {
+                            total_size: (1 << 20) + 5 * 1024,
+                            method,
+                            ..cfg(oper, access, scope)
+                        };
+                        let w = Memory::new(c, 3).unwrap();
+                        let out = test_run(&w, 3, 0, 0);
+                        let all = super::super::ThreadStats::total(&out.threads);
+                        let what = format!("{method:?} {oper:?} {access:?} {scope:?}");
+                        assert_eq!(all.events(), 1029, "{what}");
+                        assert!(out.threads.iter().all(|t| t.events() == 343), "{what}");
+                        assert_eq!(all.tally.ops, 1029);
+                        let (read, written) = match oper {
+                            Oper::Read => (1029 * 1024, 0),
+                            Oper::Write => (0, 1029 * 1024),
+                            Oper::None => (0, 0),
+                        };
+                        assert_eq!(
+                            (all.tally.bytes_read, all.tally.bytes_written),
+                            (read, written),
+                            "{what}"
+                        );
+                    }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_accounting_follows_the_method() {
+        let w = |method| {
+            let c = MemoryConfig {
+                method,
+                ..cfg(Oper::Write, Access::Seq, Scope::Global)
+            };
+            Memory::new(c, 1).unwrap().accounting()
+        };
+        assert_eq!(w(Method::Sysbench), Accounting::Sysbench);
+        assert_eq!(w(Method::Bandwidth), Accounting::Lean);
+    }
+
+    fn words(n: usize) -> Vec<AtomicUsize> {
+        (0..n).map(|_| AtomicUsize::new(0)).collect()
+    }
+
+    fn values(b: &[AtomicUsize]) -> Vec<usize> {
+        b.iter().map(|w| w.load(R)).collect()
+    }
+
+    #[test]
+    fn sysbench_stores_what_sysbench_stores() {
+        // seq: the words from each word to the end (19: eight-word turns and
+        // a rest).
+        let b = words(19);
+        sysbench::seq_write(&b);
+        assert_eq!(values(&b), (1..=19).rev().collect::<Vec<_>>());
+        // rnd: the byte offset reached, at random words inside the block.
+        let b = words(64);
+        let mut rng = Xoroshiro::new(3);
+        sysbench::rnd_write(&b, &mut rng);
+        let v = values(&b);
+        assert!(v.iter().all(|x| x % 8 == 0 && *x < 64 * 8));
+        assert!(v.iter().filter(|x| **x != 0).count() > 16, "{v:?}");
+        // none and read leave the block alone.
+        let b = words(64);
+        sysbench::seq_none(&b);
+        sysbench::seq_read(&b);
+        sysbench::rnd_read(&b, &mut rng);
+        sysbench::rnd_none(&b, &mut rng);
+        assert!(values(&b).iter().all(|x| *x == 0));
+    }
+
+    #[test]
+    fn the_bandwidth_walk_touches_every_word_once() {
+        for n in [1, 2, 7, 64, 100, 1000] {
+            let b = words(n);
+            let mut from = 12_345;
+            for round in 1..=3 {
+                let next = bandwidth::walk_write(&b, from);
+                // Every index came once: the step numbers are 0..n.
+                let mut v = values(&b);
+                v.sort_unstable();
+                assert_eq!(v, (0..n).collect::<Vec<_>>(), "n {n} round {round}");
+                from = next;
+            }
+            let (_, acc) = bandwidth::walk_read(&b, from);
+            assert_eq!(acc, (0..n).fold(0, |a, x| a ^ x));
+        }
+        let b = words(19);
+        bandwidth::seq_write(&b);
+        assert_eq!(values(&b), (1..=19).rev().collect::<Vec<_>>());
+        assert_eq!(bandwidth::seq_read(&b), (1..=19).fold(0, |a, x| a ^ x));
+    }
+
+    #[test]
+    fn blocks_start_on_a_page_and_hold_their_words() {
+        let page = crate::load::sys::page_size();
+        for bytes in [8, 1024, 100_000 * 8] {
+            let b = Block::new(bytes).unwrap();
+            assert_eq!(b.words().len() as u64 * WORD, bytes);
+            assert_eq!(b.words().as_ptr() as usize % page, 0);
+            assert!(b.words().iter().all(|w| w.load(R) == 0));
         }
     }
 

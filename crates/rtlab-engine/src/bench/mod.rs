@@ -7,16 +7,17 @@
 //! | bench | one event in sysbench 1.0 | one event here |
 //! |-------|---------------------------|----------------|
 //! | [`cpu`] | for every `c` in `3..max_prime`: trial division by `2..=⌊√c⌋`, stop at the first divisor; primes are counted and thrown away (the compiler may drop the loop) | the same loop over the same numbers, with the machine work of sysbench's compiled loop (2 tested by the low bit, the others by one 64-bit division each); input and count pass through `black_box`, and the count (plus the prime 2) is kept as a check |
-//! | [`memory`] | one block of `block_size` bytes, word by word (`size_t`): `seq` walks it in order, `rnd` touches as many words at uniformly random indices; `write` stores, `read` loads; `global` scope shares one block among threads, `local` gives each thread its own; each thread stops after its equal share of `total_size` | the same, with relaxed atomic word loads/stores (plain `mov`s the compiler may not drop), the same stored values and the same `total_size` shares |
+//! | [`memory`] | one block of `block_size` bytes, word by word (`size_t`): `seq` walks it in order, `rnd` touches as many words at indices drawn from xoroshiro128+; `write` stores, `read` loads, `none` only loops; `global` scope shares one block among threads, `local` gives each thread its own; each thread stops after its equal share of `total_size` | the same, with the machine work of sysbench's compiled loops ([`memory::Method::Sysbench`]); relaxed atomic word loads/stores (plain `mov`s the compiler may not drop), the same stored values and the same `total_size` shares. [`memory::Method::Bandwidth`] is rtlab's own: every word once per event, as fast as the CPU issues the accesses |
 //! | [`fileio`] | one request of `block_size` bytes: sequential modes walk the files in order, random modes pick a block-aligned offset uniformly over the whole set; `rndrw` reads when `(reads+1)/(writes+1) < rw_ratio` (per thread); once writes made the set dirty, every `fsync_freq` requests the next requests are `fsync`s of each file in turn; `fsync_end` syncs all files at the end of each thread | the same request sequence, `pread`/`pwrite`, an fsync counts as an event as in sysbench |
-//! | [`threads`] | take mutex number `n mod locks` (`n` a global event counter), then `yields` times: lock, `sched_yield`, unlock (default pthread mutexes) | the same, with the same lock type |
-//! | [`mutex`] | one event per thread: `locks` times pick a random mutex of `mutexes`, spin an empty loop of `loops` iterations, lock, increment a global, unlock | the same lock type (a default pthread mutex); the spin loop holds an empty volatile assembly block (a compiler barrier) so it can never be optimised away, and each mutex guards its own counter so that the total can be checked |
+//! | [`threads`] | take mutex number `n mod locks` (`n` a global 32-bit event counter), then `yields` times: lock, `sched_yield`, unlock (default pthread mutexes) | the same, with the same lock type |
+//! | [`mutex`] | one event per thread: `locks` times pick a random mutex of `mutexes`, spin an empty loop of `loops` iterations, lock, increment one global counter, unlock | the same lock type (a default pthread mutex), the same generator and the same shared counter; the spin loop holds an empty assembly block (a compiler barrier) so it can never be optimised away; the locks are counted per thread, so that the total can be checked |
 //!
-//! The timing loop reads the clock once per event (the end of one event is the
-//! start of the next), so an event's time includes the bookkeeping around it:
-//! the stop checks, recording into the histogram and publishing live counters.
-//! [`timing_overhead`] measures exactly that cost with an empty event, so every
-//! run can report it.
+//! Around each event the timing loop does sysbench's bookkeeping
+//! ([`Accounting::Sysbench`]: three clock reads, its timer lock and its
+//! histogram; see [`account`]), or, for the memory bench's bandwidth mode, a
+//! lean one ([`Accounting::Lean`]: one clock read, the end of one event being
+//! the start of the next). [`timing_overhead`] measures what either costs per
+//! event with an empty event, so every run can report it.
 //!
 //! A run starts through [`Bench::run`], implemented in each workload's module:
 //! the timing loop and the event are generic code, and generic code is compiled
@@ -25,6 +26,7 @@
 //! size, whose size-optimised loops cost up to 2× more instructions per word of
 //! the memory bench.
 
+pub mod account;
 pub mod cpu;
 pub mod fileio;
 mod fileset;
@@ -35,14 +37,15 @@ pub mod pmutex;
 mod rng;
 pub mod threads;
 
+pub use account::Accounting;
 pub use live::{Report, Snapshot};
-pub use rng::Rng;
+pub use rng::{Rng, Xoroshiro};
 
 use crate::rt::clock::{Clock, ClockId, SystemClock};
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::windows::Windows;
 use crate::stats::{Moments, Summary};
-use live::{IntervalHist, LiveSlot, Percentiles};
+use live::{Counts, IntervalHist, LiveSlot, Percentiles};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
@@ -136,11 +139,12 @@ pub struct EventCtl<'a> {
 
 impl EventCtl<'_> {
     /// True once the run should end: a signal, another thread's error, or the
-    /// time limit. Reads the clock; call it every few µs of work, not per word.
+    /// time limit. Reads the clock when a time limit is set; call it every few
+    /// µs of work, not per word.
     pub fn should_stop(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
             || self.halt.load(Ordering::Relaxed)
-            || self.clock.now() >= self.deadline
+            || self.deadline != u64::MAX && self.clock.now() >= self.deadline
     }
 }
 
@@ -162,6 +166,10 @@ pub trait Workload: Sync {
     /// (fileio's fsync at the end).
     fn thread_done(&self, _t: &mut Self::Thread, _tally: &mut Tally) -> Result<(), EventError> {
         Ok(())
+    }
+    /// The bookkeeping around each event.
+    fn accounting(&self) -> Accounting {
+        Accounting::Sysbench
     }
 }
 
@@ -253,8 +261,11 @@ struct Shared<'a> {
     start: AtomicU64,
     ends: Vec<AtomicU64>,
     live: Vec<LiveSlot>,
-    /// Per-thread event times for interval percentiles; empty without them.
+    /// Per-thread event times for interval percentiles; empty without them
+    /// and with sysbench's accounting.
     hists: Vec<IntervalHist>,
+    /// sysbench's histogram of the event times (its accounting only).
+    log: Option<account::LogHistogram>,
     done: AtomicU64,
 }
 
@@ -281,36 +292,49 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
         clock,
     };
     let slot = &sh.live[index];
-    let hist = sh.hists.get(index);
-    let mut t0 = start;
-    loop {
-        if sh.stop.load(Ordering::Relaxed) || sh.halt.load(Ordering::Relaxed) {
-            break;
-        }
-        if sh.limits.events > 0 && sh.claimed.fetch_add(1, Ordering::Relaxed) >= sh.limits.events {
-            break;
-        }
-        match w.event(&mut state, &mut st.tally, &ctl) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                st.error = Some(e);
-                sh.halt.store(true, Ordering::Relaxed);
-                break;
+    match w.accounting() {
+        Accounting::Lean => {
+            let hist = sh.hists.get(index);
+            let mut t0 = start;
+            while may_start(sh) && event(w, &mut state, &mut st, &ctl, sh) {
+                let t1 = clock.now();
+                let d = t1.saturating_sub(t0);
+                st.moments.record(d);
+                st.hist.record(d);
+                st.windows.record(d);
+                if let Some(h) = hist {
+                    h.record(d);
+                }
+                slot.publish(st.moments.count, &st.tally);
+                t0 = t1;
+                if t1 >= deadline {
+                    break;
+                }
             }
         }
-        let t1 = clock.now();
-        let d = t1.saturating_sub(t0);
-        st.moments.record(d);
-        st.hist.record(d);
-        st.windows.record(d);
-        if let Some(h) = hist {
-            h.record(d);
-        }
-        slot.publish(st.moments.count, &st.tally);
-        t0 = t1;
-        if t1 >= deadline {
-            break;
+        Accounting::Sysbench => {
+            // sysbench's steps, numbered as in the `account` module.
+            let timer = account::TimerLock::new();
+            let log = sh.log.as_ref().expect("made for sysbench's accounting");
+            let mut rng = Xoroshiro::from_clock(index as u64);
+            while may_start(sh) {
+                if sh.limits.time_ns > 0 && clock.now() >= deadline {
+                    break;
+                }
+                let t0 = timer.read(&clock, |t| t);
+                if !event(w, &mut state, &mut st, &ctl, sh) {
+                    break;
+                }
+                let d = timer.read(&clock, |t1| {
+                    let d = t1.saturating_sub(t0);
+                    st.moments.record(d);
+                    st.hist.record(d);
+                    st.windows.record(d);
+                    d
+                });
+                log.record(d, &mut rng);
+                slot.publish(st.moments.count, &st.tally);
+            }
         }
     }
     if st.error.is_none() {
@@ -325,6 +349,35 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
     sh.ends[index].store(end, Ordering::Relaxed);
     sh.done.fetch_add(1, Ordering::Release);
     st
+}
+
+/// Whether another event may start: no signal, no other thread's error, and
+/// (with an event limit) a number left to take.
+#[inline(always)]
+fn may_start(sh: &Shared) -> bool {
+    !(sh.stop.load(Ordering::Relaxed)
+        || sh.halt.load(Ordering::Relaxed)
+        || sh.limits.events > 0 && sh.claimed.fetch_add(1, Ordering::Relaxed) >= sh.limits.events)
+}
+
+/// Runs one event; false when the thread should end (the workload has no
+/// more work, or the event failed: its error is kept and the others stop).
+#[inline(always)]
+fn event<W: Workload>(
+    w: &W,
+    state: &mut W::Thread,
+    st: &mut ThreadStats,
+    ctl: &EventCtl,
+    sh: &Shared,
+) -> bool {
+    match w.event(state, &mut st.tally, ctl) {
+        Ok(more) => more,
+        Err(e) => {
+            st.error = Some(e);
+            sh.halt.store(true, Ordering::Relaxed);
+            false
+        }
+    }
 }
 
 /// A workload that can be run: the timing loop instantiated in this crate (see the
@@ -372,6 +425,7 @@ fn run<W: Workload>(
 ) -> Outcome {
     let n = limits.threads.max(1);
     let interval = report.every;
+    let sysbench = w.accounting() == Accounting::Sysbench;
     let sh = Shared {
         limits,
         stop,
@@ -381,13 +435,17 @@ fn run<W: Workload>(
         start: AtomicU64::new(0),
         ends: (0..n).map(|_| AtomicU64::new(0)).collect(),
         live: (0..n).map(|_| LiveSlot::default()).collect(),
-        hists: match interval.is_zero() || report.percentile <= 0.0 {
+        hists: match sysbench || interval.is_zero() || report.percentile <= 0.0 {
             true => Vec::new(),
             false => (0..n).map(|_| IntervalHist::new()).collect(),
         },
+        log: sysbench.then(account::LogHistogram::new),
         done: AtomicU64::new(0),
     };
-    let mut pct = Percentiles::new();
+    let mut pct = Percentiles::new(match &sh.log {
+        Some(log) => log.buckets(),
+        None => sh.hists.buckets(),
+    });
     let clock = SystemClock::new(ClockId::Monotonic);
     let threads = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
@@ -411,7 +469,10 @@ fn run<W: Workload>(
                     let mut snap = Snapshot {
                         elapsed_ns: now,
                         running: n as u64 - done,
-                        pct_ns: pct.since_last(&sh.hists, report.percentile),
+                        pct_ns: match &sh.log {
+                            Some(log) => pct.since_last(log, report.percentile),
+                            None => pct.since_last(&sh.hists[..], report.percentile),
+                        },
                         ..Snapshot::default()
                     };
                     for slot in &sh.live {
@@ -445,8 +506,9 @@ fn run<W: Workload>(
     }
 }
 
-/// An event that does nothing: what remains is the timing loop itself.
-struct Empty;
+/// An event that does nothing, under one accounting: what remains is the
+/// timing loop itself.
+struct Empty(Accounting);
 
 impl Workload for Empty {
     type Thread = ();
@@ -454,22 +516,31 @@ impl Workload for Empty {
     fn event(&self, _: &mut (), _: &mut Tally, _: &EventCtl) -> Result<bool, EventError> {
         Ok(true)
     }
+    fn accounting(&self) -> Accounting {
+        self.0
+    }
 }
 
 compiled_here!(Empty);
 
-/// The cost (ns) that the timing loop adds to every event: clock read, stop
-/// checks, histogram and moments update, live counters; measured on one thread
-/// with an empty event, 100 000 times. The median, so that a preemption during
-/// the few milliseconds this takes does not count as overhead.
-pub fn timing_overhead() -> f64 {
+/// The cost (ns) that the timing loop adds to every event under `accounting`
+/// (clock reads, stop checks, statistics, live counters): one thread runs
+/// 20 000 empty events five times; the shortest run's time per event, so
+/// that a preemption during the few milliseconds this takes does not count
+/// as overhead.
+pub fn timing_overhead(accounting: Accounting) -> f64 {
     let limits = Limits {
         threads: 1,
         time_ns: 0,
-        events: 100_000,
+        events: 20_000,
     };
-    let out = Empty.run(limits, &AtomicBool::new(false), Report::NONE, &mut |_| {});
-    out.threads[0].summary().p50_ns as f64
+    (0..5)
+        .map(|_| {
+            let out =
+                Empty(accounting).run(limits, &AtomicBool::new(false), Report::NONE, &mut |_| {});
+            out.elapsed_ns as f64 / limits.events as f64
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Runs `w` for a test, without a stop flag or interval reports: `threads`,
@@ -494,18 +565,23 @@ pub(crate) fn test_run<W: Workload>(w: &W, threads: usize, time_ns: u64, events:
 mod tests {
     use super::*;
 
+    const BOTH: [Accounting; 2] = [Accounting::Lean, Accounting::Sysbench];
+
     #[test]
     fn event_limit_is_exact_over_threads() {
-        let out = test_run(&Empty, 3, 0, 1000);
-        let total: u64 = out.threads.iter().map(|t| t.events()).sum();
-        assert_eq!(total, 1000);
-        assert_eq!(out.threads.len(), 3);
-        assert!(out.error.is_none() && !out.stopped);
-        let all = ThreadStats::total(&out.threads);
-        assert_eq!(all.events(), 1000);
-        assert_eq!(all.hist.len(), 1000);
-        // Per-event times chain end to start, so they sum to at most the window.
-        assert!(all.moments.sum as u64 <= out.elapsed_ns * 3);
+        for a in BOTH {
+            let out = test_run(&Empty(a), 3, 0, 1000);
+            let total: u64 = out.threads.iter().map(|t| t.events()).sum();
+            assert_eq!(total, 1000);
+            assert_eq!(out.threads.len(), 3);
+            assert!(out.error.is_none() && !out.stopped);
+            let all = ThreadStats::total(&out.threads);
+            assert_eq!(all.events(), 1000);
+            assert_eq!(all.hist.len(), 1000);
+            // Per-event times chain end to start (lean) or are parts of it
+            // (sysbench), so they sum to at most the window.
+            assert!(all.moments.sum as u64 <= out.elapsed_ns * 3, "{a:?}");
+        }
     }
 
     #[test]
@@ -516,19 +592,25 @@ mod tests {
             time_ns: 300_000_000,
             events: 0,
         };
-        let mut snaps = Vec::new();
         let report = Report {
             every: Duration::from_millis(30),
             percentile: 95.0,
         };
-        let out = Empty.run(limits, &never, report, &mut |s| snaps.push(*s));
-        assert!(out.elapsed_ns >= 300_000_000);
-        assert!(!snaps.is_empty());
-        assert!(snaps.windows(2).all(|w| w[0].events <= w[1].events));
-        assert!(snaps.last().unwrap().events <= out.threads[0].events());
-        assert!(snaps.iter().all(|s| s.running == 1));
-        // Empty events take some ns, far below a ms.
-        assert!(snaps.iter().any(|s| (1..1_000_000).contains(&s.pct_ns)));
+        for a in BOTH {
+            let mut snaps = Vec::new();
+            let out = Empty(a).run(limits, &never, report, &mut |s| snaps.push(*s));
+            assert!(out.elapsed_ns >= 300_000_000);
+            assert!(!snaps.is_empty());
+            assert!(snaps.windows(2).all(|w| w[0].events <= w[1].events));
+            assert!(snaps.last().unwrap().events <= out.threads[0].events());
+            assert!(snaps.iter().all(|s| s.running == 1));
+            // Empty events take some ns, far below a ms (sysbench's scale
+            // starts at 1 µs).
+            assert!(
+                snaps.iter().any(|s| (1..1_000_000).contains(&s.pct_ns)),
+                "{a:?}"
+            );
+        }
     }
 
     #[test]
@@ -539,13 +621,17 @@ mod tests {
             time_ns: 0,
             events: 0,
         };
-        let out = Empty.run(limits, &stop, Report::NONE, &mut |_| {});
-        assert!(out.stopped);
-        assert_eq!(out.threads.iter().map(|t| t.events()).sum::<u64>(), 0);
+        for a in BOTH {
+            let out = Empty(a).run(limits, &stop, Report::NONE, &mut |_| {});
+            assert!(out.stopped);
+            assert_eq!(out.threads.iter().map(|t| t.events()).sum::<u64>(), 0);
+        }
     }
 
     #[test]
     fn overhead_is_positive() {
-        assert!(timing_overhead() > 0.0);
+        for a in BOTH {
+            assert!(timing_overhead(a) > 0.0);
+        }
     }
 }

@@ -1,28 +1,30 @@
 //! The threads bench: sysbench's `threads` test, scheduler and mutex hand-over.
 //!
-//! Event number `n` (a counter shared by all threads) takes mutex `n mod locks`
-//! and then `yields` times locks it, calls `sched_yield(2)` while holding it, and
-//! unlocks it. With more threads than mutexes, threads queue on the same mutex
-//! and the scheduler hands the CPU around on every yield.
+//! Event number `n` (a 32-bit counter shared by all threads, as sysbench's)
+//! takes mutex `n mod locks` and then `yields` times locks it, calls
+//! `sched_yield(2)` while holding it, and unlocks it. With more threads than
+//! mutexes, threads queue on the same mutex and the scheduler hands the CPU
+//! around on every yield.
 
 use super::pmutex::PthreadMutex;
 use super::{EventCtl, EventError, Tally, Workload};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The threads workload.
 pub struct Threads {
     yields: u32,
     locks: Vec<PthreadMutex>,
-    next: AtomicU64,
+    next: AtomicU32,
 }
 
 impl Threads {
-    /// `locks` mutexes (at least 1) and `yields` lock/yield/unlock rounds per event.
+    /// `locks` mutexes (at least 1, at most 2^32) and `yields`
+    /// lock/yield/unlock rounds per event.
     pub fn new(yields: u32, locks: usize) -> Self {
         Threads {
             yields,
             locks: (0..locks.max(1)).map(|_| PthreadMutex::new()).collect(),
-            next: AtomicU64::new(0),
+            next: AtomicU32::new(0),
         }
     }
 }
@@ -32,7 +34,8 @@ impl Workload for Threads {
     fn thread(&self, _: usize) {}
 
     fn event(&self, _: &mut (), tally: &mut Tally, _: &EventCtl) -> Result<bool, EventError> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u64;
+        // A wrapping 32-bit counter and a 32-bit remainder, as in sysbench.
+        let n = self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u32;
         let m = &self.locks[n as usize];
         for _ in 0..self.yields {
             let guard = m.lock();

@@ -25,7 +25,7 @@
 //! # What one "op" is, per kind
 //! | kind | op | bytes |
 //! |------|----|-------|
-//! | `cpu` | one block of the method's arithmetic ([`cpu::Method`]) | — |
+//! | `cpu` | one call of the method ([`cpu::Method`]; stress-ng's sizes for its methods) | — |
 //! | `vm` | one page touched | page size per page |
 //! | `memcopy` | one 1 MiB chunk copied | bytes copied |
 //! | `io` | one file written and fsynced (or one `sync()` in sync mode) | bytes written |
@@ -156,8 +156,11 @@ pub enum Load {
     Cpu {
         /// Which arithmetic.
         method: cpu::Method,
-        /// Duty cycle, percent of each 100 ms period spent busy (1-100).
+        /// Percent of the time busy (0-100), as stress-ng's `--cpu-load`.
         load_pct: u32,
+        /// The busy slices below 100%, as stress-ng's `--cpu-load-slice`.
+        #[serde(default)]
+        slice: cpu::Slice,
     },
     /// Map, touch every page, unmap.
     Vm {
@@ -227,7 +230,7 @@ pub enum Load {
 pub const KINDS: &[(&str, &str)] = &[
     (
         "cpu",
-        "busy arithmetic (int, float, sqrt, prime or a mix), optional duty cycle",
+        "busy arithmetic (stress-ng's cpu methods, rtlab's int or a mix), optional duty cycle",
     ),
     (
         "vm",
@@ -304,6 +307,7 @@ impl Load {
             "cpu" => Load::Cpu {
                 method: cpu::Method::Mix,
                 load_pct: 100,
+                slice: cpu::Slice::default(),
             },
             "vm" => Load::Vm {
                 bytes: 256 << 20,
@@ -355,7 +359,11 @@ impl Load {
     /// once its setup is done; a setup failure is returned before that.
     pub fn run(&self, ctx: &Ctx, ready: &mut dyn FnMut()) -> Result<(), LoadError> {
         match self {
-            Load::Cpu { method, load_pct } => cpu::run(*method, *load_pct, ctx, ready),
+            Load::Cpu {
+                method,
+                load_pct,
+                slice,
+            } => cpu::run(*method, *load_pct, *slice, ctx, ready),
             Load::Vm { bytes, keep } => vm::run(*bytes, *keep, ctx, ready),
             Load::Memcopy { bytes } => memcopy::run(*bytes, ctx, ready),
             Load::Io { dir, bytes, sync } => io::run(dir, *bytes, *sync, ctx, ready),
