@@ -27,7 +27,8 @@
 #    root) in a temporary directory, on a free port of 127.0.0.1, stopped and
 #    removed at exit (Ctrl-C too).
 # 5. `rtlab serve` over each store: GET /metrics, / (the fleet overview) and
-#    /runs, best of 10 with curl.
+#    /runs, best of 10 with curl; and / again from `serve --require drone`,
+#    whose overview judges 7 budgets on every host's monitor rows and runs.
 #
 # Usage: bench/fleet.sh   (HOSTS=50 DAYS=30 RUNS_PER_DAY=4 WINDOWS=1000000;
 #        KEEP=DIR keeps the fleet store in DIR instead of deleting it;
@@ -224,9 +225,10 @@ fi
 
 # ---- rtlab serve: GET PATH, best of 10, for each page. ----
 pages=(/metrics / /runs)
-serve_times() { # serve_times DB: the best of 10 GETs of each of ${pages[@]}, in s
-    local port=$((20000 + RANDOM % 20000)) p t i path out=()
-    "$R" --db "$1" serve --listen "127.0.0.1:$port" >/dev/null 2>&1 &
+serve_times() { # serve_times DB [ARGS]: the best of 10 GETs of each of ${pages[@]}, in s
+    local db=$1 port=$((20000 + RANDOM % 20000)) p t i path out=()
+    shift
+    "$R" --db "$db" serve --listen "127.0.0.1:$port" "$@" >/dev/null 2>&1 &
     p=$!; pids+=("$p")
     for i in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
     for path in "${pages[@]}"; do
@@ -241,8 +243,11 @@ serve_times() { # serve_times DB: the best of 10 GETs of each of ${pages[@]}, in
     echo "${out[@]}"
 }
 read -r sq_met sq_root sq_runs <<<"$(serve_times "$fleet")"
-pg_met="-" pg_root="-" pg_runs="-"
+pg_met="-" pg_root="-" pg_runs="-" pg_judged="-"
 [ "$pg_list" = "-" ] || read -r pg_met pg_root pg_runs <<<"$(serve_times "$pg")"
+pages=(/)
+sq_judged=$(serve_times "$fleet" --require drone)
+[ "$pg_list" = "-" ] || pg_judged=$(serve_times "$pg" --require drone)
 
 echo
 echo "== fleet: $HOSTS hosts, $runs runs over $DAYS days, $wins monitor windows ($((size / 1048576)) MB SQLite)"
@@ -255,12 +260,13 @@ printf '%-58s %9ss %10s\n' "results windows --host $a --since 1d" "$sq_win" "$(s
 printf '%-58s %9ss %10s\n' "GET /metrics (rtlab serve)" "$sq_met" "$(sec "$pg_met")"
 printf '%-58s %9ss %10s\n' "GET / (rtlab serve: the fleet overview)" "$sq_root" "$(sec "$pg_root")"
 printf '%-58s %9ss %10s\n' "GET /runs (rtlab serve)" "$sq_runs" "$(sec "$pg_runs")"
+printf '%-58s %9ss %10s\n' "GET / (serve --require drone: 7 verdicts a host)" "$sq_judged" "$(sec "$pg_judged")"
 [ -z "$pg_why" ] || echo "PostgreSQL skipped: $pg_why"
 missed=""
 for pair in "results list:$sq_list" "compare:$sq_cmp" "results windows:$sq_win" "/metrics:$sq_met" \
-    "/:$sq_root" "/runs:$sq_runs" "PostgreSQL results list:$pg_list" "PostgreSQL compare:$pg_cmp" \
-    "PostgreSQL results windows:$pg_win" "PostgreSQL /metrics:$pg_met" "PostgreSQL /:$pg_root" \
-    "PostgreSQL /runs:$pg_runs"; do
+    "/:$sq_root" "/runs:$sq_runs" "/ judged:$sq_judged" "PostgreSQL results list:$pg_list" \
+    "PostgreSQL compare:$pg_cmp" "PostgreSQL results windows:$pg_win" "PostgreSQL /metrics:$pg_met" \
+    "PostgreSQL /:$pg_root" "PostgreSQL /runs:$pg_runs" "PostgreSQL / judged:$pg_judged"; do
     t=${pair##*:}
     [ "$t" != "-" ] || continue
     awk -v t="$t" 'BEGIN { exit !(t < 1.0) }' || missed="$missed ${pair%:*} (${t} s);"

@@ -84,6 +84,8 @@ pub fn rank(plan: &[PlannedStep], steps: &[StepRun]) -> Vec<Ranking> {
         .iter()
         .filter_map(|p| p.attribution.as_ref().map(|a| a.group))
         .collect();
+    // Repeats come in rounds: a group's members recur after the other groups'.
+    groups.sort_unstable();
     groups.dedup();
     let mut out = Vec::new();
     for g in groups {
@@ -150,6 +152,8 @@ mod tests {
         StepRun {
             index,
             name: format!("s{index}"),
+            base: format!("s{index}"),
+            repeat: 1,
             run: run_from_samples("k", &v),
         }
     }

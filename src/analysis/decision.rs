@@ -101,6 +101,12 @@ pub enum Ranked {
         /// runs would only show there is no real difference.
         repeat: Option<usize>,
     },
+    /// The arms are repeats of one setup (they differ in nothing known):
+    /// none is more stable than another.
+    OneSetup {
+        /// The arms, in rank order.
+        arms: Vec<String>,
+    },
 }
 
 /// The largest real change among the compared figures.
@@ -137,6 +143,19 @@ pub fn decide(arms: &[Arm], baseline: usize, reqs: &[Requirement], noise: f64) -
         tiers: tiers(arms, reqs, noise),
         stability: stability(arms, noise),
         biggest: biggest_change(arms, baseline, noise),
+    }
+}
+
+impl Decision {
+    /// The decision about arms that are repeats of one setup: no real change,
+    /// no most stable arm (what separates them is run-to-run variation).
+    pub fn as_repeats(&mut self) {
+        self.biggest = None;
+        for s in &mut self.stability {
+            s.outcome = Ranked::OneSetup {
+                arms: s.entries.iter().map(|e| e.arm.clone()).collect(),
+            };
+        }
     }
 }
 

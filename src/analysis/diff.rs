@@ -27,7 +27,8 @@ pub const UNKNOWN: &str = "-";
 pub const OTHER_LOAD: &str = "other load";
 
 /// Other load counts as a difference when the other processes' CPU time of
-/// two runs differs by at least this many CPUs.
+/// two runs differs by at least this many CPUs (or when they saw different
+/// real-time threads of other processes).
 const OTHER_LOAD_CPUS: f64 = 0.25;
 
 fn list(v: &[String]) -> String {
@@ -116,15 +117,32 @@ pub fn system_fields(r: &Run) -> Vec<(&'static str, String)> {
 }
 
 /// Other load during the run in words: `1.90 CPUs busy, loadavg 0.20/2.10`
-/// (the other processes' CPUs; the load average at the start and the end).
+/// (the other processes' CPUs; the load average at the start and the end),
+/// then the other processes' real-time threads when there were any
+/// (`; RT threads perl fifo 95`).
 pub fn other_load(r: &Run) -> String {
     match &r.background {
-        Some(b) => format!(
-            "{:.2} CPUs busy, loadavg {:.2}/{:.2}",
-            b.other_cpus, b.loadavg.0, b.loadavg.1
-        ),
+        Some(b) => {
+            let mut s = format!(
+                "{:.2} CPUs busy, loadavg {:.2}/{:.2}",
+                b.other_cpus, b.loadavg.0, b.loadavg.1
+            );
+            if !b.rt_threads.is_empty() {
+                s.push_str(RT_THREADS);
+                s.push_str(&b.rt_threads.join(", "));
+            }
+            s
+        }
         None => UNKNOWN.into(),
     }
+}
+
+/// What leads the real-time threads in [`other_load`].
+const RT_THREADS: &str = "; RT threads ";
+
+/// The real-time threads of an [`other_load`] text ("" for none).
+fn rt_threads(other_load: &str) -> &str {
+    other_load.split_once(RT_THREADS).map_or("", |(_, t)| t)
 }
 
 /// Parameters not compared: the file a run was imported from (where it came
@@ -201,7 +219,8 @@ fn differ(field: &str, values: &[&str]) -> bool {
             .collect();
         let lo = cpus.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = cpus.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        return hi - lo >= OTHER_LOAD_CPUS;
+        return hi - lo >= OTHER_LOAD_CPUS
+            || known.iter().any(|v| rt_threads(v) != rt_threads(known[0]));
     }
     known.iter().any(|v| *v != known[0])
 }
@@ -315,11 +334,22 @@ mod tests {
             Some(Background {
                 loadavg: (0.1, 0.2),
                 other_cpus: cpus,
+                rt_threads: Vec::new(),
             })
         };
         a.background = busy(0.02);
         b.background = busy(0.2);
         assert!(differences(&[a.clone(), b.clone()]).is_empty());
+        let mut hog = busy(0.02);
+        if let Some(h) = hog.as_mut() {
+            h.rt_threads = vec!["perl fifo 95".into()];
+        }
+        b.background = hog;
+        let d = differences(&[a.clone(), b.clone()]);
+        assert_eq!(
+            d[0].values[1],
+            "0.02 CPUs busy, loadavg 0.10/0.20; RT threads perl fifo 95"
+        );
         b.background = busy(1.9);
         let d = differences(&[a, b]);
         assert_eq!(d.len(), 1);

@@ -149,6 +149,8 @@ pub fn step_run(name: &str, samples: &[u64], load: Option<&str>) -> StepRun {
     StepRun {
         index: 0,
         name: name.into(),
+        base: name.into(),
+        repeat: 1,
         run,
     }
 }

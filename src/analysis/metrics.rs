@@ -10,7 +10,15 @@ const HEADLINE_RATES: [&str; 3] = ["events_per_s", "ops_per_s", "messages_per_s"
 
 /// The headline rate among a run's metrics, if it has one.
 pub fn headline_rate(metrics: &BTreeMap<String, f64>) -> Option<f64> {
-    HEADLINE_RATES.iter().find_map(|k| metrics.get(*k).copied())
+    headline_metric(metrics).and_then(|k| metrics.get(k).copied())
+}
+
+/// The name of the headline rate among a run's metrics, if it has one.
+pub fn headline_metric(metrics: &BTreeMap<String, f64>) -> Option<&'static str> {
+    HEADLINE_RATES
+        .iter()
+        .copied()
+        .find(|k| metrics.contains_key(*k))
 }
 
 /// Words of metric names (between `_` and `.`, also with `s`, `es` or `ed`)

@@ -16,6 +16,7 @@ pub mod group;
 pub mod interval;
 pub mod metrics;
 pub mod outcome;
+pub mod repeats;
 pub mod risks;
 pub mod series;
 pub mod status;

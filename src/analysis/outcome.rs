@@ -4,6 +4,14 @@
 //! chooses the arms; text, JSON, CSV, Markdown, HTML and the web view render
 //! this one [`Outcome`] and compute nothing of it, so that they cannot
 //! disagree.
+//!
+//! Arms whose runs differ in nothing known ([`OneSetup`]: the same host,
+//! kernel, parameters and configuration, no other load, every run with its
+//! system and background recorded) are repeats of one setup whatever their
+//! names: what separates their figures is run-to-run variation, which the
+//! intervals of single runs do not hold. They are compared as repeats: every
+//! change is "no real difference", no arm is the most stable, and the range
+//! across the runs is said instead.
 
 use super::arms::Arm;
 use super::compare::{compare, Better, Comparison};
@@ -11,6 +19,7 @@ use super::decision::{decide, Decision};
 use super::diff::{between_arms, Difference};
 use super::group::{as_groups, By, Group};
 use super::interval::Change;
+use super::series;
 use super::verdict::{judge_arms, Requirement, Verdict};
 use crate::record::Run;
 use serde::Serialize;
@@ -64,6 +73,66 @@ pub struct Part {
     pub tally: Tally,
     /// The decision: tier matrix, stability ranking, biggest real change.
     pub decision: Decision,
+    /// When the arms differ in nothing known: their runs compared as
+    /// repeats of one setup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_setup: Option<OneSetup>,
+}
+
+/// Arms whose runs are repeats of one setup, and how far their runs range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OneSetup {
+    /// Runs of all the arms.
+    pub runs: usize,
+    /// The lowest and the highest maximum of the runs (ns), when they have
+    /// latency values.
+    pub max_ns: Option<(u64, u64)>,
+}
+
+impl OneSetup {
+    /// `arms` as repeats of one setup when they are several, every run has
+    /// its system and background recorded (an imported run's unknown fields
+    /// could hide what differs) and nothing in `differences`.
+    fn of(arms: &[Arm], differences: &[Difference]) -> Option<OneSetup> {
+        let runs: Vec<&Run> = arms.iter().flat_map(|a| &a.runs).collect();
+        let recorded = |r: &Run| {
+            r.background.is_some()
+                && !r.fingerprint.hostname.is_empty()
+                && !r.fingerprint.kernel_release.is_empty()
+        };
+        if arms.len() < 2 || !differences.is_empty() || !runs.iter().all(|r| recorded(r)) {
+            return None;
+        }
+        let maxima: Vec<u64> = runs
+            .iter()
+            .filter_map(|r| series::primary(r))
+            .filter(|s| s.counters.samples > 0)
+            .map(|s| s.summary.max_ns)
+            .collect();
+        let max_ns = maxima
+            .iter()
+            .min()
+            .zip(maxima.iter().max())
+            .map(|(lo, hi)| (*lo, *hi));
+        Some(OneSetup {
+            runs: runs.len(),
+            max_ns,
+        })
+    }
+}
+
+/// Every judged cell of the arms other than the baseline as "no real
+/// difference": the arms are repeats of one setup.
+fn as_repeats(c: &mut Comparison) {
+    for row in c.rows.iter_mut().filter(|r| r.better != Better::Neither) {
+        for (i, cell) in row.cells.iter_mut().enumerate() {
+            if i != c.baseline && cell.value.is_some() {
+                cell.change = Change::Same;
+                cell.decided = true;
+                cell.ratio = None;
+            }
+        }
+    }
 }
 
 /// How the cells of the arms other than the baseline fell, over the rows
@@ -127,13 +196,21 @@ pub fn analyse(pairings: Vec<Pairing>, reqs: &[Requirement], noise: f64) -> Outc
             if let Some(by) = p.by {
                 as_groups(&mut comparison, &p.arms, by);
             }
+            let differences = between_arms(&p.arms);
+            let one_setup = OneSetup::of(&p.arms, &differences);
+            let mut decision = decide(&p.arms, p.baseline, reqs, noise);
+            if one_setup.is_some() {
+                as_repeats(&mut comparison);
+                decision.as_repeats();
+            }
             Part {
                 kind: p.arms.first().map(|a| a.kind.clone()).unwrap_or_default(),
                 title: p.title,
                 verdicts: judge_arms(&p.arms, reqs, noise),
-                differences: between_arms(&p.arms),
+                differences,
                 tally: Tally::of(&comparison),
-                decision: decide(&p.arms, p.baseline, reqs, noise),
+                decision,
+                one_setup,
                 comparison,
                 arms: p.arms,
             }
@@ -256,9 +333,107 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::diff;
     use crate::analysis::fixture::windowed_run;
     use crate::analysis::interval::DEFAULT_NOISE;
     use crate::analysis::verdict::parse_requirement;
+
+    /// A run of this machine as `rtlab latency` records it (host, kernel,
+    /// background), of samples around `base_ns` with a tail up to `tail_ns`.
+    fn recorded(label: &str, kernel: &str, base_ns: u64, tail_ns: u64) -> Run {
+        let samples: Vec<u64> = (0..20_000u64)
+            .map(|i| match i % 500 {
+                0 => tail_ns,
+                _ => base_ns + (i * 7_919) % (base_ns / 5),
+            })
+            .collect();
+        let mut run = windowed_run(label, &samples);
+        run.fingerprint.hostname = "board".into();
+        run.fingerprint.kernel_release = kernel.into();
+        run.background = Some(crate::record::Background {
+            loadavg: (0.5, 0.5),
+            other_cpus: 0.1,
+            rt_threads: Vec::new(),
+        });
+        run
+    }
+
+    fn one_pairing(runs: Vec<Run>) -> Vec<Pairing> {
+        of_runs(runs, 0)
+    }
+
+    #[test]
+    fn runs_that_differ_in_nothing_are_repeats_of_one_setup() {
+        // Five runs of one setup whose figures scatter far beyond their own
+        // intervals (as run-to-run drift does on a busy machine).
+        let runs: Vec<Run> = [(20_000, 60_000), (30_000, 110_000_000), (25_000, 63_000)]
+            .iter()
+            .chain(&[(40_000, 900_000), (22_000, 70_000)])
+            .enumerate()
+            .map(|(i, &(base, tail))| recorded(&format!("same-{i}"), "6.1.0", base, tail))
+            .collect();
+        let alone = analyse(
+            one_pairing(
+                runs.iter()
+                    .map(|r| Run {
+                        background: None,
+                        ..r.clone()
+                    })
+                    .collect(),
+            ),
+            &[],
+            DEFAULT_NOISE,
+        );
+        // Judged run by run, the scatter reads as changes.
+        assert!(alone.parts[0].tally.better + alone.parts[0].tally.worse > 0);
+        assert!(alone.parts[0].one_setup.is_none());
+        let o = analyse(one_pairing(runs), &[], DEFAULT_NOISE);
+        let p = &o.parts[0];
+        assert!(p.differences.is_empty(), "{:?}", p.differences);
+        assert_eq!(
+            p.one_setup,
+            Some(OneSetup {
+                runs: 5,
+                max_ns: Some((60_000, 110_000_000))
+            })
+        );
+        assert_eq!((p.tally.better, p.tally.worse, p.tally.unknown), (0, 0, 0));
+        assert!(p.tally.same > 0);
+        assert!(p.decision.biggest.is_none());
+        for row in &p.comparison.rows {
+            assert!(row.cells.iter().all(|c| c.ratio.is_none()), "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn runs_that_differ_are_judged_by_their_own_intervals() {
+        // Another kernel, the figures shifted apart: worse, intervals separate.
+        let runs = vec![
+            recorded("stock", "6.1.0", 20_000, 60_000),
+            recorded("other", "6.1.0-rt", 40_000, 120_000),
+        ];
+        let o = analyse(one_pairing(runs.clone()), &[], DEFAULT_NOISE);
+        let p = &o.parts[0];
+        assert!(p.one_setup.is_none());
+        assert_eq!(p.differences[0].field, "kernel");
+        let (row, _) = p.comparison.value("p50", 1).unwrap();
+        assert_eq!(row.cells[1].change, Change::Worse);
+        // Another real-time thread on the machine is a difference too.
+        let mut hogged = runs[0].clone();
+        if let Some(b) = hogged.background.as_mut() {
+            b.rt_threads = vec!["hog fifo 95".into()];
+        }
+        let mut shifted = recorded("hog", "6.1.0", 40_000, 120_000);
+        shifted.background = hogged.background;
+        let o = analyse(
+            one_pairing(vec![runs[0].clone(), shifted]),
+            &[],
+            DEFAULT_NOISE,
+        );
+        assert!(o.parts[0].one_setup.is_none());
+        assert_eq!(o.parts[0].differences[0].field, diff::OTHER_LOAD);
+        assert!(o.parts[0].tally.worse > 0);
+    }
 
     #[test]
     fn one_outcome_with_a_part_per_pairing() {

@@ -256,26 +256,25 @@ fn judge_runs(name: &str, runs: &[&Run], reqs: &[Requirement], noise: f64) -> Ve
             v.margin_ns = Some(margin);
             v.overruns = Some(seen.iter().map(|(o, _)| o.overruns).sum());
             v.samples = seen.iter().map(|(o, _)| o.samples).sum();
-            let why = if v.repeats_passed == 0 {
-                v.result = FAIL;
-                None
-            } else if v.repeats_passed < v.repeats {
-                v.result = UNDECIDED;
-                Some(format!(
+            let (result, doubt) = rule(
+                v.repeats,
+                v.repeats_passed,
+                worst.max_ns,
+                req.budget_ns,
+                noise,
+            );
+            v.result = result;
+            let why = doubt.map(|d| match d {
+                Doubt::Disagree => format!(
                     "the repeats disagree: within the budget in {} of {}",
                     v.repeats_passed, v.repeats
-                ))
-            } else if margin as f64 <= noise * req.budget_ns as f64 {
-                v.result = UNDECIDED;
-                Some(format!(
+                ),
+                Doubt::Close { margin_ns } => format!(
                     "within the budget by {}, less than the {}% noise: another run may miss it",
-                    Human(margin as u64),
+                    Human(margin_ns),
                     noise * 100.0
-                ))
-            } else {
-                v.result = PASS;
-                None
-            };
+                ),
+            });
             v.decided = v.result != UNDECIDED;
             if let Some(why) = why {
                 v.note = Some(match v.note.take() {
@@ -286,6 +285,42 @@ fn judge_runs(name: &str, runs: &[&Run], reqs: &[Requirement], noise: f64) -> Ve
             v
         })
         .collect()
+}
+
+/// Why a verdict is [`UNDECIDED`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doubt {
+    /// Some of its units stayed within the budget, others did not.
+    Disagree,
+    /// Every unit stayed within it, the worst by `margin_ns`: no more than the
+    /// noise.
+    Close { margin_ns: u64 },
+}
+
+/// The rule of every verdict, over `units` (runs, the repeats of a step, a
+/// host's monitor rows and runs) of which `within` stayed within `budget_ns`,
+/// the worst maximum `worst_ns`: [`NO_DATA`] without units, [`FAIL`] when
+/// none stayed within, [`UNDECIDED`] when some did not or the worst is within
+/// by no more than `noise` of the budget, else [`PASS`].
+pub fn rule(
+    units: usize,
+    within: usize,
+    worst_ns: u64,
+    budget_ns: u64,
+    noise: f64,
+) -> (&'static str, Option<Doubt>) {
+    let margin_ns = budget_ns.saturating_sub(worst_ns);
+    if units == 0 {
+        (NO_DATA, None)
+    } else if within == 0 {
+        (FAIL, None)
+    } else if within < units {
+        (UNDECIDED, Some(Doubt::Disagree))
+    } else if margin_ns as f64 <= noise * budget_ns as f64 {
+        (UNDECIDED, Some(Doubt::Close { margin_ns }))
+    } else {
+        (PASS, None)
+    }
 }
 
 /// How many verdicts are not a PASS: FAIL, NO DATA and UNDECIDED (a deadline

@@ -6,8 +6,8 @@
 use super::common::{self, Context};
 use super::reportargs::{finish, CiArgs, NoiseArgs, ReportFiles, RequireArgs};
 use super::selection::{
-    base_name, campaign_pairings, campaign_side, chosen, mixed_sides, pair_by_step, side,
-    steps_by_base, ByArgs, Entry, FleetFilter, Side,
+    campaign_pairings, campaign_side, chosen, mixed_sides, pair_by_step, side, steps_by_base,
+    ByArgs, Entry, FleetFilter, Side,
 };
 use crate::analysis::arms::Arm;
 use crate::analysis::outcome::{analyse, by_kind, Outcome, Pairing};
@@ -225,7 +225,7 @@ fn by_step(store: &Store, a: &CompareArgs, sides: Vec<(String, Side)>) -> Result
                     for column in columns {
                         entries.push(Entry {
                             column,
-                            step: base_name(&step).to_string(),
+                            step: step.base_name.clone(),
                             run: run.clone(),
                         });
                     }

@@ -6,7 +6,7 @@ use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
 use crate::format::text;
 use crate::import;
 use crate::progress::{self, Progress};
-use crate::store::{CampaignStatus, Store};
+use crate::store::{CampaignStatus, CampaignStep, Store};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::signals;
@@ -95,7 +95,15 @@ pub fn run(store: &mut Store, a: &ImportArgs) -> Result<i32> {
         let id = store.save(run)?;
         saved += 1;
         if let Some(c) = campaign {
-            store.add_campaign_run(c, i as i64, &file.display().to_string(), id)?;
+            let name = file.display().to_string();
+            let step = CampaignStep {
+                step_index: i as i64,
+                base_name: name.clone(),
+                step_name: name,
+                repeat: 1,
+                run_id: id,
+            };
+            store.add_campaign_run(c, &step)?;
         }
         let _ = write!(out, "{}", text::results::imported(id, run, file));
     }

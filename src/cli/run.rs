@@ -7,14 +7,17 @@ use super::selection::campaign_pairings;
 use crate::analysis::attribution;
 use crate::analysis::interval::DEFAULT_NOISE;
 use crate::analysis::outcome::analyse;
+use crate::analysis::repeats;
 use crate::analysis::risks::risks;
 use crate::analysis::verdict;
 use crate::error::{bad_flag, EXIT_INTERRUPTED};
 use crate::format::json::{self, CampaignDoc};
 use crate::format::text::campaign::{attribution_text, decision_text, run_text};
+use crate::format::text::decision::not_decided;
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
 use crate::scenario::runner::{campaign_steps, Runner, StepRun};
+use crate::scenario::PlannedStep;
 use crate::scenario::DEFAULT_MAX_STEPS;
 use crate::step::Machine;
 use crate::store;
@@ -38,7 +41,9 @@ use std::sync::atomic::Ordering;
   rtlab run --preset lab --duration 30s --label stock
   rtlab run my-board.toml --require gyro=500us --html board.html
   rtlab run --preset quick --require loop=1ms --junit rtlab-junit.xml
-  rtlab run --attribute dohell --duration 10s")]
+  rtlab run --attribute dohell --duration 10s
+  rtlab run --preset quick --repeat 5 --duration 10s
+  rtlab run my-board.toml --until-decided --max-repeats 8")]
 pub struct RunArgs {
     /// A scenario file (TOML; the keys: rtlab help scenarios) [default: the quick
     /// check, preset quick].
@@ -70,6 +75,22 @@ pub struct RunArgs {
     /// before anything runs [default: none].
     #[arg(long, value_name = "LABEL|TAG")]
     compare_with: Vec<String>,
+    /// Run every step N times, interleaved in rounds (A B C A B C, so that
+    /// drift falls on every step alike); replaces each step's `repeat`
+    /// [default: each step's own, 1 unless the scenario says; 3 with
+    /// --until-decided].
+    #[arg(long, value_name = "N", conflicts_with = "resume",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: Option<u32>,
+    /// Add rounds of every step while a verdict's repeats disagree, until
+    /// every verdict is decided or --max-repeats is reached (then say what is
+    /// not); exit 4 when the repeats still disagree.
+    #[arg(long, conflicts_with = "resume")]
+    until_decided: bool,
+    /// The most repeats of each step --until-decided runs.
+    #[arg(long, value_name = "M", default_value_t = DEFAULT_MAX_REPEATS, requires = "until_decided",
+          value_parser = clap::value_parser!(u32).range(2..))]
+    max_repeats: u32,
     /// Refuse a scenario whose matrix expands to more steps than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -100,6 +121,13 @@ pub struct RunArgs {
     #[arg(long = "tag", value_name = "TAG", value_parser = super::common::tag_value)]
     tags: Vec<String>,
 }
+
+/// The most repeats `--until-decided` runs unless `--max-repeats` says.
+const DEFAULT_MAX_REPEATS: u32 = 10;
+
+/// The repeats `--until-decided` starts with unless `--repeat` says: the
+/// fewest that can disagree with a majority.
+const FIRST_ROUNDS: u32 = 3;
 
 /// Runs `rtlab run`.
 ///
@@ -153,6 +181,11 @@ pub fn run(ctx: &Context, a: RunArgs) -> Result<i32> {
                 requires: a.requires.clone(),
                 max_steps: (a.max_steps != DEFAULT_MAX_STEPS).then_some(a.max_steps),
                 trace: a.trace,
+                repeat: match a.until_decided {
+                    true => Some(a.repeat.unwrap_or(FIRST_ROUNDS).min(a.max_repeats)),
+                    false => a.repeat,
+                },
+                until_decided: a.until_decided.then_some(a.max_repeats),
             };
             let p = setup.start(stored, &fp, a.max_steps)?;
             if p.is_none() {
@@ -180,7 +213,7 @@ fn campaign(
         campaign,
         stored,
         scn,
-        plan,
+        mut plan,
         from,
         earlier,
     } = p;
@@ -192,8 +225,12 @@ fn campaign(
         } else {
             String::new()
         };
+        let most = match stored.until_decided {
+            Some(m) => format!(", up to {m} repeats of each with --until-decided"),
+            None => String::new(),
+        };
         eprintln!(
-            "campaign {campaign}: {} ({} steps{resuming}) on {}",
+            "campaign {campaign}: {} ({} steps{most}{resuming}) on {}",
             scn.name,
             plan.len(),
             stored.label
@@ -211,7 +248,11 @@ fn campaign(
         progress: crate::progress::wanted(a.quiet),
         quiet: !talk,
     };
-    let outcome = runner.run(&mut store, &plan, from)?;
+    let mut open = Vec::new();
+    let mut more = |store: &store::Store, plan: &[PlannedStep]| {
+        next_round(store, campaign, &stored, plan, &reqs, talk, &mut open)
+    };
+    let outcome = runner.run(&mut store, &mut plan, from, &mut more)?;
 
     // The campaign's result: for each step, its latest complete run, else the
     // latest run it has.
@@ -257,8 +298,9 @@ fn campaign(
     }
     write_files(&a.ci.files(&gated, &title)?)?;
 
-    let runs: Vec<_> = steps.iter().map(|s| s.run.clone()).collect();
-    let verdicts = verdict::judge(&runs, &reqs);
+    // Each step judged over its repeats (a step run once is an arm of one).
+    let arms = repeats::arms(&steps);
+    let verdicts = verdict::judge_arms(&arms, &reqs, DEFAULT_NOISE);
     let code = if outcome.interrupted {
         EXIT_INTERRUPTED
     } else {
@@ -281,6 +323,7 @@ fn campaign(
                 attribution: &ranked,
                 outcome: &analysed,
                 html: html_path.display().to_string(),
+                undecided: &open,
                 exit_code: code,
             })?
         } else {
@@ -290,6 +333,8 @@ fn campaign(
                 out.push('\n');
             }
             out.push_str(&decision_text(&analysed, a.unit));
+            let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
+            out.push_str(&not_decided(&open, rounds));
             out.push('\n');
             out.push_str(&format!("report: {}\n", html_path.display()));
             if outcome.interrupted {
@@ -302,6 +347,38 @@ fn campaign(
     })?;
     common::write_output("--json", None, &text)?;
     Ok(code)
+}
+
+/// With `--until-decided`, the next round of every step while a verdict is
+/// undecided and fewer than `--max-repeats` rounds ran; none otherwise. What
+/// is still undecided is left in `open`.
+fn next_round(
+    store: &store::Store,
+    campaign: i64,
+    stored: &Stored,
+    plan: &[PlannedStep],
+    reqs: &[verdict::Requirement],
+    talk: bool,
+    open: &mut Vec<String>,
+) -> Result<Vec<PlannedStep>> {
+    let Some(max) = stored.until_decided else {
+        return Ok(Vec::new());
+    };
+    let steps = campaign_steps(store, campaign)?;
+    *open = repeats::undecided(&repeats::arms(&steps), reqs, DEFAULT_NOISE);
+    let rounds = plan.iter().map(|p| p.repeat).max().unwrap_or(1);
+    if open.is_empty() || rounds >= max {
+        return Ok(Vec::new());
+    }
+    if talk {
+        eprintln!(
+            "after {rounds} repeats, undecided: {}; running round {}",
+            open.join("; "),
+            rounds + 1
+        );
+    }
+    let (_, next) = stored.plan_rounds(None, Some(rounds + 1))?;
+    Ok(next.into_iter().skip(plan.len()).collect())
 }
 
 /// Refuses flags that no step could use, before anything else.
@@ -332,4 +409,81 @@ fn check_flags(a: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::run_from_samples;
+    use crate::store::Store;
+
+    const SCENARIO: &str = "name = \"r\"\n[[step]]\nname = \"idle\"\nprobe = \"latency\"\n";
+
+    /// A campaign of SCENARIO, `--until-decided --max-repeats 4` from 3
+    /// repeats, as far as the round of each maximum in `max_us` (the maxima
+    /// its step runs saw, in plan order).
+    fn campaign(max_us: &[u64]) -> (tempfile::TempDir, Store, i64, Stored, Vec<PlannedStep>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let stored = Stored {
+            scenario: SCENARIO.into(),
+            file: "r.toml".into(),
+            duration: None,
+            label: "k".into(),
+            tags: Vec::new(),
+            requires: vec!["loop=1ms".into()],
+            max_steps: None,
+            trace: false,
+            repeat: Some(3),
+            until_decided: Some(4),
+        };
+        let rounds = max_us.len() as u32;
+        let (_, plan) = stored.plan_rounds(None, Some(rounds)).unwrap();
+        let fp = Default::default();
+        let c = store.create_campaign("r", "", &fp).unwrap();
+        for (p, us) in plan.iter().zip(max_us) {
+            let run = run_from_samples("k", &[10_000, us * 1_000]);
+            let id = store.save(&run).unwrap();
+            store.add_campaign_run(c, &p.record(id)).unwrap();
+        }
+        (dir, store, c, stored, plan)
+    }
+
+    #[test]
+    fn until_decided_adds_a_round_while_repeats_disagree_up_to_the_most() {
+        let reqs = verdict::parse_requirement("loop=1ms").unwrap();
+        let next = |max_us: &[u64], open: &mut Vec<String>| {
+            let (_dir, store, c, stored, plan) = campaign(max_us);
+            assert_eq!(plan.len(), 3);
+            let names: Vec<String> = next_round(&store, c, &stored, &plan, &reqs, false, open)
+                .unwrap()
+                .iter()
+                .map(|p| format!("{} {}", p.index, p.name))
+                .collect();
+            names
+        };
+        let mut open = Vec::new();
+        // Every repeat within 1 ms by more than the noise: decided.
+        assert!(next(&[400, 500, 300], &mut open).is_empty());
+        assert!(open.is_empty());
+        // Over it once: a fourth round.
+        let more = next(&[400, 1_600, 300], &mut open);
+        assert_eq!(more, ["3 idle #4"]);
+        assert_eq!(
+            open,
+            ["idle against loop: within the budget in 2 of 3 repeats"]
+        );
+        // At the most repeats, nothing more, and what is open stays said.
+        let (_dir, store, c, stored, four) = campaign(&[400, 1_600, 300, 200]);
+        let mut open = Vec::new();
+        assert!(
+            next_round(&store, c, &stored, &four, &reqs, false, &mut open)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            open,
+            ["idle against loop: within the budget in 3 of 4 repeats"]
+        );
+    }
 }

@@ -9,10 +9,11 @@ use super::common;
 use crate::analysis::arms::Arm;
 use crate::analysis::group::{group, By, Group, GroupInfo};
 use crate::analysis::outcome::Pairing;
+use crate::analysis::repeats;
 use crate::error::bad_flag;
 use crate::error::UsageError;
 use crate::record::{Run, Status};
-use crate::scenario::runner::{campaign_steps, StepRun};
+use crate::scenario::runner::{by_base, campaign_steps, StepRun};
 use crate::store::{ListFilter, Store};
 use crate::units::parse_since;
 use anyhow::Result;
@@ -226,20 +227,6 @@ pub fn described(runs: &[Run], groups: &[Option<GroupInfo>]) -> Vec<Run> {
     out
 }
 
-/// A campaign step's name without its repeat (`idle #2` → `idle`): what the
-/// repeats of one step share.
-pub fn base_name(step: &str) -> &str {
-    match step.rsplit_once(" #") {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => step,
-    }
-}
-
-/// The base name of a step run (see [`base_name`]).
-fn step_base(s: &StepRun) -> &str {
-    base_name(&s.name)
-}
-
 /// What one selector of `compare` stands for.
 #[derive(Debug)]
 pub enum Side {
@@ -257,15 +244,13 @@ pub enum Side {
 /// The steps of a campaign by base name, in the order each first ran, each
 /// with its runs (its repeats) in the order they ran.
 pub fn steps_by_base(steps: &[StepRun]) -> Vec<(String, Vec<Run>)> {
-    let mut out: Vec<(String, Vec<Run>)> = Vec::new();
-    for s in steps {
-        let base = step_base(s);
-        match out.iter_mut().find(|(b, _)| b == base) {
-            Some((_, runs)) => runs.push(s.run.clone()),
-            None => out.push((base.to_string(), vec![s.run.clone()])),
-        }
-    }
-    out
+    by_base(steps)
+        .into_iter()
+        .map(|g| {
+            let runs = g.steps.iter().map(|s| s.run.clone()).collect();
+            (g.name.to_string(), runs)
+        })
+        .collect()
 }
 
 /// The steps of campaign `id` that ran under `label` (every step, without).
@@ -346,26 +331,9 @@ fn step_side(store: &Store, label: &str, step: &str) -> Result<Side> {
 }
 
 /// A campaign's steps as comparisons: each step's runs (its repeats) one
-/// column, named by the step (and its label when the campaign ran several,
-/// `idle [stock]`), the steps of one kind side by side.
+/// column ([`repeats::arms`]), the steps of one kind side by side.
 pub fn campaign_pairings(steps: &[StepRun]) -> Vec<Pairing> {
-    let labelled = steps.iter().any(|s| s.run.label != steps[0].run.label);
-    let mut columns: Vec<(String, Vec<Run>)> = Vec::new();
-    for s in steps {
-        let name = match labelled {
-            true => format!("{} [{}]", step_base(s), s.run.label),
-            false => step_base(s).to_string(),
-        };
-        match columns.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, runs)) => runs.push(s.run.clone()),
-            None => columns.push((name, vec![s.run.clone()])),
-        }
-    }
-    let arms = columns
-        .into_iter()
-        .map(|(name, runs)| Arm::new(name, runs))
-        .collect();
-    crate::analysis::outcome::by_kind(arms, 0)
+    crate::analysis::outcome::by_kind(repeats::arms(steps), 0)
 }
 
 /// Runs to compare step by step: the column each run belongs to, its step's
@@ -457,15 +425,6 @@ pub fn mixed_sides(sels: &[(String, &Side)]) -> String {
 mod tests {
     use super::*;
     use crate::analysis::fixture::run_from_samples;
-
-    #[test]
-    fn a_steps_repeats_share_its_base_name() {
-        assert_eq!(base_name("idle #2"), "idle");
-        assert_eq!(base_name("cpu load #12"), "cpu load");
-        assert_eq!(base_name("fileio root fs"), "fileio root fs");
-        assert_eq!(base_name("step #x"), "step #x");
-        assert_eq!(base_name("#3"), "#3");
-    }
 
     fn entry(column: &str, step: &str, kind: &str) -> Entry {
         let mut run = run_from_samples(column, &[1_000]);

@@ -15,7 +15,7 @@ use crate::step::loads::LoadArgs;
 use crate::step::rt::{CpusArgs, IntervalArgs, PolicyArg, SchedArgs, SharedArgs};
 use crate::step::value::{Cpus, Dur, Sec, Us};
 use crate::step::Machine;
-use crate::store::CampaignStatus;
+use crate::store::{CampaignStatus, CampaignStep};
 use crate::tune::audit::{self, suggested_isolation, Input};
 use crate::tune::journal::state_dir;
 use crate::tune::trial::fix::{self, App, Ctx, Fix};
@@ -296,7 +296,7 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
         if let (Some(s), Some(cid)) = (store.as_mut(), campaign) {
             let id = s.save(&run)?;
             run.id = Some(id);
-            s.add_campaign_run(cid, index, name, id)?;
+            s.add_campaign_run(cid, &CampaignStep::of_name(index, name.into(), id))?;
         }
         index += 1;
         Ok(run)

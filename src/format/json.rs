@@ -70,7 +70,9 @@ pub fn campaign(c: &CampaignDoc) -> Result<String> {
     let steps: Vec<serde_json::Value> = c
         .steps
         .iter()
-        .map(|s| json!({"index": s.index, "name": s.name, "run": s.run}))
+        .map(|s| {
+            json!({"index": s.index, "name": s.name, "base": s.base, "repeat": s.repeat, "run": s.run})
+        })
         .collect();
     document(&json!({
         "format": FORMAT,
@@ -83,6 +85,7 @@ pub fn campaign(c: &CampaignDoc) -> Result<String> {
         "attribution": c.attribution,
         "decision": c.outcome,
         "html": c.html,
+        "undecided": c.undecided,
         "exit_code": c.exit_code,
     }))
 }
@@ -97,7 +100,7 @@ pub struct CampaignDoc<'a> {
     pub status: &'a str,
     /// Each step's run.
     pub steps: &'a [StepRun],
-    /// Verdicts of the steps' runs against the requirements.
+    /// Verdicts of the steps against the requirements, each over its repeats.
     pub verdicts: &'a [Verdict],
     /// Its biggest risks.
     pub risks: &'a [Risk],
@@ -107,6 +110,8 @@ pub struct CampaignDoc<'a> {
     pub outcome: &'a Outcome,
     /// Where its HTML report is.
     pub html: String,
+    /// What `--until-decided` left undecided at `--max-repeats`, in words.
+    pub undecided: &'a [String],
     /// Its exit code.
     pub exit_code: i32,
 }

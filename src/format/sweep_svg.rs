@@ -112,6 +112,8 @@ mod tests {
                 load: "idle".into(),
                 best_hz: Some(1e4),
                 truncated: false,
+                out_of_time: false,
+                repeats: 1,
                 points: vec![pt(1e3, 1e3, true), pt(1e4, 1e4, true), pt(1e5, 3e4, false)],
             }],
         });

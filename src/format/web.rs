@@ -7,8 +7,10 @@
 
 use super::html::{document, esc, figure, table, verdict_mark, Cells};
 use super::UNKNOWN;
-use crate::analysis::verdict::Requirement;
-use crate::store::{HostRow, Level, RunRow, Window};
+use crate::analysis::interval::DEFAULT_NOISE;
+use crate::analysis::verdict::{self, Doubt, Requirement};
+use crate::store::{Evidence, HostRow, Level, RunRow, Window};
+use crate::units::Human;
 use crate::units::TimeUnit;
 use anyhow::Result;
 
@@ -20,7 +22,8 @@ form.filters label{display:flex;flex-direction:column;font-size:.85em;color:#555
 input,select,button{font:inherit;padding:2px 4px}
 .pages{display:flex;gap:16px;margin:.5em 0}
 .runs td:nth-child(n+3):nth-child(-n+8),.runs th:nth-child(n+3):nth-child(-n+8),.runs td:last-child,.runs th:last-child{text-align:left}
-.fleet td:nth-child(2),.fleet th:nth-child(2){text-align:left}
+.fleet td:nth-child(2),.fleet th:nth-child(2),.fleet td:nth-child(8),.fleet th:nth-child(8){text-align:left}
+.UNDECIDED{color:#9a6700;font-weight:bold}
 ";
 
 /// Links carry the access token when the server has one (a browser cannot
@@ -109,11 +112,68 @@ pub struct FleetRow<'a> {
     /// Its newest row (any CPU).
     pub last: Option<&'a Window>,
     pub worst_day_ns: Option<i64>,
-    pub worst_week_ns: Option<i64>,
+    /// What its verdicts rest on (none: no latency evidence at all).
+    pub evidence: Option<&'a Evidence>,
+    /// The time of the page (Unix ns): evidence of the week to it is current.
+    pub now_ns: i64,
 }
 
-/// The fleet overview: one row per host; the verdict of each requirement is
-/// judged on the host's worst maximum of the last 7 days.
+/// What a host's evidence is, in words: `2016 monitor rows, 12 runs`, and the
+/// week it is from when that is not the last one.
+fn evidence_text(e: Option<&Evidence>, now_ns: i64) -> String {
+    let Some(e) = e else {
+        return "none".into();
+    };
+    let many = |n: i64, what: &str| match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    };
+    let mut parts = Vec::new();
+    if e.rows.n > 0 {
+        parts.push(many(e.rows.n, "monitor row"));
+    }
+    if e.runs.n > 0 {
+        parts.push(many(e.runs.n, "run"));
+    }
+    let mut text = parts.join(", ");
+    if e.to_ns != now_ns {
+        let day = |ns: i64| super::text::windows::time(ns)[..10].to_string();
+        text.push_str(&format!(" of {} to {}", day(e.from_ns), day(e.to_ns)));
+    }
+    esc(&text)
+}
+
+/// The verdict of `req` (the `i`-th) over a host's evidence, its monitor rows
+/// and its runs together, by the rule of every verdict.
+fn verdict_cell(e: Option<&Evidence>, i: usize, req: &Requirement) -> String {
+    let (units, within, worst) = e.map_or((0, 0, None), |e| {
+        let within = |c: &crate::store::Count| c.within.get(i).copied().unwrap_or(0);
+        (
+            e.rows.n + e.runs.n,
+            within(&e.rows) + within(&e.runs),
+            e.rows.worst_ns.max(e.runs.worst_ns),
+        )
+    });
+    let worst = worst.map_or(0, |w| u64::try_from(w).unwrap_or(0));
+    let count = |n: i64| usize::try_from(n).unwrap_or(0);
+    let (result, doubt) = verdict::rule(
+        count(units),
+        count(within),
+        worst,
+        req.budget_ns,
+        DEFAULT_NOISE,
+    );
+    let why = match doubt {
+        Some(Doubt::Disagree) => format!(" {within} of {units} within"),
+        Some(Doubt::Close { margin_ns }) => format!(" by {}", Human(margin_ns)),
+        None => String::new(),
+    };
+    verdict_mark(result) + &esc(&why)
+}
+
+/// The fleet overview: one row per host; the verdict of each requirement
+/// rests on every monitor row and latency run of the host's last week (the
+/// week to its newest, when it has nothing newer), judged as every verdict.
 pub fn fleet(l: Links, rows: &[FleetRow], reqs: &[Requirement], unit: TimeUnit) -> String {
     let u = unit.symbol();
     let mut header: Vec<String> = [
@@ -124,6 +184,7 @@ pub fn fleet(l: Links, rows: &[FleetRow], reqs: &[Requirement], unit: TimeUnit) 
         format!("last max ({u})"),
         format!("worst 1 d ({u})"),
         format!("worst 7 d ({u})"),
+        "verdicts rest on".into(),
     ]
     .into();
     header.extend(
@@ -135,6 +196,11 @@ pub fn fleet(l: Links, rows: &[FleetRow], reqs: &[Requirement], unit: TimeUnit) 
         .iter()
         .map(|r| {
             let h = &r.host.host;
+            // The last week's rows (a host with nothing newer has none).
+            let week = r
+                .evidence
+                .filter(|e| e.to_ns == r.now_ns)
+                .and_then(|e| e.rows.worst_ns);
             let mut c = vec![
                 format!(
                     "<a href=\"{}\">{}</a>",
@@ -152,26 +218,33 @@ pub fn fleet(l: Links, rows: &[FleetRow], reqs: &[Requirement], unit: TimeUnit) 
                 }),
                 time(r.last.map(|w| w.max_ns)),
                 time(r.worst_day_ns),
-                time(r.worst_week_ns),
+                time(week),
+                evidence_text(r.evidence, r.now_ns),
             ];
-            c.extend(reqs.iter().map(|q| {
-                verdict_mark(match r.worst_week_ns {
-                    None => "NO DATA",
-                    Some(w) if w <= q.budget_ns as i64 => "PASS",
-                    Some(_) => "FAIL",
-                })
-            }));
+            c.extend(
+                reqs.iter()
+                    .enumerate()
+                    .map(|(i, q)| verdict_cell(r.evidence, i, q)),
+            );
             c
         })
         .collect();
-    let body =
-        if rows.is_empty() {
-            "<p>No hosts yet: the store has no runs and no monitor windows.</p>\n".to_string()
-        } else {
-            format!("<div class=\"fleet\">{}</div>", table(Cells::Numbers, &header, &cells))
-            + "<p class=\"meta\">Verdicts: the worst maximum of the last 7 days within the budget. \
-               Hosts are the runs' and monitor windows' hostnames.</p>\n"
-        };
+    let body = if rows.is_empty() {
+        "<p>No hosts yet: the store has no runs and no monitor windows.</p>\n".to_string()
+    } else {
+        format!(
+            "<div class=\"fleet\">{}</div>",
+            table(Cells::Numbers, &header, &cells)
+        ) + &format!(
+            "<p class=\"meta\">Verdicts rest on every monitor row (a window, or an hour or a \
+             day of them merged) and every latency run of the host's last 7 days; a host with \
+             nothing in them, on the 7 days to its newest. Each is judged as every verdict: \
+             PASS when every one stayed within the budget by more than the {:.0}% noise, FAIL \
+             when none did, UNDECIDED otherwise (how many stayed within, or by how little). \
+             Hosts are the runs' and monitor windows' hostnames.</p>\n",
+            DEFAULT_NOISE * 100.0
+        )
+    };
     l.page("rtlab fleet", &body)
 }
 
@@ -370,4 +443,98 @@ pub fn host(
 /// A page saying what went wrong (404, 400).
 pub fn problem(l: Links, title: &str, text: &str) -> String {
     l.page(title, &format!("<p>{}</p>\n", esc(text)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Count;
+
+    const NOW: i64 = 1_795_132_800_000_000_000;
+    const WEEK: i64 = 7 * 86_400_000_000_000;
+
+    fn count(n: i64, within: i64, worst_us: i64) -> Count {
+        Count {
+            n,
+            within: vec![within],
+            worst_ns: Some(worst_us * 1000),
+        }
+    }
+
+    fn evidence(to_ns: i64, rows: Count, runs: Count) -> Evidence {
+        Evidence {
+            from_ns: to_ns - WEEK,
+            to_ns,
+            rows,
+            runs,
+        }
+    }
+
+    #[test]
+    fn a_host_is_judged_on_its_monitor_rows_and_runs_and_says_which() {
+        let host = |name: &str| HostRow {
+            host: name.into(),
+            kernel: "6.1-rt".into(),
+            runs: 58,
+        };
+        let hosts = [
+            host("h-mon"),
+            host("h-runs"),
+            host("h-close"),
+            host("h-old"),
+            host("h-none"),
+        ];
+        let e = [
+            evidence(NOW, count(3, 2, 1_500), Count::default()),
+            evidence(NOW, Count::default(), count(58, 58, 455)),
+            evidence(NOW, count(2, 2, 300), count(1, 1, 990)),
+            evidence(NOW - 3 * WEEK, Count::default(), count(2, 0, 3_000)),
+        ];
+        let rows: Vec<FleetRow> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| FleetRow {
+                host: h,
+                last: None,
+                worst_day_ns: None,
+                evidence: e.get(i),
+                now_ns: NOW,
+            })
+            .collect();
+        let reqs = verdict::parse_requirement("gyro=1ms").unwrap();
+        let page = fleet(Links { token: None }, &rows, &reqs, TimeUnit::Us);
+        let row = |name: &str| -> &str {
+            let at = page.find(&format!(">{name}</a>")).unwrap();
+            &page[at..at + page[at..].find("</tr>").unwrap()]
+        };
+        let has = |name: &str, texts: &[&str]| {
+            for t in texts {
+                assert!(row(name).contains(t), "{name}: {t} in {}", row(name));
+            }
+        };
+        has(
+            "h-mon",
+            &[
+                "3 monitor rows<",
+                "class=\"UNDECIDED\">UNDECIDED</span> 2 of 3 within",
+            ],
+        );
+        // The 58 stored runs of a host without monitor are its evidence.
+        has("h-runs", &[">58 runs<", "class=\"PASS\">PASS</span><"]);
+        has(
+            "h-close",
+            &["2 monitor rows, 1 run<", "UNDECIDED</span> by 10us"],
+        );
+        has(
+            "h-old",
+            &[
+                "2 runs of 2026-10-23 to 2026-10-30<",
+                "class=\"FAIL\">FAIL</span><",
+            ],
+        );
+        has("h-none", &[">none<", "class=\"NO DATA\">NO DATA</span>"]);
+        // Only the last week's rows give the worst of 7 days.
+        assert!(row("h-mon").contains("1500.0"), "{}", row("h-mon"));
+        assert!(page.contains("Verdicts rest on every monitor row"));
+    }
 }

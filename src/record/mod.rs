@@ -307,7 +307,7 @@ pub struct Run {
 
 /// Other load on the machine during a run, read from `/proc` at its start and
 /// end, so that a comparison can say that something else ran.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Background {
     /// The 1-minute load average at the start and at the end.
     pub loadavg: (f64, f64),
@@ -316,6 +316,11 @@ pub struct Background {
     /// nice, system, irq, softirq) less what this process and its children
     /// (the probe's threads, its loads) used.
     pub other_cpus: f64,
+    /// The real-time threads (SCHED_FIFO, SCHED_RR) of other user-space
+    /// processes seen at the start or the end, as `name fifo 95`: a thread
+    /// that can take the measured CPU whatever its share of CPU time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rt_threads: Vec<String>,
 }
 
 /// Points a stored time series keeps at most; longer ones are decimated.

@@ -37,6 +37,14 @@ pub struct Stored {
     /// gaps, from kernel tracepoints.
     #[serde(default)]
     pub trace: bool,
+    /// `--repeat`: every step runs this many times (else each its scenario's
+    /// `repeat`).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// `--until-decided`: whole rounds are added while a verdict or comparison
+    /// is undecided, up to this many repeats of every step (`--max-repeats`).
+    #[serde(default)]
+    pub until_decided: Option<u32>,
 }
 
 impl Stored {
@@ -49,10 +57,32 @@ impl Stored {
     /// Its scenario and the plan `rtlab run` made of it, at most `max_steps`
     /// steps (default: the limit it was started with).
     pub fn plan(&self, max_steps: Option<u64>) -> Result<(Scenario, Vec<PlannedStep>)> {
-        let scn = parse(&self.file, &self.scenario)?;
+        self.plan_rounds(max_steps, None)
+    }
+
+    /// [`Stored::plan`] with every step repeated `rounds` times (the rounds
+    /// `--until-decided` added), when given.
+    pub fn plan_rounds(
+        &self,
+        max_steps: Option<u64>,
+        rounds: Option<u32>,
+    ) -> Result<(Scenario, Vec<PlannedStep>)> {
+        let scn = self.scenario(rounds)?;
         let max_steps = max_steps.or(self.max_steps).unwrap_or(DEFAULT_MAX_STEPS);
         let plan = planned(&scn, self.duration.as_deref(), self.trace, max_steps)?;
         Ok((scn, plan))
+    }
+
+    /// Its scenario, every step repeated `rounds` times when given, else
+    /// `--repeat` times when that was given.
+    fn scenario(&self, rounds: Option<u32>) -> Result<Scenario> {
+        let mut scn = parse(&self.file, &self.scenario)?;
+        if let Some(n) = rounds.or(self.repeat) {
+            for step in &mut scn.steps {
+                step.repeat = n;
+            }
+        }
+        Ok(scn)
     }
 }
 
@@ -128,8 +158,11 @@ impl Setup<'_> {
         fp: &Fingerprint,
         max_steps: u64,
     ) -> Result<Option<Prepared>> {
-        let scn = parse(&stored.file, &stored.scenario)?;
-        let plan = planned(&scn, stored.duration.as_deref(), stored.trace, max_steps)?;
+        let (scn, plan) = stored.plan_rounds(Some(max_steps), None)?;
+        if let Some(most) = stored.until_decided {
+            // Every round it may add must fit the limit too.
+            stored.plan_rounds(Some(max_steps), Some(most))?;
+        }
         check_plan(&scn, &plan, 0, self.machine)?;
         // An earlier campaign can only be in a store that exists: do not create
         // one just to find it missing.
@@ -173,8 +206,19 @@ impl Setup<'_> {
                 "campaign {id} was not made by 'rtlab run' and cannot be resumed"
             ))
         })?;
-        let (scn, plan) = stored.plan(max_steps)?;
-        let from = first_unfinished(&store, id, plan.len())?;
+        // The rounds --until-decided added: as many as the campaign began.
+        let began = c.steps.iter().map(|s| s.repeat).max();
+        let rounds = stored.until_decided.and(stored.repeat.max(began));
+        let (scn, plan) = stored.plan_rounds(max_steps, rounds)?;
+        // Every planned step ran: only a campaign that repeats until decided
+        // may have more to do (the rounds it judges still undecided).
+        let from = match first_unfinished(&store, id, plan.len())? {
+            Some(from) => from,
+            None if stored.until_decided.is_some() => plan.len(),
+            None => bail!(UsageError(format!(
+                "campaign {id} has no unfinished step: nothing to resume"
+            ))),
+        };
         check_plan(&scn, &plan, from, self.machine)?;
         let earlier = compare_with(Some(&store), &scn.name, self.compare_with, Some(id))?;
         if (self.stopped)() {
@@ -362,5 +406,88 @@ mod tests {
         };
         assert!(p.tracing.trace);
         assert_eq!(p.tracing.trace_threshold, Some("50us".into()));
+    }
+
+    /// A store with a campaign of one SCHED_OTHER latency step, stored as
+    /// `rtlab run --until-decided` (from 3 repeats, at most `until`) or
+    /// `--repeat 3` (`until` None) stores it, interrupted, whose plan steps
+    /// `done` saved complete runs (round `r` of the step is index `r - 1`).
+    fn interrupted(until: Option<u32>, done: &[u32]) -> (tempfile::TempDir, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let stored = Stored {
+            scenario:
+                "name = \"r\"\n[[step]]\nname = \"idle\"\nprobe = \"latency\"\npriority = 0\n"
+                    .into(),
+            file: "r.toml".into(),
+            duration: Some("1s".into()),
+            label: "k".into(),
+            tags: Vec::new(),
+            requires: Vec::new(),
+            max_steps: None,
+            trace: false,
+            repeat: Some(3),
+            until_decided: until,
+        };
+        let fp = Fingerprint::default();
+        let text = serde_json::to_string(&stored).unwrap();
+        let c = store.create_campaign("r", &text, &fp).unwrap();
+        for &r in done {
+            let run = crate::analysis::fixture::run_from_samples("k", &[10_000]);
+            let id = store.save(&run).unwrap();
+            let step = store::CampaignStep {
+                step_index: i64::from(r) - 1,
+                step_name: format!("idle #{r}"),
+                base_name: "idle".into(),
+                repeat: r,
+                run_id: id,
+            };
+            store.add_campaign_run(c, &step).unwrap();
+        }
+        store
+            .set_campaign_status(c, store::CampaignStatus::Interrupted)
+            .unwrap();
+        (dir, c)
+    }
+
+    #[test]
+    fn resume_continues_the_rounds_a_campaign_began() {
+        let machine = Machine::this();
+        let resume = |dir: &tempfile::TempDir, c: i64| {
+            let db = dir.path().join("r.db");
+            let setup = Setup {
+                db: &db,
+                machine: &machine,
+                compare_with: &[],
+                stopped: &|| false,
+            };
+            setup
+                .resume(Some(c), None)
+                .map(|p| p.map(|p| (p.plan.len(), p.from)))
+        };
+        // Stopped in round 2 of 3: from its first unfinished step.
+        let (dir, c) = interrupted(Some(5), &[1]);
+        assert_eq!(resume(&dir, c).unwrap(), Some((3, 1)));
+        // --until-decided had begun a 4th round: planned with it.
+        let (dir, c) = interrupted(Some(5), &[1, 2, 3]);
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store
+            .save(&crate::analysis::fixture::run_from_samples("k", &[10_000]))
+            .unwrap();
+        let fourth = store::CampaignStep {
+            step_index: 3,
+            step_name: "idle #4".into(),
+            base_name: "idle".into(),
+            repeat: 4,
+            run_id: id,
+        };
+        store.add_campaign_run(c, &fourth).unwrap();
+        drop(store);
+        // Every planned step ran: what is undecided is judged again.
+        assert_eq!(resume(&dir, c).unwrap(), Some((4, 4)));
+        // Without --until-decided, a campaign whose steps all ran is done.
+        let (dir, c) = interrupted(None, &[1, 2, 3]);
+        let e = resume(&dir, c).unwrap_err();
+        assert!(e.to_string().contains("no unfinished step"), "{e}");
     }
 }

@@ -1,5 +1,10 @@
 //! Expanding a scenario into the ordered list of steps to run: every combination of
 //! a step's matrix axes (the first axis outermost), each repeated `repeat` times.
+//! Repeats are interleaved in rounds (A B C A B C, never A A B B C C), so that
+//! whatever drifts over a campaign (temperature, other load, a daemon waking up)
+//! falls on every step alike: round r runs every combination that repeats at
+//! least r times, in file order. A repeated step is named `NAME #r` and keeps
+//! its base name (`NAME`) and round (`r`), by which its repeats are grouped.
 //!
 //! The plan is counted (with checked arithmetic) before anything is expanded, and
 //! a plan above the limit is refused: a few hundred bytes of matrix can ask for
@@ -47,6 +52,11 @@ pub struct PlannedStep {
     pub step: usize,
     /// Readable name: `latency load=dohell priority=90 #2`.
     pub name: String,
+    /// The name without its repeat: `latency load=dohell priority=90` (the
+    /// same for every repeat of one combination).
+    pub base: String,
+    /// Which repeat it is (1-based; 1 for a step that is not repeated).
+    pub repeat: u32,
     /// The probe.
     pub probe: &'static Probe,
     /// Every parameter value of this run, as the file gives them.
@@ -57,6 +67,19 @@ pub struct PlannedStep {
     pub planned_ns: Option<u64>,
     /// Its place in a load attribution, when its step has `attribute = true`.
     pub attribution: Option<Attribution>,
+}
+
+impl PlannedStep {
+    /// How the campaign records it, once it saved run `run_id`.
+    pub fn record(&self, run_id: i64) -> crate::store::CampaignStep {
+        crate::store::CampaignStep {
+            step_index: self.index as i64,
+            step_name: self.name.clone(),
+            base_name: self.base.clone(),
+            repeat: self.repeat,
+            run_id,
+        }
+    }
 }
 
 /// A variant of one matrix combination: its values, a name suffix, and its
@@ -243,6 +266,75 @@ pub fn count(s: &Scenario) -> (Option<u64>, Vec<StepCount>) {
     (total, steps)
 }
 
+/// One combination of a step's matrix (one variant of an attribution): what
+/// each of its repeats runs.
+struct Combo {
+    step: usize,
+    base: String,
+    values: Vec<(String, Val)>,
+    params: step::Params,
+    attribution: Option<Attribution>,
+}
+
+/// Every combination of every step, in file order (the first matrix axis
+/// outermost); `duration` overrides each one's duration.
+fn combinations(s: &Scenario, duration: Option<&str>) -> Vec<Combo> {
+    let mut out = Vec::new();
+    let mut groups = 0;
+    for (si, step) in s.steps.iter().enumerate() {
+        let mut combos: Vec<Vec<(String, Val)>> = vec![Vec::new()];
+        for (key, vals) in &step.matrix {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    vals.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push((key.clone(), v.clone()));
+                        c
+                    })
+                })
+                .collect();
+        }
+        for combo in combos {
+            let mut base = step.params.clone();
+            base.extend(combo.iter().cloned());
+            for (mut values, suffix, attribution) in variants(base, step.attribute, &mut groups) {
+                if let Some(d) = duration {
+                    values.retain(|(k, _)| k != step.probe.duration_key);
+                    values.push((step.probe.duration_key.to_string(), Val::Str(d.to_string())));
+                }
+                let mut name = step
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| step.probe.name.to_string());
+                for (k, v) in &combo {
+                    if !(attribution.is_some() && k == "load") {
+                        name.push_str(&format!(" {k}={v}"));
+                    }
+                }
+                name.push_str(&suffix);
+                let params = step
+                    .probe
+                    .params(
+                        values
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.to_json()))
+                            .collect(),
+                    )
+                    .expect("each value was read as its parameter when the file was parsed");
+                out.push(Combo {
+                    step: si,
+                    base: name,
+                    values,
+                    params,
+                    attribution,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Expands the scenario, or refuses (before building anything) a plan of more
 /// than `max_steps` steps. `duration` overrides every step's duration.
 pub fn expand(
@@ -263,65 +355,27 @@ pub fn expand(
     };
     // `len` ≤ `max_steps`, which the caller chose to allow in memory.
     let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    let mut groups = 0;
-    for (si, step) in s.steps.iter().enumerate() {
-        let mut combos: Vec<Vec<(String, Val)>> = vec![Vec::new()];
-        for (key, vals) in &step.matrix {
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    vals.iter().map(move |v| {
-                        let mut c = c.clone();
-                        c.push((key.clone(), v.clone()));
-                        c
-                    })
-                })
-                .collect();
-        }
-        for combo in combos {
-            let mut base = step.params.clone();
-            base.extend(combo.iter().cloned());
-            for (values, suffix, attribution) in variants(base, step.attribute, &mut groups) {
-                for r in 1..=step.repeat {
-                    let mut values = values.clone();
-                    if let Some(d) = duration {
-                        values.retain(|(k, _)| k != step.probe.duration_key);
-                        values.push((step.probe.duration_key.to_string(), Val::Str(d.to_string())));
-                    }
-                    let mut name = step
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| step.probe.name.to_string());
-                    for (k, v) in &combo {
-                        if !(attribution.is_some() && k == "load") {
-                            name.push_str(&format!(" {k}={v}"));
-                        }
-                    }
-                    name.push_str(&suffix);
-                    if step.repeat > 1 {
-                        name.push_str(&format!(" #{r}"));
-                    }
-                    let params = step
-                        .probe
-                        .params(
-                            values
-                                .iter()
-                                .map(|(k, v)| (k.clone(), v.to_json()))
-                                .collect(),
-                        )
-                        .expect("each value was read as its parameter when the file was parsed");
-                    out.push(PlannedStep {
-                        index: out.len(),
-                        step: si,
-                        name,
-                        probe: step.probe,
-                        planned_ns: params.step().planned_ns(),
-                        params,
-                        values,
-                        attribution: attribution.clone(),
-                    });
-                }
-            }
+    let combos = combinations(s, duration);
+    let rounds = s.steps.iter().map(|st| st.repeat).max().unwrap_or(0);
+    for r in 1..=rounds {
+        for c in combos.iter().filter(|c| s.steps[c.step].repeat >= r) {
+            let step = &s.steps[c.step];
+            let name = match step.repeat {
+                1 => c.base.clone(),
+                _ => format!("{} #{r}", c.base),
+            };
+            out.push(PlannedStep {
+                index: out.len(),
+                step: c.step,
+                name,
+                base: c.base.clone(),
+                repeat: r,
+                probe: step.probe,
+                planned_ns: c.params.step().planned_ns(),
+                params: c.params.clone(),
+                values: c.values.clone(),
+                attribution: c.attribution.clone(),
+            });
         }
     }
     debug_assert_eq!(out.len() as u64, len, "count() and expand() agree");
@@ -367,6 +421,11 @@ repeat = 3
         assert_eq!(plan[5].name, "latency priority=90 interval=200us");
         assert_eq!(plan[6].name, "idle #1");
         assert_eq!(plan[8].name, "idle #3");
+        assert_eq!((plan[8].base.as_str(), plan[8].repeat), ("idle", 3));
+        assert_eq!(
+            (plan[0].base.as_str(), plan[0].repeat),
+            (plan[0].name.as_str(), 1)
+        );
         assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
         let first = latency(&plan[0]);
         assert_eq!(first.duration.as_ref().map(|v| v.text()), Some("60s"));
@@ -390,6 +449,56 @@ repeat = 3
             }
         );
         assert_eq!(plan[0].planned_ns, Some(60_000_000_000));
+    }
+
+    #[test]
+    fn repeats_are_interleaved_in_rounds_so_drift_hits_every_step_alike() {
+        let s = parse(
+            "s.toml",
+            r#"
+name = "r"
+[[step]]
+name = "a"
+probe = "latency"
+repeat = 3
+matrix.priority = [80, 90]
+[[step]]
+name = "b"
+probe = "latency"
+[[step]]
+name = "c"
+probe = "latency"
+repeat = 2
+"#,
+        )
+        .unwrap();
+        let plan = expand(&s, None, DEFAULT_MAX_STEPS).unwrap();
+        let names: Vec<&str> = plan.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "a priority=80 #1",
+                "a priority=90 #1",
+                "b",
+                "c #1",
+                "a priority=80 #2",
+                "a priority=90 #2",
+                "c #2",
+                "a priority=80 #3",
+                "a priority=90 #3",
+            ]
+        );
+        let (total, _) = count(&s);
+        assert_eq!(total, Some(plan.len() as u64));
+        assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
+        let of = |i: usize| (plan[i].base.as_str(), plan[i].repeat, plan[i].step);
+        assert_eq!(of(0), ("a priority=80", 1, 0));
+        assert_eq!(of(2), ("b", 1, 1));
+        assert_eq!(of(6), ("c", 2, 2));
+        assert_eq!(of(8), ("a priority=90", 3, 0));
+        // Every repeat of a combination runs the same parameters.
+        assert_eq!(plan[1].params, plan[8].params);
+        assert_ne!(plan[0].params, plan[1].params);
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //! stopped before it had gathered anything (in its first milliseconds) saves no
 //! run; the campaign is interrupted all the same. A step that fails marks the
 //! campaign failed. Children get SIGINT when the runner dies, so a killed runner
-//! leaves no step or echo server behind.
+//! leaves no step or echo server behind. When every planned step has run, the
+//! caller may add steps (`--until-decided`: another interleaved round) and the
+//! campaign goes on with them; each step's base name and repeat are recorded,
+//! and [`by_base`] groups a campaign's step runs by them.
 
 use super::{PlannedStep, Val};
 use crate::error::{SystemError, UsageError, EXIT_INTERRUPTED};
@@ -19,6 +22,7 @@ use crate::store::{CampaignStatus, Store};
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 use rtlab_engine::rt::process::{self, SIGINT};
+use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -49,8 +53,12 @@ pub struct Runner<'a> {
 pub struct StepRun {
     /// Its place in the plan.
     pub index: usize,
-    /// Its name.
+    /// Its name (`idle #2`).
     pub name: String,
+    /// Its name without the repeat (`idle`): the same for each repeat.
+    pub base: String,
+    /// Which repeat it is (1-based).
+    pub repeat: u32,
     /// The run it saved.
     pub run: Run,
 }
@@ -62,12 +70,22 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// Asked when every planned step has run: the steps to run next (another
+/// round of every step), or none to end the campaign.
+pub type More<'a> = &'a mut dyn FnMut(&Store, &[PlannedStep]) -> Result<Vec<PlannedStep>>;
+
 impl Runner<'_> {
-    /// Runs `plan[from..]` and records every run in the campaign. The campaign
-    /// ends `complete`, `interrupted` (a signal), or `failed` (an error), never
-    /// `running`.
-    pub fn run(&self, store: &mut Store, plan: &[PlannedStep], from: usize) -> Result<Outcome> {
-        let result = self.run_steps(store, plan, from);
+    /// Runs `plan[from..]`, then what `more` adds, and records every run in
+    /// the campaign. The campaign ends `complete`, `interrupted` (a signal), or
+    /// `failed` (an error), never `running`.
+    pub fn run(
+        &self,
+        store: &mut Store,
+        plan: &mut Vec<PlannedStep>,
+        from: usize,
+        more: More,
+    ) -> Result<Outcome> {
+        let result = self.run_steps(store, plan, from, more);
         let status = match &result {
             Ok(true) => CampaignStatus::Interrupted,
             Ok(false) => CampaignStatus::Complete,
@@ -81,51 +99,79 @@ impl Runner<'_> {
     }
 
     /// Runs the steps; true when a signal stopped them.
-    fn run_steps(&self, store: &mut Store, plan: &[PlannedStep], from: usize) -> Result<bool> {
-        let todo = &plan[from.min(plan.len())..];
+    fn run_steps(
+        &self,
+        store: &mut Store,
+        plan: &mut Vec<PlannedStep>,
+        from: usize,
+        more: More,
+    ) -> Result<bool> {
         let bar = self.bar(plan.len() as u64, from as u64);
-        let mut interrupted = false;
-        for step in todo {
-            if self.stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
+        let mut at = from.min(plan.len());
+        let interrupted = loop {
+            if self.steps(store, &plan[at..], plan.len(), bar.as_ref())? {
+                break true;
             }
+            at = plan.len();
+            let next = more(store, plan)?;
+            if next.is_empty() {
+                break false;
+            }
+            plan.extend(next);
             if let Some(b) = &bar {
-                b.set_message(step.name.clone());
+                b.set_length(plan.len() as u64);
             }
-            let (code, run, stderr) = self.run_step(step, bar.as_ref())?;
-            let Some(run) = run else {
-                if self.stop.load(Ordering::Relaxed) {
-                    // Stopped before it printed a run (in its first moments, before
-                    // it could catch the signal): nothing gathered, nothing lost.
-                    interrupted = true;
-                    break;
-                }
-                return Err(step_failure(step, code, &stderr));
-            };
-            let id = run.id.context("a step's run was not saved")?;
-            store.add_campaign_run(self.campaign, step.index as i64, &step.name, id)?;
-            let stopped = code == EXIT_INTERRUPTED
-                || run.status == Status::Interrupted && self.stop.load(Ordering::Relaxed);
-            match &bar {
-                Some(b) => {
-                    b.inc(1);
-                    if !self.quiet {
-                        b.println(step_line(step, &run, plan.len()));
-                    }
-                }
-                None if !self.quiet => eprintln!("{}", step_line(step, &run, plan.len())),
-                None => {}
-            }
-            if stopped {
-                interrupted = true;
-                break;
-            }
-        }
+        };
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         Ok(interrupted)
+    }
+
+    /// Runs `todo` (steps of a plan of `len`); true when a signal stopped
+    /// them.
+    fn steps(
+        &self,
+        store: &mut Store,
+        todo: &[PlannedStep],
+        len: usize,
+        bar: Option<&ProgressBar>,
+    ) -> Result<bool> {
+        for step in todo {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(true);
+            }
+            if let Some(b) = bar {
+                b.set_message(step.name.clone());
+            }
+            let (code, run, stderr) = self.run_step(step, bar)?;
+            let Some(run) = run else {
+                if self.stop.load(Ordering::Relaxed) {
+                    // Stopped before it printed a run (in its first moments, before
+                    // it could catch the signal): nothing gathered, nothing lost.
+                    return Ok(true);
+                }
+                return Err(step_failure(step, code, &stderr));
+            };
+            let id = run.id.context("a step's run was not saved")?;
+            store.add_campaign_run(self.campaign, &step.record(id))?;
+            let stopped = code == EXIT_INTERRUPTED
+                || run.status == Status::Interrupted && self.stop.load(Ordering::Relaxed);
+            match bar {
+                Some(b) => {
+                    b.inc(1);
+                    if !self.quiet {
+                        b.println(step_line(step, &run, len));
+                    }
+                }
+                None if !self.quiet => eprintln!("{}", step_line(step, &run, len)),
+                None => {}
+            }
+            if stopped {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn bar(&self, len: u64, pos: u64) -> Option<ProgressBar> {
@@ -299,10 +345,11 @@ fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
             crate::units::Human(t.summary.max_ns)
         ),
         (None, Some((hz, c))) => format!(
-            "{head}, highest held {} ({}, {})",
+            "{head}, highest held {} ({}, {}){}",
             crate::units::hz(hz),
             c.method,
-            c.load
+            c.load,
+            c.cut()
         ),
         (None, None) => head,
     }
@@ -330,24 +377,58 @@ pub fn campaign_steps(store: &Store, campaign: i64) -> Result<Vec<StepRun>> {
     for s in &c.steps {
         let run = store.load(s.run_id)?;
         let index = s.step_index as usize;
+        let step = StepRun {
+            index,
+            name: s.step_name.clone(),
+            base: s.base_name.clone(),
+            repeat: s.repeat,
+            run,
+        };
         match best.iter_mut().find(|b| b.index == index) {
-            Some(b) if b.run.status != Status::Complete || run.status == Status::Complete => {
-                *b = StepRun {
-                    index,
-                    name: s.step_name.clone(),
-                    run,
-                }
+            Some(b) if b.run.status != Status::Complete || step.run.status == Status::Complete => {
+                *b = step
             }
             Some(_) => {}
-            None => best.push(StepRun {
-                index,
-                name: s.step_name.clone(),
-                run,
-            }),
+            None => best.push(step),
         }
     }
     best.sort_by_key(|s| s.index);
     Ok(best)
+}
+
+/// The repeats of one campaign step: its step runs under one base name.
+#[derive(Debug, Clone)]
+pub struct Repeats<'a> {
+    /// The base name (`idle`).
+    pub name: &'a str,
+    /// Its step runs, by repeat.
+    pub steps: Vec<&'a StepRun>,
+}
+
+/// Groups the step runs of a campaign (or of campaigns shown side by side) by
+/// campaign and base name, in the order each step first ran; each group's
+/// runs by repeat. The repeats of one step are what is compared and judged as
+/// one.
+pub fn by_base(steps: &[StepRun]) -> Vec<Repeats<'_>> {
+    let mut at: HashMap<(Option<i64>, &str), usize> = HashMap::new();
+    let mut out: Vec<Repeats<'_>> = Vec::new();
+    for s in steps {
+        let key = (s.run.campaign, s.base.as_str());
+        match at.get(&key) {
+            Some(&i) => out[i].steps.push(s),
+            None => {
+                at.insert(key, out.len());
+                out.push(Repeats {
+                    name: &s.base,
+                    steps: vec![s],
+                });
+            }
+        }
+    }
+    for g in &mut out {
+        g.steps.sort_by_key(|s| s.repeat);
+    }
+    out
 }
 
 /// The runs of steps, labelled `step · label` so that reports name the steps.
@@ -362,8 +443,9 @@ pub fn step_view(steps: &[StepRun]) -> Vec<Run> {
         .collect()
 }
 
-/// The first step of `plan` without a completed run in the campaign.
-pub fn first_unfinished(store: &Store, campaign: i64, plan_len: usize) -> Result<usize> {
+/// The first step of `plan` without a completed run in the campaign; `None`
+/// when every step has one.
+pub fn first_unfinished(store: &Store, campaign: i64, plan_len: usize) -> Result<Option<usize>> {
     let c = store.load_campaign(campaign)?;
     let mut done = vec![false; plan_len];
     for s in &c.steps {
@@ -374,10 +456,5 @@ pub fn first_unfinished(store: &Store, campaign: i64, plan_len: usize) -> Result
             }
         }
     }
-    match done.iter().position(|d| !d) {
-        Some(i) => Ok(i),
-        None => bail!(UsageError(format!(
-            "campaign {campaign} has no unfinished step: nothing to resume"
-        ))),
-    }
+    Ok(done.iter().position(|d| !d))
 }

@@ -122,12 +122,58 @@ fn effective(status: CampaignStatus, owner: Option<&Owner>) -> CampaignStatus {
 /// One saved run of a campaign step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CampaignStep {
-    /// Position of the step in the scenario (0-based).
+    /// Position of the step in the campaign's plan (0-based).
     pub step_index: i64,
-    /// The step's name.
+    /// The step's name (`idle #2`).
     pub step_name: String,
+    /// Its name without the repeat (`idle`): the same for every repeat of a
+    /// step.
+    pub base_name: String,
+    /// Which repeat it is (1-based).
+    pub repeat: u32,
     /// The run it saved.
     pub run_id: i64,
+}
+
+impl CampaignStep {
+    /// A step known by its name alone (stored by an older rtlab, or named
+    /// so by its maker): its base name and repeat read from the name, which
+    /// ends in ` #r` when it is a repeat.
+    pub fn of_name(step_index: i64, step_name: String, run_id: i64) -> CampaignStep {
+        let (base_name, repeat) = match step_name.rsplit_once(" #") {
+            Some((base, r)) if !base.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => {
+                match r.parse::<u32>() {
+                    Ok(r) if r >= 1 => (base.to_string(), r),
+                    _ => (step_name.clone(), 1),
+                }
+            }
+            _ => (step_name.clone(), 1),
+        };
+        CampaignStep {
+            step_index,
+            step_name,
+            base_name,
+            repeat,
+            run_id,
+        }
+    }
+
+    /// The step of a row `step_index, step_name, run_id, base_name,
+    /// repeat_index` (the last two NULL in rows of an older rtlab).
+    pub(super) fn of_row(r: &Row, at: usize) -> Result<CampaignStep> {
+        let (index, name, run): (i64, String, i64) = (r.get(at)?, r.get(at + 1)?, r.get(at + 2)?);
+        let (base, repeat): (Option<String>, Option<i64>) = (r.get(at + 3)?, r.get(at + 4)?);
+        Ok(match (base, repeat.and_then(|r| u32::try_from(r).ok())) {
+            (Some(base_name), Some(repeat)) => CampaignStep {
+                step_index: index,
+                step_name: name,
+                base_name,
+                repeat,
+                run_id: run,
+            },
+            _ => CampaignStep::of_name(index, name, run),
+        })
+    }
 }
 
 /// A campaign with its steps.
@@ -168,6 +214,29 @@ pub struct CampaignRow {
     pub runs: i64,
     /// The labels of its runs, sorted, each once.
     pub labels: Vec<String>,
+}
+
+/// Stores `step` of campaign `campaign` as saving run `run_id`.
+pub(super) fn insert_step(
+    c: &dyn Conn,
+    campaign: i64,
+    step: &CampaignStep,
+    run_id: i64,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO campaign_runs
+            (campaign_id, step_index, step_name, run_id, base_name, repeat_index)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        args![
+            campaign,
+            step.step_index,
+            &step.step_name,
+            run_id,
+            &step.base_name,
+            i64::from(step.repeat)
+        ],
+    )?;
+    Ok(())
 }
 
 /// Fails unless campaign `id` exists.
@@ -242,16 +311,11 @@ impl Store {
         })
     }
 
-    /// Records that step `step_index` (`step_name`) of `campaign` saved run
-    /// `run_id`, and sets the run's campaign. A run belongs to one campaign.
-    pub fn add_campaign_run(
-        &mut self,
-        campaign: i64,
-        step_index: i64,
-        step_name: &str,
-        run_id: i64,
-    ) -> Result<()> {
+    /// Records that `step` of `campaign` saved its run, and sets the run's
+    /// campaign. A run belongs to one campaign.
+    pub fn add_campaign_run(&mut self, campaign: i64, step: &CampaignStep) -> Result<()> {
         let path = self.path.display().to_string();
+        let run_id = step.run_id;
         self.write(|c| {
             require(c, campaign, &path)?;
             Self::require_runs(c, &[run_id], &path)?;
@@ -264,11 +328,7 @@ impl Store {
                     "run {run_id} already belongs to a campaign"
                 )));
             }
-            c.execute(
-                "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
-                 VALUES (?1, ?2, ?3, ?4)",
-                args![campaign, step_index, step_name, run_id],
-            )?;
+            insert_step(c, campaign, step, run_id)?;
             super::set_record_field(c, run_id, "campaign", campaign.into())?;
             c.execute(
                 "UPDATE runs SET campaign = ?1 WHERE id = ?2",
@@ -307,18 +367,12 @@ impl Store {
         let steps = self
             .conn
             .query(
-                "SELECT step_index, step_name, run_id FROM campaign_runs
+                "SELECT step_index, step_name, run_id, base_name, repeat_index FROM campaign_runs
                  WHERE campaign_id = ?1 ORDER BY step_index, run_id",
                 args![id],
             )?
             .iter()
-            .map(|r| {
-                Ok(CampaignStep {
-                    step_index: r.get(0)?,
-                    step_name: r.get(1)?,
-                    run_id: r.get(2)?,
-                })
-            })
+            .map(|r| CampaignStep::of_row(r, 0))
             .collect::<Result<_>>()?;
         Ok(Campaign {
             id,

@@ -115,6 +115,127 @@ fn hosts_and_tail(s: Store) {
     assert_eq!(starts, [(10, 1), (15, 0), (15, 1)]);
 }
 
+const DAY_NS: i64 = 86_400_000_000_000;
+/// The time the evidence is judged at: 2026-11-20T00:00:00Z.
+const NOW_NS: i64 = 1_795_132_800_000_000_000;
+
+/// A latency run of `host` started `days_ago`, its maximum `max_us`, of
+/// `kind`.
+fn run_of(host: &str, days_ago: i64, max_us: u64, kind: &str) -> crate::record::Run {
+    let mut r = crate::analysis::fixture::run_from_samples(host, &[50_000, max_us * 1000]);
+    r.fingerprint.hostname = host.into();
+    r.kind = kind.into();
+    r.started_at = super::rfc3339(NOW_NS - days_ago * DAY_NS);
+    r
+}
+
+/// Hosts with monitor rows, runs, both, runs of another kind, or nothing
+/// newer than three weeks.
+fn evidence_fleet(path: &Path) {
+    let mut s = Store::open(path).unwrap();
+    let w = |host: &str, days_ago: i64, level: Level, max_us: u64| {
+        window(host, 0, level, NOW_NS - days_ago * DAY_NS, max_us)
+    };
+    s.save_windows(&[
+        // mon: 2 of 3 rows of the week within 1 ms; a row of 2 weeks ago not counted.
+        w("mon", 1, Level::Window, 100),
+        w("mon", 3, Level::Window, 1_500),
+        w("mon", 6, Level::Hour, 200),
+        w("mon", 14, Level::Day, 5_000),
+        // mixed: two rows and a run, the worst 990 us: within 1 ms by 10 us.
+        w("mixed", 2, Level::Window, 200),
+        w("mixed", 2, Level::Window, 300),
+    ])
+    .unwrap();
+    for r in [
+        // runs-only: stored latency runs, no monitor: all within 1 ms.
+        run_of("runs-only", 1, 300, "latency"),
+        run_of("runs-only", 2, 400, "latency"),
+        run_of("runs-only", 5, 350, "latency"),
+        run_of("runs-only", 40, 9_000, "latency"),
+        run_of("mixed", 4, 990, "latency"),
+        // stale: its newest evidence is 3 weeks old.
+        run_of("stale", 21, 2_000, "latency"),
+        run_of("stale", 25, 3_000, "latency"),
+        run_of("stale", 30, 100, "latency"),
+        // bench: runs of another kind are no latency evidence.
+        run_of("bench", 1, 100, "bench.cpu"),
+    ] {
+        s.save(&r).unwrap();
+    }
+}
+
+fn evidence_of_every_host(s: Store) {
+    let latest = s.latest_windows().unwrap();
+    let hosts = s.hosts(&latest).unwrap();
+    let e = s
+        .evidence(
+            NOW_NS,
+            &[10_000_000, 1_000_000, 10_000_000],
+            "latency",
+            &latest,
+            &hosts,
+        )
+        .unwrap();
+    // Within (10 ms, 1 ms, 10 ms): a budget given twice is counted once.
+    let count = |n, within: &[i64], worst_us: Option<i64>| Count {
+        n,
+        within: vec![within[1], within[0], within[1]],
+        worst_ns: worst_us.map(|u| u * 1000),
+    };
+    let week = (NOW_NS - 7 * DAY_NS, NOW_NS);
+    let mon = &e["mon"];
+    assert_eq!((mon.from_ns, mon.to_ns), week);
+    assert_eq!(mon.rows, count(3, &[2, 3], Some(1_500)));
+    assert_eq!(mon.runs, Count::default());
+    let runs = &e["runs-only"];
+    assert_eq!(runs.rows, Count::default());
+    assert_eq!(
+        runs.runs,
+        count(3, &[3, 3], Some(400)),
+        "the run of 40 days ago is out"
+    );
+    let mixed = &e["mixed"];
+    assert_eq!(
+        (mixed.rows.n, mixed.runs.n, mixed.runs.worst_ns),
+        (2, 1, Some(990_000))
+    );
+    // Nothing in the last week: the week to its newest run.
+    let stale = &e["stale"];
+    assert_eq!(
+        (stale.from_ns, stale.to_ns),
+        (NOW_NS - 28 * DAY_NS, NOW_NS - 21 * DAY_NS)
+    );
+    assert_eq!(stale.runs, count(2, &[0, 2], Some(3_000)));
+    assert!(!e.contains_key("bench"), "{:?}", e.keys());
+}
+
+#[test]
+fn every_host_is_judged_on_its_monitor_rows_and_latency_runs_of_a_week() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evidence.db");
+    evidence_fleet(&path);
+    let s = Store::open_read_only(&path).unwrap();
+    // The week's rows are read from the index alone, never from the rows.
+    let sql = super::counts_sql(super::WEEK_ROWS, 2, 3);
+    let plan: Vec<String> = s
+        .conn
+        .as_sqlite()
+        .unwrap()
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap()
+        .query_map(rusqlite::params!["window", 0, 1, 2, 3], |r| r.get(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter()
+            .any(|p| p.contains("USING COVERING INDEX windows_end")),
+        "{plan:?}"
+    );
+    evidence_of_every_host(s);
+}
+
 /// A read-only store refuses writes.
 fn refuses_writes(mut s: Store) {
     assert!(s
@@ -153,6 +274,9 @@ fn the_fleet_queries_agree_on_postgres() {
     on_pg(&server, "worst", worst_per_host);
     on_pg(&server, "hosts", hosts_and_tail);
     on_pg(&server, "readonly", refuses_writes);
+    let url = server.create_db("evidence");
+    evidence_fleet(Path::new(&url));
+    evidence_of_every_host(Store::open_read_only(Path::new(&url)).unwrap());
 }
 
 #[test]

@@ -32,8 +32,9 @@
 //! in `campaign.rs`:
 //! - [`Store::create_campaign`]`(name, scenario_text, &fingerprint) -> id`, status
 //!   `running`;
-//! - [`Store::add_campaign_run`]`(campaign, step_index, step_name, run_id)` maps a
-//!   saved run to a step and sets the run's `campaign`;
+//! - [`Store::add_campaign_run`]`(campaign, &CampaignStep)` maps a saved run to
+//!   a step (its plan index, name, base name and repeat) and sets the run's
+//!   `campaign`;
 //! - [`Store::set_campaign_status`]`(campaign, status)` (`ended_at` is set when
 //!   the status is final);
 //! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
@@ -50,10 +51,10 @@ mod transfer;
 mod windows;
 
 pub use backup::Backed;
-pub use campaign::{Campaign, CampaignRow, CampaignStatus};
+pub use campaign::{Campaign, CampaignRow, CampaignStatus, CampaignStep};
 pub use damage::Checked;
 pub use db::url::split_password;
-pub use fleet::HostRow;
+pub use fleet::{Count, Evidence, HostRow};
 pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 

@@ -16,7 +16,7 @@
 //! "Newest" means the highest id: ids only grow.
 
 use super::db::args;
-use super::Store;
+use super::{CampaignStep, Store};
 use crate::error::UsageError;
 use anyhow::{bail, Result};
 
@@ -131,14 +131,16 @@ impl Store {
         }
     }
 
-    /// The campaign step a run was saved as: its campaign and the step's name.
-    pub fn step_of(&self, id: i64) -> Result<Option<(i64, String)>> {
+    /// The campaign step a run was saved as: its campaign and the step as
+    /// recorded (its base name and repeat).
+    pub fn step_of(&self, id: i64) -> Result<Option<(i64, CampaignStep)>> {
         self.conn
             .query_opt(
-                "SELECT campaign_id, step_name FROM campaign_runs WHERE run_id = ?1",
+                "SELECT campaign_id, step_index, step_name, run_id, base_name, repeat_index
+                 FROM campaign_runs WHERE run_id = ?1",
                 args![id],
             )?
-            .map(|r| Ok((r.get(0)?, r.get(1)?)))
+            .map(|r| Ok((r.get(0)?, CampaignStep::of_row(&r, 1)?)))
             .transpose()
     }
 

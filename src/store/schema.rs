@@ -125,6 +125,13 @@ const V4_FILL: &str = concat!(
     ";"
 );
 
+/// Version 7: each campaign step's base name (its name without the repeat)
+/// and which repeat it is, so that the repeats of one step are grouped by what
+/// was recorded rather than by reading names. Rows of an older rtlab keep
+/// NULL there and are read from their names (`NAME #r`).
+const V7: &str = "ALTER TABLE campaign_runs ADD COLUMN base_name TEXT;
+    ALTER TABLE campaign_runs ADD COLUMN repeat_index BIGINT;";
+
 /// One step of the schema: its DDL (both backends, see [`ddl`]) and what
 /// fills the new columns of rows already stored. The fills are SQLite's: a
 /// PostgreSQL store is always created at the current version, with no rows.
@@ -151,6 +158,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         ddl: super::windows::V6,
+        fill: "",
+    },
+    Migration { ddl: V7, fill: "" },
+    Migration {
+        ddl: super::windows::V8,
         fill: "",
     },
 ];

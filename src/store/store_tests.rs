@@ -149,6 +149,7 @@ fn sample_run(threads: usize) -> Run {
         background: Some(crate::record::Background {
             loadavg: (0.5, 1.25),
             other_cpus: 0.75,
+            rt_threads: vec!["app fifo 80".into()],
         }),
         warnings: vec![Warning::new("vm", "virtual")],
     }
@@ -308,7 +309,7 @@ fn a_version_1_database_is_migrated_with_its_runs() {
     let c = store
         .create_campaign("old", "", &Fingerprint::default())
         .unwrap();
-    store.add_campaign_run(c, 0, "step", 1).unwrap();
+    store.add_campaign_run(c, &step(0, "step", 1)).unwrap();
     assert_eq!(store.load(1).unwrap().campaign, Some(c));
     // The run stored before UUIDs got one; a new run gets another.
     let old = store.run_uuid(1).unwrap();
@@ -506,6 +507,17 @@ fn an_old_store_opened_by_many_at_once_is_migrated_once() {
     assert_eq!(pragma(&path, "user_version"), schema::SCHEMA_VERSION);
 }
 
+/// Step `index` of a plan, named `name`, not repeated, saving run `run_id`.
+fn step(index: i64, name: &str, run_id: i64) -> CampaignStep {
+    CampaignStep {
+        step_index: index,
+        step_name: name.into(),
+        base_name: name.into(),
+        repeat: 1,
+        run_id,
+    }
+}
+
 fn campaigns_map_steps_to_runs(mut store: Store) {
     let fp = sample_run(1).fingerprint;
     let c = store.create_campaign("drone", "steps: []", &fp).unwrap();
@@ -516,10 +528,10 @@ fn campaigns_map_steps_to_runs(mut store: Store) {
             ..sample_run(1)
         })
         .unwrap();
-    store.add_campaign_run(c, 0, "idle", a).unwrap();
-    store.add_campaign_run(c, 1, "cpu load", b).unwrap();
-    assert!(store.add_campaign_run(c, 2, "again", a).is_err());
-    assert!(store.add_campaign_run(c + 1, 0, "x", a).is_err());
+    store.add_campaign_run(c, &step(0, "idle", a)).unwrap();
+    store.add_campaign_run(c, &step(1, "cpu load", b)).unwrap();
+    assert!(store.add_campaign_run(c, &step(2, "again", a)).is_err());
+    assert!(store.add_campaign_run(c + 1, &step(0, "x", a)).is_err());
     assert!(store
         .save(&Run {
             campaign: Some(c + 1),
@@ -544,6 +556,44 @@ fn campaigns_map_steps_to_runs(mut store: Store) {
         .collect();
     assert_eq!(steps, vec![(0, "idle", a), (1, "cpu load", b)]);
     assert_eq!(store.load(a).unwrap().campaign, Some(c));
+    // A repeat keeps its base name and round; a step an older rtlab stored
+    // (without them) is read from its name.
+    let d = store
+        .save(&Run {
+            campaign: Some(c),
+            ..sample_run(1)
+        })
+        .unwrap();
+    let repeated = CampaignStep {
+        step_index: 2,
+        step_name: "idle #2".into(),
+        base_name: "idle".into(),
+        repeat: 2,
+        run_id: d,
+    };
+    store.add_campaign_run(c, &repeated).unwrap();
+    let mut old_ids = Vec::new();
+    for (i, name) in [(3i64, "cpu load #3"), (4, "x #0"), (5, "#2")] {
+        let id = store.save(&sample_run(1)).unwrap();
+        store
+            .conn
+            .execute(
+                "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+                args![c, i, name, id],
+            )
+            .unwrap();
+        old_ids.push(id);
+    }
+    let got = store.load_campaign(c).unwrap();
+    let read: Vec<(&str, u32)> = got.steps[2..]
+        .iter()
+        .map(|s| (s.base_name.as_str(), s.repeat))
+        .collect();
+    assert_eq!(read, [("idle", 2), ("cpu load", 3), ("x #0", 1), ("#2", 1)]);
+    assert_eq!(got.steps[2], repeated);
+    store.delete(&[d]).unwrap();
+    store.delete(&old_ids).unwrap();
     let listed = store.list_campaigns().unwrap();
     assert_eq!((listed[0].id, listed[0].runs), (c, 2));
     let filter = ListFilter {

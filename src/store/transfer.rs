@@ -12,6 +12,7 @@
 //! session, host, CPU, level and start are; those already there are skipped.
 //! Either side may be a SQLite file or a PostgreSQL database.
 
+use super::campaign::{insert_step, CampaignStep};
 use super::db::{args, Conn};
 use super::schema::{self, Identity, Refusal};
 use super::windows::{Window, WindowFilter};
@@ -62,8 +63,8 @@ struct CampaignOf {
     status: String,
     created_at: String,
     ended_at: Option<String>,
-    step_index: i64,
-    step_name: String,
+    /// Its step in the source (with the source's run id).
+    step: CampaignStep,
 }
 
 impl Store {
@@ -106,11 +107,7 @@ impl Store {
             };
             let new = super::insert_run(tx, &run, Some(&uuid), blobs)?;
             if let (Some(c), Some(cid)) = (&campaign, run.campaign) {
-                tx.execute(
-                    "INSERT INTO campaign_runs (campaign_id, step_index, step_name, run_id)
-                     VALUES (?1, ?2, ?3, ?4)",
-                    args![cid, c.step_index, &c.step_name, new],
-                )?;
+                insert_step(tx, cid, &c.step, new)?;
             }
             Ok(Copied::New(new))
         })
@@ -178,7 +175,7 @@ impl Store {
     fn campaign_of(&self, id: i64) -> Result<Option<CampaignOf>> {
         let row = self.conn.query_opt(
             "SELECT c.uuid, c.name, c.scenario, c.fingerprint, c.status, c.created_at,
-                c.ended_at, m.step_index, m.step_name
+                c.ended_at, m.step_index, m.step_name, m.run_id, m.base_name, m.repeat_index
              FROM campaign_runs m JOIN campaigns c ON c.id = m.campaign_id
              WHERE m.run_id = ?1",
             args![id],
@@ -192,8 +189,7 @@ impl Store {
             status: r.get(4)?,
             created_at: r.get(5)?,
             ended_at: r.get(6)?,
-            step_index: r.get(7)?,
-            step_name: r.get(8)?,
+            step: CampaignStep::of_row(&r, 7)?,
         }))
     }
 }

@@ -38,6 +38,13 @@ pub(super) const V5: &str = "CREATE TABLE windows (
 /// --since T`, the pages of `rtlab serve`) found by an index range.
 pub(super) const V6: &str = "CREATE INDEX windows_host_end ON windows(host, end_ns);";
 
+/// Version 8: the rows of a time range by level carry their host and maximum
+/// in the index, so that the fleet page's counts per host (the worst of a day,
+/// a week's rows within each budget) read the index alone, not the rows and
+/// their histograms.
+pub(super) const V8: &str = "DROP INDEX windows_end;
+    CREATE INDEX windows_end ON windows(level, end_ns, host, max_ns);";
+
 const HOUR_NS: i64 = 3_600_000_000_000;
 const DAY_NS: i64 = 24 * HOUR_NS;
 

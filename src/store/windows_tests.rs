@@ -259,7 +259,7 @@ fn a_version_5_store_gains_the_host_index_and_keeps_its_windows() {
     let version: i64 = sqlite
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, crate::store::schema::SCHEMA_VERSION);
     assert_eq!(
         window_indexes(&s),
         ["windows_end", "windows_host_end", "windows_series"]

@@ -1,6 +1,6 @@
-//! Other load on the machine during a run: the load average and the CPU time
-//! of every other process, read from `/proc` when a measurement starts and
-//! when it ends ([`Background`]). A comparison that says "what differs:
+//! Other load on the machine during a run: the load average, the CPU time
+//! of every other process and the real-time threads of other processes, read
+//! from `/proc` when a measurement starts and when it ends ([`Background`]). A comparison that says "what differs:
 //! nothing" while something else kept the CPUs busy would mislead.
 
 use crate::record::Background;
@@ -8,7 +8,7 @@ use rtlab_engine::rt::process::{clock_ticks_per_s, own_cpu_ns};
 use std::time::Instant;
 
 /// What `/proc` says at one moment.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Sample {
     at: Instant,
     loadavg: f64,
@@ -16,6 +16,8 @@ pub struct Sample {
     busy_ns: u64,
     /// CPU time of this process and its ended children (ns).
     own_ns: u64,
+    /// Other processes' real-time threads ([`rt_threads`]).
+    rt: Vec<String>,
 }
 
 impl Sample {
@@ -28,6 +30,7 @@ impl Sample {
             loadavg: first_loadavg(&loadavg)?,
             busy_ns: busy_ticks(&stat)? * 1_000_000_000 / clock_ticks_per_s(),
             own_ns: own_cpu_ns(),
+            rt: rt_threads(),
         })
     }
 
@@ -36,9 +39,13 @@ impl Sample {
         let elapsed = end.at.duration_since(self.at).as_nanos().max(1) as f64;
         let busy = end.busy_ns.saturating_sub(self.busy_ns);
         let own = end.own_ns.saturating_sub(self.own_ns);
+        let mut rt_threads: Vec<String> = self.rt.iter().chain(&end.rt).cloned().collect();
+        rt_threads.sort();
+        rt_threads.dedup();
         Background {
             loadavg: (self.loadavg, end.loadavg),
             other_cpus: busy.saturating_sub(own) as f64 / elapsed,
+            rt_threads,
         }
     }
 }
@@ -61,6 +68,65 @@ fn busy_ticks(text: &str) -> Option<u64> {
     // user nice system idle iowait irq softirq steal ...
     let at = |i: usize| v.get(i).copied().unwrap_or(0);
     Some(at(0) + at(1) + at(2) + at(5) + at(6))
+}
+
+/// The real-time threads of user-space processes other than this one and its
+/// children (its loads are recorded as loads), as `name fifo 95`, each name
+/// and policy once: `/proc/PID/task/TID/stat`, whose flags mark kernel
+/// threads.
+fn rt_threads() -> Vec<String> {
+    let own = std::process::id().to_string();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let pid = p.file_name();
+        let Some(pid) = pid
+            .to_str()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+                continue;
+            };
+            if let Some(rt) = rt_thread(&stat, &own) {
+                if !out.contains(&rt) {
+                    out.push(rt);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A thread's `stat` line as `name fifo 95` when it is a real-time thread of
+/// a user-space process whose parent is not `own`.
+fn rt_thread(stat: &str, own: &str) -> Option<String> {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1;
+    // Fields from the third on (state), so field n is at n - 3.
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let flags: u64 = f.get(6)?.parse().ok()?;
+    let policy = match *f.get(38)? {
+        "1" => "fifo",
+        "2" => "rr",
+        _ => return None,
+    };
+    if flags & PF_KTHREAD != 0 || *f.get(1)? == own {
+        return None;
+    }
+    Some(format!("{name} {policy} {}", f.get(37)?))
 }
 
 /// Runs `measure` and records in its run what else the machine did meanwhile.
@@ -86,6 +152,30 @@ mod tests {
         let stat = "cpu  100 5 40 9000 30 2 3 7 0 0\ncpu0 50 2 20 4500 15 1 1 3 0 0\n";
         assert_eq!(busy_ticks(stat), Some(100 + 5 + 40 + 2 + 3));
         assert_eq!(busy_ticks("intr 1 2\n"), None);
+        // pid (comm) state ppid ... flags (9th) ... rt_priority (40th) policy (41st).
+        let stat = |comm: &str, ppid: &str, flags: u64, prio: u32, policy: u32| {
+            let mut f = vec!["0".to_string(); 39];
+            f[0] = "S".into();
+            f[1] = ppid.into();
+            f[6] = flags.to_string();
+            f[37] = prio.to_string();
+            f[38] = policy.to_string();
+            format!("42 ({comm}) {}", f.join(" "))
+        };
+        assert_eq!(
+            rt_thread(&stat("my (app)", "1", 0, 95, 1), "7"),
+            Some("my (app) fifo 95".into())
+        );
+        assert_eq!(
+            rt_thread(&stat("ctl", "1", 0, 10, 2), "7"),
+            Some("ctl rr 10".into())
+        );
+        assert_eq!(rt_thread(&stat("bash", "1", 0, 0, 0), "7"), None);
+        assert_eq!(
+            rt_thread(&stat("irq/9", "2", 0x0020_0040, 50, 1), "7"),
+            None
+        );
+        assert_eq!(rt_thread(&stat("load", "7", 0, 95, 1), "7"), None);
     }
 
     /// Two CPUs busy with others for one second of two: one CPU on average.
@@ -97,16 +187,19 @@ mod tests {
             loadavg: 0.1,
             busy_ns: 1_000_000_000,
             own_ns: 100,
+            rt: vec!["hog fifo 95".into()],
         };
         let end = Sample {
             at: at + std::time::Duration::from_secs(2),
             loadavg: 1.9,
             busy_ns: 3_500_000_000,
             own_ns: 500_000_100,
+            rt: vec!["app rr 10".into(), "hog fifo 95".into()],
         };
         let b = start.until(&end);
         assert_eq!(b.loadavg, (0.1, 1.9));
         assert!((b.other_cpus - 1.0).abs() < 1e-9, "{}", b.other_cpus);
+        assert_eq!(b.rt_threads, ["app rr 10", "hog fifo 95"]);
         // Our own time is never counted as the others' less than nothing.
         let b = end.until(&end);
         assert_eq!(b.other_cpus, 0.0);

@@ -4,13 +4,23 @@
 //! every spike marker decomposed over the segments of its window on its CPU,
 //! from the programmed wake-up to the measured one (for a noise gap marker,
 //! from the gap's start to its end).
+//!
+//! Each CPU's state (the thread that runs, the IRQs and softirqs nested over
+//! it, idle) is carried from event to event, so a window that opens while
+//! another thread already runs is put on that thread. The running thread is
+//! read from every event, not from switches alone: each record names the
+//! thread that held its CPU (`common_pid`), and a switch into it may never
+//! reach the trace (a kernel may record no task-context event of a CPU's idle
+//! task, so the switch from idle to a thread is missing; the trace may begin
+//! after the switch). A thread seen running without its switch held the CPU
+//! since the CPU's previous event.
 
 use super::event::Event;
 use super::spike::{Names, Part, Parts, Tally};
 use crate::record::why::Spike;
 use rtlab_engine::probe::latency::MARKER_PREFIX;
 use rtlab_engine::probe::noise::GAP_PREFIX;
-use rtlab_engine::rt::sched;
+use rtlab_engine::rt::sched::{self, Policy};
 use std::collections::{HashMap, VecDeque};
 
 /// How far back segments are kept (ns): a spike longer than this is
@@ -22,8 +32,9 @@ const HORIZON_NS: u64 = 2_000_000_000;
 pub(super) enum Ctx {
     /// Before the first event that says.
     Unknown,
-    /// A thread (pid 0: the idle task outside an idle state).
-    Task { pid: i32, prio: i32 },
+    /// A thread (pid 0: the idle task outside an idle state), at its kernel
+    /// priority when a switch told it.
+    Task { pid: i32, prio: Option<i32> },
     /// The idle task in an idle state.
     Idle(u32),
     /// An IRQ handler.
@@ -53,7 +64,7 @@ enum Mark {
 /// One CPU's replay.
 #[derive(Debug, Default)]
 struct Cpu {
-    task: Option<(i32, i32)>,
+    task: Option<(i32, Option<i32>)>,
     idle: Option<u32>,
     stack: Vec<Ctx>,
     last: Option<u64>,
@@ -114,6 +125,18 @@ impl Cpu {
         }
         self.segments.extend(head);
         self.segments.push_back(Segment { start, end, ctx });
+    }
+
+    /// Makes `pid` the running thread when the replay held another: its
+    /// switch was not traced, so it ran since the CPU's previous event, and
+    /// what was nested over the thread before (IRQs, softirqs, idle) ended
+    /// before the switch.
+    fn ran(&mut self, pid: i32, prio: Option<i32>) {
+        if self.task.map(|t| t.0) != Some(pid) {
+            self.task = Some((pid, prio));
+            self.stack.clear();
+            self.idle = None;
+        }
     }
 
     /// Leaves the innermost context of a kind, and whatever a lost exit
@@ -177,6 +200,8 @@ impl Marker {
 pub struct Analyser {
     cpus: HashMap<usize, Cpu>,
     comms: HashMap<i32, String>,
+    /// Each thread's kernel priority at its last switch.
+    prios: HashMap<i32, i32>,
     irq_names: HashMap<u32, String>,
     idle_names: HashMap<(usize, u32), String>,
     policies: HashMap<(i32, i32), String>,
@@ -187,10 +212,23 @@ pub struct Analyser {
 }
 
 impl Analyser {
-    /// Feeds one event of `cpu` at `ts`; every CPU's events come in order.
-    pub fn feed(&mut self, cpu: usize, ts: u64, ev: Event) {
+    /// Feeds one event of `cpu` at `ts`, recorded while thread `pid` ran
+    /// there; every CPU's events come in order.
+    pub fn feed(&mut self, cpu: usize, ts: u64, pid: i32, ev: Event) {
         self.events += 1;
+        if let Event::Switch {
+            prev_pid,
+            prev_prio,
+            next_pid,
+            next_prio,
+            ..
+        } = ev
+        {
+            self.prios.insert(prev_pid, prev_prio);
+            self.prios.insert(next_pid, next_prio);
+        }
         let c = self.cpus.entry(cpu).or_default();
+        c.ran(pid, self.prios.get(&pid).copied());
         c.advance(ts);
         match ev {
             Event::Switch {
@@ -199,10 +237,11 @@ impl Analyser {
                 next_pid,
                 next_prio,
                 next_comm,
+                ..
             } => {
                 self.comms.insert(prev_pid, prev_comm);
                 self.comms.insert(next_pid, next_comm);
-                c.task = Some((next_pid, next_prio));
+                c.task = Some((next_pid, Some(next_prio)));
                 // Switches happen in task context: nothing is nested any more.
                 c.stack.clear();
             }
@@ -226,7 +265,7 @@ impl Analyser {
             Event::TimerExit => c.pop(|x| *x == Ctx::Timer),
             Event::Idle { state } => c.idle = (state != u32::MAX).then_some(state),
             Event::Nmi { delta_ns } => c.carve(ts.saturating_sub(delta_ns), ts, Ctx::Nmi),
-            Event::Print { pid, text } => {
+            Event::Print { text } => {
                 if let Some(m) = Marker::parse(&text) {
                     let cpu = m.cpu.unwrap_or(cpu);
                     if self.cpus.contains_key(&cpu) {
@@ -250,11 +289,17 @@ impl Analyser {
             let ns = s.end.min(end).saturating_sub(s.start.max(start));
             let part = match s.ctx {
                 Ctx::Task { pid, prio } if pid == tid => {
-                    parts.probe_prio = Some(prio);
+                    let known = prio.or_else(|| self.prios.get(&pid).copied());
+                    parts.probe_prio = known.or(parts.probe_prio);
                     None
                 }
                 Ctx::Unknown | Ctx::Task { pid: 0, .. } => None,
-                Ctx::Task { pid, prio } => Some(Part::Thread { pid, prio }),
+                Ctx::Task { pid, prio } => Some(Part::Thread {
+                    pid,
+                    prio: prio
+                        .or_else(|| self.prios.get(&pid).copied())
+                        .or_else(|| kernel_prio(pid)),
+                }),
                 Ctx::Idle(state) => Some(Part::Idle(state)),
                 Ctx::Irq(irq) => Some(Part::Irq(irq)),
                 Ctx::Softirq(vec) => Some(Part::Softirq(vec)),
@@ -313,6 +358,18 @@ impl Names for Analyser {
             .or_insert_with(|| policy_of(pid, prio))
             .clone()
     }
+}
+
+/// A thread's kernel priority as the kernel says now (for a thread the trace
+/// saw run but never switch): a real-time priority p is 99 - p, a deadline
+/// thread -1, any other 120.
+fn kernel_prio(pid: i32) -> Option<i32> {
+    let (policy, prio) = sched::thread_policy(pid).ok()?;
+    Some(match policy? {
+        Policy::Deadline => -1,
+        p if p.is_realtime() => 99 - prio,
+        _ => 120,
+    })
 }
 
 /// A thread's policy: as the kernel says now when that agrees with the

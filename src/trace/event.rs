@@ -11,6 +11,7 @@ pub enum Event {
     /// `sched:sched_switch`.
     Switch {
         prev_pid: i32,
+        prev_prio: i32,
         prev_comm: String,
         next_pid: i32,
         next_prio: i32,
@@ -35,8 +36,8 @@ pub enum Event {
     Idle { state: u32 },
     /// `nmi:nmi_handler`, at the end of an NMI handler that ran `delta_ns`.
     Nmi { delta_ns: u64 },
-    /// `ftrace:print`: a `trace_marker` line, written by `pid`.
-    Print { pid: i32, text: String },
+    /// `ftrace:print`: a `trace_marker` line.
+    Print { text: String },
 }
 
 /// The events rtlab enables: (subsystem, name), and whether the analysis
@@ -112,7 +113,7 @@ impl Format {
 /// How to decode one event id.
 #[derive(Debug, Clone)]
 enum Decode {
-    Switch([Field; 5]),
+    Switch([Field; 6]),
     Waking(Field),
     IrqEntry(Field, Field),
     IrqExit,
@@ -129,6 +130,8 @@ enum Decode {
 #[derive(Debug, Clone, Default)]
 pub struct Decoder {
     by_id: HashMap<u16, Decode>,
+    /// `common_pid`: the thread that ran on the CPU when the event was
+    /// recorded (the interrupted one, for an event in an interrupt).
     pid: Option<Field>,
 }
 
@@ -176,6 +179,7 @@ impl Decoder {
             "sched_switch" => Decode::Switch(
                 [
                     "prev_pid",
+                    "prev_prio",
                     "prev_comm",
                     "next_pid",
                     "next_prio",
@@ -204,13 +208,16 @@ impl Decoder {
         Ok(())
     }
 
-    /// The event of one record, when it is one rtlab decodes.
-    pub fn decode(&self, r: &[u8]) -> Option<Event> {
+    /// The event of one record, when it is one rtlab decodes, and the
+    /// thread that ran on the CPU when it was recorded.
+    pub fn decode(&self, r: &[u8]) -> Option<(i32, Event)> {
         let id = u16::from_le_bytes(r.get(..2)?.try_into().ok()?);
         let d = self.by_id.get(&id)?;
-        Some(match d {
-            Decode::Switch([pp, pc, np, npr, nc]) => Event::Switch {
+        let pid = self.pid.map_or(0, |p| int(r, p) as i32);
+        let ev = match d {
+            Decode::Switch([pp, ppr, pc, np, npr, nc]) => Event::Switch {
                 prev_pid: int(r, *pp) as i32,
+                prev_prio: int(r, *ppr) as i32,
                 prev_comm: text(r, *pc),
                 next_pid: int(r, *np) as i32,
                 next_prio: int(r, *npr) as i32,
@@ -239,10 +246,10 @@ impl Decoder {
                 delta_ns: int(r, *delta).max(0) as u64,
             },
             Decode::Print(buf) => Event::Print {
-                pid: self.pid.map_or(0, |p| int(r, p) as i32),
                 text: text(r, *buf),
             },
-        })
+        };
+        Some((pid, ev))
     }
 }
 

@@ -413,8 +413,8 @@ impl Reader {
                     if timerlat.as_mut().is_some_and(|t| t.take(*cpu, rec)) {
                         return;
                     }
-                    if let Some(ev) = decoder.decode(rec) {
-                        analyser.feed(*cpu, ts, ev);
+                    if let Some((pid, ev)) = decoder.decode(rec) {
+                        analyser.feed(*cpu, ts, pid, ev);
                     }
                 });
             }

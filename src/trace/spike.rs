@@ -15,7 +15,11 @@ pub const TIMER_IRQ: &str = "timer";
 /// What took part of a spike's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(super) enum Part {
-    Thread { pid: i32, prio: i32 },
+    /// A thread, at its kernel priority when known.
+    Thread {
+        pid: i32,
+        prio: Option<i32>,
+    },
     Idle(u32),
     Irq(u32),
     Softirq(u32),
@@ -74,10 +78,10 @@ impl Parts {
                 Part::Thread { pid, prio } => spike.threads.push(Thread {
                     pid,
                     comm: names.comm(pid),
-                    policy: names.policy(pid, prio),
-                    priority: rt_priority(prio),
+                    policy: prio.map_or_else(|| "?".into(), |p| names.policy(pid, p)),
+                    priority: prio.map_or(0, rt_priority),
                     ns,
-                    outranked: self.probe_prio.is_some_and(|p| prio < p),
+                    outranked: prio.zip(self.probe_prio).is_some_and(|(t, p)| t < p),
                 }),
                 Part::Idle(state) => {
                     let exit_ns = spike.idle.as_ref().map_or(0, |i| i.exit_ns) + ns;

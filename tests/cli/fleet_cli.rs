@@ -83,6 +83,26 @@ fn a_bundle_carries_runs_whole_and_importing_twice_stores_once() {
         "{campaigns}"
     );
     assert_eq!(export_json(&b, 2)["campaign"], 1);
+    // Each step keeps its name, base name and repeat.
+    let steps = |db: &Path| -> Vec<(String, String, i64)> {
+        let c = rusqlite::Connection::open(db).unwrap();
+        let mut q = c
+            .prepare(
+                "SELECT step_name, base_name, repeat_index FROM campaign_runs ORDER BY step_index",
+            )
+            .unwrap();
+        q.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(steps(&a).len(), 2);
+    assert_eq!(steps(&a), steps(&b));
+    assert_eq!(
+        steps(&a)[0].0,
+        steps(&a)[0].1,
+        "an imported file is its own step"
+    );
     assert_eq!(export_json(&b, 4)["tags"], serde_json::json!(["lab"]));
     // Back again: the runs b got from a are a's, so only b's own run is new.
     let back = dir.path().join("back.rtlab");

@@ -442,3 +442,168 @@ fn compare_and_report_take_a_campaign() {
     assert!(page.contains("fifo · ") && page.contains("<svg"));
     expect(rtlab(&db).args(["report", "--campaign", "9"]), &[2]);
 }
+
+/// Two SCHED_OTHER steps (no root needed) of 200 ms on CPU 0 (at most 200
+/// samples each), judged against 10 s.
+const OTHER_STEPS: &str = r#"
+name = "repeated"
+[defaults]
+duration = "200ms"
+interval = "1ms"
+priority = 0
+cpus = "0"
+[[step]]
+name = "a"
+probe = "latency"
+[[step]]
+name = "b"
+probe = "latency"
+repeat = 2
+[requirements]
+loop = "10s"
+"#;
+
+/// (plan index, step name, base name, repeat) of campaign 1's steps.
+fn recorded_steps(db: &Path) -> Vec<(i64, String, String, i64)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT step_index, step_name, base_name, repeat_index FROM campaign_runs
+             WHERE campaign_id = 1 ORDER BY step_index",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap()
+}
+
+#[test]
+fn repeat_interleaves_every_step_and_records_its_base_name_and_round() {
+    let (_dir, db, scn) = setup(OTHER_STEPS);
+    let out = expect(
+        rtlab(&db).arg("run").arg(&scn).args(["--repeat", "3"]),
+        &[0],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let steps = recorded_steps(&db);
+    let shown: Vec<(i64, &str, &str, i64)> = steps
+        .iter()
+        .map(|s| (s.0, s.1.as_str(), s.2.as_str(), s.3))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (0, "a #1", "a", 1),
+            (1, "b #1", "b", 1),
+            (2, "a #2", "a", 2),
+            (3, "b #2", "b", 2),
+            (4, "a #3", "a", 3),
+            (5, "b #3", "b", 3),
+        ],
+        "--repeat replaces the scenario's repeat = 2"
+    );
+    for line in [
+        "decision:\n  deadlines:",
+        "    a ≤10s: PASS in 3 of 3 repeats, worst max ",
+        "    b ≤10s: PASS in 3 of 3 repeats, worst max ",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    // Failed in every repeat: decided, exit 1.
+    let (_dir, db, scn) = setup(OTHER_STEPS);
+    let out = expect(
+        rtlab(&db)
+            .arg("run")
+            .arg(&scn)
+            .args(["-q", "--require", "tight=1ns"]),
+        &[1],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("decision:").count(), 1, "{text}");
+    assert!(
+        text.contains("    b ≤1ns: FAIL in 2 of 2 repeats"),
+        "{text}"
+    );
+}
+
+#[test]
+fn until_decided_adds_rounds_while_something_is_undecided_up_to_the_most() {
+    // Every verdict holds by far; but a and b are compared on p99, which
+    // needs 1 000 samples: 3 repeats of 200 are too few, so each round is
+    // followed by another until --max-repeats, and what stays open is said.
+    let (_dir, db, scn) = setup(OTHER_STEPS);
+    let out = expect(
+        rtlab(&db).arg("run").arg(&scn).args([
+            "--until-decided",
+            "--repeat",
+            "2",
+            "--max-repeats",
+            "3",
+        ]),
+        &[0],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "campaign 1: repeated (4 steps, up to 3 repeats of each with --until-decided)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "after 2 repeats, undecided: b against a on p99: no interval to judge by; running round 3"
+        ),
+        "{err}"
+    );
+    let names: Vec<String> = recorded_steps(&db).into_iter().map(|s| s.1).collect();
+    assert_eq!(names, ["a #1", "b #1", "a #2", "b #2", "a #3", "b #3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "  not decided after 3 repeats (--max-repeats): raise it, or look at what varies \
+             between the repeats:\n    - b against a on p99: no interval to judge by\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("    a ≤10s: PASS in 3 of 3 repeats"),
+        "{text}"
+    );
+}
+
+#[test]
+fn until_decided_stops_when_every_verdict_is_decided() {
+    // One step: no comparison, and a verdict that holds by far in every repeat.
+    let one = OTHER_STEPS
+        .split("[[step]]\nname = \"b\"")
+        .next()
+        .unwrap()
+        .to_string()
+        + "[requirements]\nloop = \"10s\"\n";
+    let (_dir, db, scn) = setup(&one);
+    let out = expect(
+        rtlab(&db).arg("run").arg(&scn).args([
+            "--until-decided",
+            "--repeat",
+            "2",
+            "--max-repeats",
+            "4",
+        ]),
+        &[0],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("running round"), "{err}");
+    assert_eq!(recorded_steps(&db).len(), 2, "no round added");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("not decided"), "{text}");
+    for (args, flag) in [
+        (&["--max-repeats", "3"][..], "--until-decided"),
+        (&["--repeat", "0"], "--repeat"),
+        (&["--until-decided", "--max-repeats", "1"], "--max-repeats"),
+    ] {
+        let out = expect(rtlab(&db).arg("run").arg(&scn).args(args), &[2]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}

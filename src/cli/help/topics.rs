@@ -147,7 +147,7 @@ fn exit_codes() -> String {
        or full directory, a results database another process holds too long
   {EXIT_UNDECIDED:<4} measured fine and nothing failed, but a verdict is undecided: the repeats
        disagree, or a deadline held by less than the noise threshold (5%); more
-       runs may decide it (docs/decisions.md)
+       runs may decide it (rtlab run --repeat N, --until-decided; docs/decisions.md)
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C, SIGTERM): what was gathered is still printed and
        saved, marked interrupted; rtlab run --resume continues a campaign
 

@@ -132,8 +132,10 @@ impl Site {
         let latest = store.latest_windows()?;
         let now = chrono::Utc::now().timestamp_nanos_opt().unwrap_or(i64::MAX);
         let day = store.worst_since(now - DAY_NS)?;
-        let week = store.worst_since(now - 7 * DAY_NS)?;
         let hosts = store.hosts(&latest)?;
+        let budgets: Vec<u64> = self.reqs.iter().map(|r| r.budget_ns).collect();
+        let kind = crate::step::latency::KIND.name;
+        let evidence = store.evidence(now, &budgets, kind, &latest, &hosts)?;
         let rows: Vec<FleetRow> = hosts
             .iter()
             .map(|h| FleetRow {
@@ -143,7 +145,8 @@ impl Site {
                     .filter(|w| w.host == h.host)
                     .max_by_key(|w| (w.end_ns, w.max_ns)),
                 worst_day_ns: day.get(&h.host).copied(),
-                worst_week_ns: week.get(&h.host).copied(),
+                evidence: evidence.get(&h.host),
+                now_ns: now,
             })
             .collect();
         Ok(web::fleet(self.links(), &rows, &self.reqs, self.unit))

@@ -344,6 +344,8 @@ mod tests {
             load: load.into(),
             best_hz,
             truncated: false,
+            out_of_time: false,
+            repeats: 1,
             points: vec![Point {
                 requested_hz: 1000.0,
                 achieved_hz: 1000.0,

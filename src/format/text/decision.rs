@@ -11,7 +11,7 @@ use super::verdict::signed;
 use crate::analysis::compare::Quantity;
 use crate::analysis::decision::{BiggestChange, Ranked, Stability, Tiers};
 use crate::analysis::interval::{Basis, Change, Estimate};
-use crate::analysis::outcome::{Outcome, Part, Tally};
+use crate::analysis::outcome::{OneSetup, Outcome, Part, Tally};
 use crate::analysis::verdict::{Verdict, FAIL, NO_DATA, PASS, UNDECIDED};
 use crate::format::UNKNOWN;
 use crate::units::{Human, TimeUnit};
@@ -74,18 +74,53 @@ fn tiers_text(t: &Tiers, pad: &str) -> String {
         .iter()
         .flat_map(|r| r.cells.iter().map(move |v| (r, v)))
     {
-        if let Some(note) = &v.note {
-            let head = format!(
-                "{inner}{} {}: {}: ",
-                r.arm,
-                tier_heading(v.budget_ns),
-                v.result
-            );
-            out.push_str(&paragraph(&head, note));
+        let head = format!("{inner}{} {}: ", r.arm, tier_heading(v.budget_ns));
+        // Over repeats, each cell in words; of one run, what is not a plain PASS.
+        match (v.repeats > 1, &v.note) {
+            (true, Some(note)) => {
+                out.push_str(&paragraph(&head, &format!("{}; {note}", repeats_line(v))))
+            }
+            (true, None) => out.push_str(&paragraph(&head, &repeats_line(v))),
+            (false, Some(note)) => out.push_str(&paragraph(&format!("{head}{}: ", v.result), note)),
+            (false, None) => {}
         }
     }
     let all = t.rows.iter().flat_map(|r| &r.cells);
     out.push_str(&paragraph(&inner, &verdicts_line(all)));
+    out
+}
+
+/// One verdict over repeats: `PASS in 5 of 5 repeats, worst max 455us`.
+pub fn repeats_line(v: &Verdict) -> String {
+    let worst = v
+        .max_ns
+        .map(|m| format!(", worst max {}", Human(m)))
+        .unwrap_or_default();
+    let (passed, of) = (v.repeats_passed, v.repeats);
+    match v.result {
+        PASS => format!("PASS in {passed} of {of} repeats{worst}"),
+        FAIL => format!("FAIL in {} of {of} repeats{worst}", of - passed),
+        UNDECIDED => format!("UNDECIDED: within the budget in {passed} of {of} repeats{worst}"),
+        other => other.to_string(),
+    }
+}
+
+/// What `--until-decided` left undecided after `repeats` repeats, the last
+/// lines of the decision block ("" when everything was decided).
+pub fn not_decided(open: &[String], repeats: u32) -> String {
+    if open.is_empty() {
+        return String::new();
+    }
+    let mut out = paragraph(
+        "  ",
+        &format!(
+            "not decided after {repeats} repeats (--max-repeats): raise it, or look at what \
+             varies between the repeats:"
+        ),
+    );
+    for o in open {
+        out.push_str(&paragraph("    - ", o));
+    }
     out
 }
 
@@ -202,7 +237,30 @@ pub fn ranked_line(r: &Ranked) -> String {
                 ),
             }
         }
+        Ranked::OneSetup { arms } => format!(
+            "no most stable: {} differ in nothing known, repeats of one setup",
+            arms.join(", ")
+        ),
     }
+}
+
+/// Arms compared as repeats of one setup, in one sentence: `the runs differ
+/// in nothing known: ... (max over 5 repeats: 63us – 110ms)`.
+pub fn one_setup_line(s: &OneSetup) -> String {
+    let range = match s.max_ns {
+        Some((lo, hi)) => format!(
+            " (max over {} repeats: {} – {})",
+            s.runs,
+            Human(lo),
+            Human(hi)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "the runs differ in nothing known (host, kernel, parameters, configuration, other load): \
+         compared as {} repeats of one setup, their differences are run-to-run variation{range}",
+        s.runs
+    )
 }
 
 /// How the figures of the other arms fell against the baseline's.
@@ -285,6 +343,9 @@ pub fn explained_line(b: &BiggestChange) -> String {
 /// The sentences of one part's decision besides its tables, in order.
 pub fn lines(p: &Part, noise: f64, unit: TimeUnit) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(s) = &p.one_setup {
+        out.push(one_setup_line(s));
+    }
     if p.comparison.columns.len() > 1 {
         out.push(tally_line(&p.tally, noise));
     }
@@ -354,7 +415,7 @@ mod tests {
     use crate::analysis::fixture::run_from_samples;
     use crate::analysis::interval::DEFAULT_NOISE;
     use crate::analysis::outcome::{analyse, Pairing};
-    use crate::analysis::verdict::parse_requirement;
+    use crate::analysis::verdict::{judge_arms, parse_requirement};
     use crate::format::text::table::WIDTH;
 
     #[test]
@@ -400,6 +461,67 @@ mod tests {
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
+    /// The verdict of one arm whose repeats saw the maxima `max_us`.
+    fn over_repeats(max_us: &[u64]) -> Verdict {
+        let runs = max_us
+            .iter()
+            .map(|us| run_from_samples("k", &[10_000, us * 1_000]))
+            .collect();
+        let reqs = parse_requirement("loop=1ms").unwrap();
+        judge_arms(&[Arm::new("idle", runs)], &reqs, DEFAULT_NOISE).remove(0)
+    }
+
+    #[test]
+    fn each_verdict_over_repeats_says_how_many_it_rests_on() {
+        assert_eq!(
+            repeats_line(&over_repeats(&[400, 455, 300, 200, 100])),
+            "PASS in 5 of 5 repeats, worst max 455us"
+        );
+        assert_eq!(
+            repeats_line(&over_repeats(&[1_200, 2_000, 1_500])),
+            "FAIL in 3 of 3 repeats, worst max 2ms"
+        );
+        assert_eq!(
+            repeats_line(&over_repeats(&[400, 1_500, 300])),
+            "UNDECIDED: within the budget in 2 of 3 repeats, worst max 1.5ms"
+        );
+        assert_eq!(not_decided(&[], 5), "");
+    }
+
+    #[test]
+    fn repeated_arms_are_judged_in_the_one_decision_block() {
+        let repeats = |name: &str, max_us: &[u64]| {
+            let runs = max_us
+                .iter()
+                .map(|us| run_from_samples(name, &[10_000, us * 1_000]))
+                .collect();
+            Arm::new(name, runs)
+        };
+        let o = analyse(
+            vec![Pairing {
+                title: "latency".into(),
+                arms: vec![
+                    repeats("idle", &[400, 455, 300]),
+                    repeats("load", &[400, 1_500, 300]),
+                ],
+                baseline: 0,
+                by: None,
+            }],
+            &parse_requirement("loop=1ms").unwrap(),
+            DEFAULT_NOISE,
+        );
+        let text = render(&o, TimeUnit::Us);
+        assert_eq!(text.matches("decision:").count(), 1, "{text}");
+        assert!(
+            text.contains("idle ≤1ms: PASS in 3 of 3 repeats, worst max 455us"),
+            "{text}"
+        );
+        assert!(
+            text.contains("load ≤1ms: UNDECIDED: within the budget in 2 of 3 repeats"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn sentences_of_rankings_and_tallies() {
         let most = Ranked::MostStable {
@@ -429,5 +551,17 @@ mod tests {
             ..Tally::default()
         };
         assert!(tally_line(&unknown, 0.05).starts_with("no change can be told"));
+        let one = OneSetup {
+            runs: 5,
+            max_ns: Some((63_000, 110_000_000)),
+        };
+        assert!(
+            one_setup_line(&one).ends_with(
+                "compared as 5 repeats of one setup, their differences are run-to-run \
+                 variation (max over 5 repeats: 63us – 110ms)"
+            ),
+            "{}",
+            one_setup_line(&one)
+        );
     }
 }

@@ -34,19 +34,51 @@ pub fn sweep_table(s: &Sweep) -> String {
                     if c.points.is_empty() {
                         return "not measured".to_string();
                     }
-                    let best = c.best_hz.map_or(format!("< {}", hz(s.lo_hz)), hz);
-                    if c.truncated {
-                        format!("{best} (cut)")
-                    } else {
-                        best
+                    let mut best = c.best_hz.map_or(format!("< {}", hz(s.lo_hz)), hz);
+                    let at_best = c.tallies().into_iter().find(|t| Some(t.hz) == c.best_hz);
+                    if let Some(t) = at_best.filter(|t| t.split()) {
+                        best.push_str(&format!(" (held {} of {})", t.held, t.of));
                     }
+                    best.push_str(c.cut());
+                    best
                 })
                 .unwrap_or_default();
             row.push(cell);
         }
         t.row(row);
     }
-    t.render()
+    let mut out = t.render();
+    out.push_str(&agreement(s));
+    out
+}
+
+/// How far the repeated measurements of each frequency agreed ("" for a
+/// sweep that measured each frequency once).
+pub fn agreement(s: &Sweep) -> String {
+    let Some(n) = s.curves.iter().map(|c| c.repeats).max().filter(|&n| n > 1) else {
+        return String::new();
+    };
+    let mut split = Vec::new();
+    for c in &s.curves {
+        let at: Vec<String> = c
+            .tallies()
+            .iter()
+            .filter(|t| t.split())
+            .map(|t| format!("{} held {} of {}", hz(t.hz), t.held, t.of))
+            .collect();
+        if !at.is_empty() {
+            split.push(format!("  {}, {}: {}\n", c.method, c.load, at.join(", ")));
+        }
+    }
+    let head = format!(
+        "each frequency measured until {} of {n} measurements agreed",
+        n / 2 + 1
+    );
+    if split.is_empty() {
+        format!("{head}; every frequency's measurements agreed\n")
+    } else {
+        format!("{head}; they disagreed at:\n{}", split.concat())
+    }
 }
 
 /// The text report of a periodic run.
@@ -66,8 +98,9 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         ));
         out.push_str(&sweep_table(s));
         let points: usize = s.curves.iter().map(|c| c.points.len()).sum();
+        let freqs: usize = s.curves.iter().map(|c| c.tallies().len()).sum();
         out.push_str(&format!(
-            "({points} points in {})\n",
+            "({points} measurements of {freqs} frequencies in {})\n",
             Human(run.duration_ns)
         ));
     } else {
@@ -118,4 +151,86 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     out.push_str(&super::perf::of_run(run));
     out.push_str(&super::run::own_warnings(run));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::sweep::Point;
+
+    fn curve(
+        method: &str,
+        held: &[(f64, bool)],
+        best_hz: Option<f64>,
+    ) -> crate::record::sweep::Curve {
+        crate::record::sweep::Curve {
+            method: method.into(),
+            load: "idle".into(),
+            best_hz,
+            truncated: false,
+            out_of_time: false,
+            repeats: 3,
+            points: held
+                .iter()
+                .map(|&(hz, held)| Point {
+                    requested_hz: hz,
+                    achieved_hz: hz,
+                    worst_deviation: 0.0,
+                    missed: 0,
+                    held,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_table_says_how_far_repeats_agree_and_where_a_sweep_was_cut() {
+        // sleep: 1 kHz twice, 2 kHz held 2 of 3 (the best), 4 kHz failed
+        // twice; busy: clean, then --duration ran out.
+        let sleep = curve(
+            "sleep",
+            &[
+                (1e3, true),
+                (1e3, true),
+                (2e3, false),
+                (2e3, true),
+                (2e3, true),
+                (4e3, false),
+                (4e3, false),
+            ],
+            Some(2e3),
+        );
+        let mut busy = curve("busy", &[(1e3, true), (1e3, true)], Some(1e3));
+        busy.truncated = true;
+        busy.out_of_time = true;
+        let s = Sweep {
+            lo_hz: 1e3,
+            hi_hz: 1e4,
+            tolerance: 0.1,
+            curves: vec![sleep, busy],
+        };
+        let text = sweep_table(&s);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].contains("2.000 kHz (held 2 of 3)"), "{text}");
+        assert!(
+            lines[2].contains("1.000 kHz (cut short by --duration)"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[3..],
+            [
+                "each frequency measured until 2 of 3 measurements agreed; they disagreed at:",
+                "  sleep, idle: 2.000 kHz held 2 of 3"
+            ]
+        );
+        let mut stopped = s.curves[1].clone();
+        stopped.out_of_time = false;
+        assert_eq!(stopped.cut(), " (stopped)");
+        // A sweep of an older rtlab measured each frequency once.
+        let mut old = s.clone();
+        for c in &mut old.curves {
+            c.repeats = 1;
+        }
+        assert_eq!(agreement(&old), "");
+    }
 }

@@ -255,10 +255,15 @@ fn sweep_all(
             let mut counted: Vec<Vec<PerfCounter>> = Vec::new();
             let curve_start = std::time::Instant::now();
             let mut tried = 0;
+            let mut out_of_time = false;
             let found: Found = sweep::search(s, |hz| {
                 let spent = curve_start.elapsed().as_nanos() as u64;
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
                 // The first point of a curve always runs.
-                if stop.load(Ordering::Relaxed) || (tried > 0 && spent + p.point_ns > share) {
+                if tried > 0 && spent + p.point_ns > share {
+                    out_of_time = true;
                     return None;
                 }
                 tried += 1;
@@ -306,6 +311,8 @@ fn sweep_all(
                 load: name.clone(),
                 best_hz: found.best_hz,
                 truncated: found.truncated,
+                out_of_time,
+                repeats: s.repeats,
                 points: found.points,
             });
         }

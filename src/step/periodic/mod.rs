@@ -69,6 +69,10 @@ pub struct Params {
     /// Bisections after the first frequency that fails (0-20).
     #[arg(long, default_value_t = 6, value_name = "N")]
     pub refine: u32,
+    /// Measure each sweep frequency until a majority of N measurements
+    /// agrees whether it held (1-9; 1: once each).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub point_repeats: u32,
     /// CPU to pin the thread to [default: the last usable CPU, leaving the
     /// others to the system].
     #[arg(long, value_name = "CPU")]
@@ -312,11 +316,15 @@ impl Params {
         if self.refine > 20 {
             return Err(bad_flag("--refine", "must be 0-20"));
         }
+        if !(1..=9).contains(&self.point_repeats) {
+            return Err(bad_flag("--point-repeats", "must be 1-9"));
+        }
         Ok(sweep::Search {
             lo_hz,
             hi_hz,
             steps_per_decade: self.steps_per_decade,
             refine: self.refine,
+            repeats: self.point_repeats,
         })
     }
 }

@@ -49,8 +49,8 @@ fn a_sweep_reads_its_range_and_all_methods() {
     .unwrap();
     let s = p.sweep.unwrap();
     assert_eq!(
-        (s.lo_hz, s.hi_hz, s.steps_per_decade, s.refine),
-        (1e3, 1e7, 4, 6)
+        (s.lo_hz, s.hi_hz, s.steps_per_decade, s.refine, s.repeats),
+        (1e3, 1e7, 4, 6, 3)
     );
     assert_eq!(p.methods.len(), 4);
     assert!((p.tolerance - 0.05).abs() < 1e-12);
@@ -95,6 +95,20 @@ fn refusals_name_their_flag() {
                 p.steps_per_decade = 0;
             }),
             "--steps-per-decade",
+        ),
+        (
+            params(|p| {
+                p.sweep = Some("1kHz..2kHz".into());
+                p.point_repeats = 0;
+            }),
+            "--point-repeats",
+        ),
+        (
+            params(|p| {
+                p.sweep = Some("1kHz..2kHz".into());
+                p.point_repeats = 10;
+            }),
+            "--point-repeats",
         ),
         (
             params(|p| {
