@@ -10,6 +10,7 @@ mod import;
 mod limits;
 mod loads;
 mod monitor;
+mod progress;
 mod record;
 mod scenario;
 mod step;

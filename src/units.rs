@@ -151,6 +151,17 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A frequency in words (`50 kHz`, `1.25 MHz`).
+pub fn hz(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} MHz", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.3} kHz", v / 1e3)
+    } else {
+        format!("{v:.1} Hz")
+    }
+}
+
 /// The unit times are shown in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -37,19 +37,7 @@ pub enum Quantity {
     Run,
 }
 
-/// Which way a row improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    /// Smaller is better, down to zero (latencies, misses, spreads): a negative
-    /// spread (p95 below the mean, a few large values pulling the mean up) is
-    /// not better than a small positive one.
-    Lower,
-    /// Larger is better (throughput).
-    Higher,
-    /// Neither (sample counts, observation time).
-    Neither,
-}
+pub use crate::record::Better;
 
 /// One compared figure of one arm.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -109,7 +109,7 @@ fn a_merged_group_keeps_the_worst_metric_and_every_unreported_figure() {
     ]
     .into();
     assert_eq!(m.metrics, want);
-    assert!(!m.reports("p99_ns") && m.reports("max_ns"));
+    assert!(!crate::step::reports(&m, "p99_ns") && crate::step::reports(&m, "max_ns"));
     assert_eq!(m.warnings.len(), 1);
     assert_eq!(m.id, None);
     // One run stands for itself: its figures, its own parameters.

@@ -1,7 +1,7 @@
 //! Scalar metrics: which of a benchmark's is its headline rate, and which way
 //! each improves.
 
-use super::compare::Better;
+use crate::record::Better;
 use std::collections::BTreeMap;
 
 /// The rates that head a benchmark's results, the first one a run has winning:
@@ -43,12 +43,18 @@ const LOWER_WORDS: [&str; 16] = [
     "cv",
 ];
 
-/// Which way a metric improves, from its name: rates (`per_s`) are better
-/// higher; latency percentiles (`latency_p95_s`), CPU time per message and the
-/// names made of [`LOWER_WORDS`] lower; totals, averages and times that a run
-/// was asked for (`total_time_s`, `latency_sum_s`, `total_events`) have no
-/// direction.
+/// Which way a metric improves: as the kind of run that records it says
+/// (the step registry), else from its name (an import's metric no kind
+/// lists): rates (`per_s`) are better higher; latency percentiles
+/// (`latency_p95_s`) and the names made of [`LOWER_WORDS`] lower; totals,
+/// averages and times that a run was asked for (`total_time_s`,
+/// `latency_sum_s`, `total_events`) have no direction.
 pub fn metric_direction(name: &str) -> Better {
+    crate::step::metric_direction(name).unwrap_or_else(|| by_words(name))
+}
+
+/// Which way a metric improves, from the words of its name.
+fn by_words(name: &str) -> Better {
     let n = name.to_ascii_lowercase();
     let lower_word = |t: &str| {
         LOWER_WORDS.iter().any(|w| {
@@ -56,16 +62,10 @@ pub fn metric_direction(name: &str) -> Better {
                 .is_some_and(|rest| ["", "s", "es", "ed"].contains(&rest))
         })
     };
-    // A noise run's figures (`noise_ppm`, `cpu1.noise_gaps_per_s`) and its
-    // loop's cost are better lower, rates of gaps included.
     let own = n.rsplit('.').next().unwrap_or(&n);
-    if own.starts_with("noise_") || own.starts_with("loop_") {
-        Better::Lower
-    } else if n.contains("per_s") || n.ends_with("_per_sec") || n.starts_with("best_hz.") {
-        // A sweep's highest frequency held, per method and load, is better higher.
+    if n.contains("per_s") || n.ends_with("_per_sec") {
         Better::Higher
     } else if own.starts_with("latency_p") && own[9..].starts_with(|c: char| c.is_ascii_digit())
-        || n.contains("cpu_ns_per")
         || n.split(['_', '.']).any(lower_word)
     {
         Better::Lower

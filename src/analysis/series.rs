@@ -20,7 +20,7 @@ pub fn all(run: &Run) -> impl Iterator<Item = &Series> {
 /// fill). A figure a run does not have holds 0 and is shown as unknown, never
 /// as a value.
 pub fn reported(run: &Run, field: &str) -> bool {
-    run.reports(field)
+    crate::step::reports(run, field)
 }
 
 /// The figures a run does not have (see [`reported`]): of the order
@@ -78,18 +78,8 @@ pub fn merge(many: &[Series]) -> Series {
         m.sum_sq += (n * (sm.stddev_ns * sm.stddev_ns + sm.mean_ns * sm.mean_ns)).round() as u128;
     }
     Series {
-        name: "all".into(),
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters,
-        summary: Summary::new(&m, &h),
-        max_at: None,
-        histogram: h.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
         windows,
+        ..Series::new("all".into(), counters, Summary::new(&m, &h), h.to_data())
     }
 }
 

@@ -110,24 +110,6 @@ pub fn audited(measure: impl FnOnce() -> Result<Run>) -> Result<Run> {
     Ok(run)
 }
 
-/// Measures a step: `measure` runs with the live view (on a terminal, with a
-/// progress line for `what` when the step is planned to last), the audit read
-/// before it; then the run is labelled, saved and printed as `table`.
-pub fn measure_step(
-    ctx: &Context,
-    out: &OutputArgs,
-    save: &SaveArgs,
-    (what, step): (&str, &dyn crate::step::Step),
-    measure: impl FnOnce(&mut dyn crate::step::Observer) -> Result<Run>,
-    table: impl FnOnce(&Run) -> String,
-) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out).with_progress(what, step.planned_ns());
-    let mut run = audited(|| measure(&mut live))?;
-    drop(live);
-    save.apply(&mut run);
-    finish(ctx, save, out, &mut run, table)
-}
-
 /// Saves the run (unless `--no-save`), prints it as JSON or as `table`, and
 /// returns its exit code. The store is written before anything is printed, so
 /// that a closed pipe cannot lose the run.

@@ -1,9 +1,9 @@
 //! `rtlab ipc`: wake-up latency between two threads through an IPC mechanism,
 //! and the priority-inversion check.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::ipc as text;
-use crate::step::ipc::{self, Params};
+use super::common::Context;
+use super::probe::ProbeArgs;
+use crate::step::ipc::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -15,27 +15,10 @@ use clap::Args;
   rtlab ipc --pi-check")]
 pub struct IpcArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab ipc`.
 pub fn run(ctx: &Context, a: IpcArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("ipc", p),
-        |live| ipc::measure(p, live),
-        |r| text::render(r, unit),
-    )
+    a.probe.run(ctx)
 }

@@ -4,15 +4,15 @@ use super::common::{self, Context, OutputArgs, SaveArgs};
 use crate::compat::cyclictest::verbose::SampleLines;
 use crate::format;
 use crate::format::histfile::Layout;
-use crate::record::Run;
-use crate::step::latency::{self, Params};
-use crate::step::{Observer, Step};
-use crate::units::{parse_positive_duration, DefaultUnit, TimeUnit};
+use crate::step::latency::Params;
+use crate::step::value::{Dur, Us};
+use crate::step::Observer;
+use crate::units::TimeUnit;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::latency::LiveSnapshot;
 use rtlab_engine::probe::samples::Sample;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Measure how late periodic real-time threads wake up.
 ///
@@ -43,7 +43,7 @@ pub struct LatencyArgs {
         value_name = "DUR",
         conflicts_with = "histogram_max"
     )]
-    histofall: Option<String>,
+    histofall: Option<Dur<Us>>,
     /// One pinned thread per CPU (the default; cyclictest's -S).
     #[arg(short = 'S', long, conflicts_with_all = ["threads", "cpus"])]
     smp: bool,
@@ -80,77 +80,26 @@ pub fn run(ctx: &Context, mut a: LatencyArgs) -> Result<i32> {
     if a.nsecs {
         a.out.unit = TimeUnit::Ns;
     }
-    let live = super::observer::LiveObserver::new(&a.out);
-    let mut obs = Watch {
+    let live = match a.verbose {
         // -v prints every wake-up on the terminal: no progress line among them.
-        live: match a.verbose {
-            true => live,
-            false => live.with_progress("latency", planned_ns(&a.params)),
-        },
+        true => super::observer::LiveObserver::new(&a.out),
+        false => super::probe::live(&a.params, &a.out),
+    };
+    let watch = Watch {
+        live,
         refresh_on_max: a.refresh_on_max,
         max_ns: Vec::new(),
         lines: a
             .verbose
             .then(|| SampleLines::new(a.out.unit == TimeUnit::Ns)),
     };
-    let mut run = common::audited(|| latency::measure(&a.params, &mut obs))?;
-    if let Some(lines) = obs.lines.as_mut() {
-        lines.flush();
-    }
-    finish(
-        ctx,
-        &mut run,
-        a.histfile.as_deref(),
-        layout,
-        &a.out,
-        &a.save,
-    )
-}
-
-/// Measures with `p`, writes `histfile` if asked, saves and prints the run.
-pub fn execute(
-    ctx: &Context,
-    p: &Params,
-    histfile: Option<&Path>,
-    out: &OutputArgs,
-    save: &SaveArgs,
-) -> Result<i32> {
-    let mut live = super::observer::LiveObserver::new(out).with_progress("latency", planned_ns(p));
-    let mut run = common::audited(|| latency::measure(p, &mut live))?;
-    finish(ctx, &mut run, histfile, Layout::PerThread, out, save)
-}
-
-/// How long `p` is planned to run (ns): its --duration, else --loops periods.
-fn planned_ns(p: &Params) -> Option<u64> {
-    let period = || parse_positive_duration(&p.interval, DefaultUnit::Micros).ok();
-    p.planned_ns().or_else(|| p.loops?.checked_mul(period()?))
-}
-
-/// Writes `histfile` if asked, saves and prints the run.
-fn finish(
-    ctx: &Context,
-    run: &mut Run,
-    histfile: Option<&Path>,
-    layout: Layout,
-    out: &OutputArgs,
-    save: &SaveArgs,
-) -> Result<i32> {
-    save.apply(run);
-    if let Some(path) = histfile {
+    let histfile = a.histfile.as_deref();
+    super::probe::watched(ctx, &a.params, &a.out, &a.save, watch, |run| {
+        let Some(path) = histfile else { return Ok(()) };
         let cols = format::histfile::columns(run)?;
         common::write_output_with("--histfile", Some(path), |out| {
             format::histfile::write(&cols, layout, out)
-        })?;
-    }
-    let unit = out.unit;
-    common::finish(ctx, save, out, run, |r| {
-        let loads = crate::format::text::loads::loads_table(&r.loads);
-        let sep = if loads.is_empty() { "" } else { "\nloads:\n" };
-        let why = r
-            .why
-            .as_ref()
-            .map(|w| format!("\n{}", format::text::why::end_of_run(w, r.id)));
-        format::text::latency::render(r, unit) + sep + &loads + &why.unwrap_or_default()
+        })
     })
 }
 
@@ -161,6 +110,15 @@ struct Watch {
     refresh_on_max: bool,
     max_ns: Vec<u64>,
     lines: Option<SampleLines>,
+}
+
+/// What -v printed stays whole when the run ends.
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Some(lines) = self.lines.as_mut() {
+            lines.flush();
+        }
+    }
 }
 
 impl Observer for Watch {

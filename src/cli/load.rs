@@ -1,12 +1,12 @@
 //! `rtlab load`: run load generators on their own, and the hidden entry point of
 //! load worker processes.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
+use super::common::{self, Context};
+use super::probe::ProbeArgs;
 use crate::error::{BadValue, UsageError};
 use crate::loads::set::WORKER_COMMAND;
 use crate::loads::spec;
-use crate::record::Status;
-use crate::step::load::{self, Params};
+use crate::step::load::Params;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use rtlab_engine::load::{Ctx, Load, LoadError, SharedCounters};
@@ -34,11 +34,7 @@ pub struct LoadCmdArgs {
     #[arg(long)]
     list: bool,
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab load`: its SPEC words are one spec.
@@ -47,9 +43,9 @@ pub fn run(ctx: &Context, a: LoadCmdArgs) -> Result<i32> {
         common::print(&spec::listing());
         return Ok(0);
     }
-    let mut params = a.params;
-    params.load = vec![a.spec.join(" ")];
-    execute(ctx, &params, &a.out, &a.save).map_err(spec_words)
+    let mut probe = a.probe;
+    probe.params.load = vec![a.spec.join(" ")];
+    probe.run(ctx).map_err(spec_words)
 }
 
 /// The command line gives the spec as words, not as `--load`: a bad spec is said
@@ -60,28 +56,6 @@ fn spec_words(e: anyhow::Error) -> anyhow::Error {
         Ok(bad) => bad.into(),
         Err(e) => e,
     }
-}
-
-/// Runs the loads of `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("load", p),
-        |live| load::measure(p, live),
-        |r| {
-            let mut s = crate::format::text::loads::loads_table(&r.loads);
-            s.push_str(&crate::format::text::perf::of_run(r));
-            for w in &r.warnings {
-                s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
-            }
-            if r.status == Status::Failed {
-                s.push_str("every load worker ended before the run did: see the warnings\n");
-            }
-            s
-        },
-    )
 }
 
 /// The hidden worker subcommand (started by [`LoadSet`], not by users).

@@ -20,6 +20,7 @@ mod perf;
 mod periodic;
 mod presets;
 mod prio;
+mod probe;
 mod report;
 mod reportargs;
 mod results;

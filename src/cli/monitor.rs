@@ -132,12 +132,12 @@ fn refuse_run_options(p: &Params) -> Result<()> {
         ("--max-latency", p.max_latency.is_some(), "use --alert-max"),
         (
             "--trace",
-            p.trace,
+            p.tracing.trace,
             "rtlab latency --trace explains spikes in a bounded run",
         ),
         (
             "--perf",
-            p.perf.perf,
+            p.shared.perf.perf,
             "counters over days would overflow; use rtlab latency --perf",
         ),
     ];
@@ -205,7 +205,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
         println!(
             "monitoring {} thread(s) every {}, windows of {} into {} (session {})",
             threads.len(),
-            a.params.interval,
+            a.params.period.interval,
             a.window,
             store.path().display(),
             setup.session

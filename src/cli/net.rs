@@ -2,9 +2,10 @@
 //! network, with a mock server that separates network jitter from application
 //! jitter.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
+use super::common::{self, Context};
+use super::probe::ProbeArgs;
 use crate::format::text::net as text;
-use crate::step::net::{self, serve, Params};
+use crate::step::net::{serve, Params};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
@@ -21,7 +22,7 @@ pub struct NetArgs {
 
 #[derive(Debug, Subcommand)]
 enum NetCommand {
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     Ping(Box<PingArgs>),
 }
 
@@ -61,32 +62,15 @@ struct ServeArgs {
   rtlab net ping 10.0.0.2 --tcp -p 80 --load cpu:2")]
 struct PingArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab net ...`.
 pub fn run(ctx: &Context, a: NetArgs) -> Result<i32> {
     match a.command {
-        NetCommand::Serve(s) => serve(s),
-        NetCommand::Ping(p) => execute(ctx, &p.params, &p.out, &p.save),
+        NetCommand::Serve(s) => serve(*s),
+        NetCommand::Ping(p) => p.probe.run(ctx),
     }
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("net ping", p),
-        |live| net::measure(p, live),
-        |r| text::render(r, unit),
-    )
 }
 
 fn serve(a: ServeArgs) -> Result<i32> {

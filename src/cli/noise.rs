@@ -1,8 +1,8 @@
 //! `rtlab noise`: OS noise seen by a spinning thread per CPU.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::{noise as text, why};
-use crate::step::noise::{self, Params};
+use super::common::Context;
+use super::probe::ProbeArgs;
+use crate::step::noise::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -24,30 +24,10 @@ use clap::Args;
   rtlab noise -a 1 -D 1s --trace --trace-threshold 20us")]
 pub struct NoiseArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab noise`.
 pub fn run(ctx: &Context, a: NoiseArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("noise", p),
-        |live| noise::measure(p, live),
-        |r| {
-            let why = r.why.as_ref().map(|w| why::end_of_run(w, r.id));
-            text::render(r, unit) + &why.map(|w| format!("\n{w}")).unwrap_or_default()
-        },
-    )
+    a.probe.run(ctx)
 }

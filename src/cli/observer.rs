@@ -4,7 +4,7 @@
 
 use super::common::OutputArgs;
 use crate::format::text::live::LiveView;
-use crate::format::text::progress::Progress;
+use crate::progress::Progress;
 use crate::units::TimeUnit;
 use std::io::Write;
 

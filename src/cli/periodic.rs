@@ -1,9 +1,9 @@
 //! `rtlab periodic`: a periodic task toggling an output, and the highest
 //! frequency it holds.
 
-use super::common::{self, Context, OutputArgs, SaveArgs};
-use crate::format::text::periodic as text;
-use crate::step::periodic::{self, Params};
+use super::common::Context;
+use super::probe::ProbeArgs;
+use crate::step::periodic::Params;
 use anyhow::Result;
 use clap::Args;
 
@@ -23,27 +23,10 @@ use clap::Args;
   rtlab periodic --frequency 1kHz --output /tmp/pin --policy deadline --dl-runtime 100us")]
 pub struct PeriodicArgs {
     #[command(flatten)]
-    params: Params,
-    #[command(flatten)]
-    out: OutputArgs,
-    #[command(flatten)]
-    save: SaveArgs,
+    probe: ProbeArgs<Params>,
 }
 
 /// Runs `rtlab periodic`.
 pub fn run(ctx: &Context, a: PeriodicArgs) -> Result<i32> {
-    execute(ctx, &a.params, &a.out, &a.save)
-}
-
-/// Measures with `p`, saves and prints the run.
-pub fn execute(ctx: &Context, p: &Params, out: &OutputArgs, save: &SaveArgs) -> Result<i32> {
-    let unit = out.unit;
-    common::measure_step(
-        ctx,
-        out,
-        save,
-        ("periodic", p),
-        |live| periodic::measure(p, live),
-        |r| text::render(r, unit),
-    )
+    a.probe.run(ctx)
 }

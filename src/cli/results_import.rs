@@ -3,11 +3,9 @@
 
 use super::common;
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
-use crate::format::text::{
-    self,
-    progress::{self, Progress},
-};
+use crate::format::text;
 use crate::import;
+use crate::progress::{self, Progress};
 use crate::store::{CampaignStatus, CampaignStep, Store};
 use anyhow::Result;
 use clap::Args;

@@ -245,7 +245,7 @@ fn campaign(
         label: &stored.label,
         tags: &stored.tags,
         stop,
-        progress: crate::format::text::progress::wanted(a.quiet),
+        progress: crate::progress::wanted(a.quiet),
         quiet: !talk,
     };
     let mut open = Vec::new();

@@ -12,6 +12,8 @@ use crate::format::json;
 use crate::record::Run;
 use crate::step::latency::{self, Params};
 use crate::step::loads::LoadArgs;
+use crate::step::rt::{CpusArgs, IntervalArgs, PolicyArg, SchedArgs, SharedArgs};
+use crate::step::value::{Cpus, Dur, Sec, Us};
 use crate::step::Machine;
 use crate::store::{CampaignStatus, CampaignStep};
 use crate::tune::audit::{self, suggested_isolation, Input};
@@ -21,7 +23,7 @@ use crate::tune::trial::journal::Session;
 use crate::tune::trial::judge::Verdict;
 use crate::tune::trial::run::{Outcome, Setup};
 use crate::tune::trial::{self, render, Job, Probe, Report};
-use crate::units::{exact, parse_positive_duration, DefaultUnit};
+use crate::units::exact;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::cpuset::CpuList;
@@ -54,11 +56,11 @@ pub struct TuneArgs {
     repeat: u32,
     /// Length of each run (a bare number is seconds).
     #[arg(short = 'D', long, value_name = "DUR", default_value = "10s")]
-    duration: String,
+    duration: Dur<Sec>,
     /// Period of the measuring threads (a bare number is µs); 200us gives the
     /// 10 000 wake-ups a p99.9 needs in 2 s.
     #[arg(short, long, value_name = "DUR", default_value = "200us")]
-    interval: String,
+    interval: Dur<Us>,
     /// SCHED_FIFO priority of the measuring threads (1-99).
     #[arg(short, long, value_name = "PRIO", default_value_t = 90)]
     priority: i32,
@@ -169,15 +171,25 @@ fn check(a: &TuneArgs, input: &Input) -> Result<Checked> {
         None => None,
     };
     let probe = Params {
-        interval: a.interval.clone(),
+        period: IntervalArgs {
+            interval: a.interval.clone(),
+        },
         duration: Some(a.duration.clone()),
-        cpus: Some(measured.to_string()),
-        priority: Some(a.priority),
+        measured: CpusArgs {
+            cpus: Some(Cpus::new(measured.to_string())),
+        },
+        sched: SchedArgs {
+            priority: Some(a.priority),
+            policy: PolicyArg::Fifo,
+        },
         // The system as the application finds it: rtlab holds nothing open
         // unless a candidate does.
         dma_latency: "off".into(),
         trace_points: 64,
-        load: a.load.clone(),
+        shared: SharedArgs {
+            load: a.load.clone(),
+            ..SharedArgs::default()
+        },
         ..Params::default()
     };
     crate::step::Step::check(&probe, &Machine::this())?;
@@ -238,7 +250,7 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
     };
     let planned = trial::plan(&job.fixes, &job.ctx);
     let tried = planned.iter().filter(|(_, p)| p.is_ok()).count();
-    let step_ns = parse_positive_duration(&a.duration, DefaultUnit::Seconds).unwrap_or(0);
+    let step_ns = a.duration.get().unwrap_or(0);
     // Each candidate: its runs, and the winners together at most once more.
     let total_s = (tried as u64 + 1) * 2 * u64::from(a.repeat) * step_ns / 1_000_000_000;
     if !a.out.quiet {
@@ -247,7 +259,7 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
             planned.len(),
             planned.len() - tried,
             (tried + 1) * 2 * a.repeat as usize,
-            a.duration,
+            a.duration.text(),
             total_s.div_ceil(60)
         );
     }
@@ -334,7 +346,7 @@ pub fn run(ctx: &Context, a: TuneArgs) -> Result<i32> {
     let report = Report {
         probe: Probe {
             cpus: c.measured.to_string(),
-            interval: exact(parse_positive_duration(&a.interval, DefaultUnit::Micros).unwrap_or(0)),
+            interval: exact(a.interval.get().unwrap_or(0)),
             duration: exact(step_ns),
             priority: format!("fifo/{}", a.priority),
             loads: a.load.load.clone(),

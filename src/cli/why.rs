@@ -36,14 +36,9 @@ pub fn run(ctx: &Context, a: WhyArgs) -> Result<i32> {
     let run = store.load(store.resolve(&a.run)?)?;
     let name = run_name(&run);
     let Some(mut why) = run.why else {
-        let how = match run.kind.as_str() {
-            "latency" => {
-                "measure again with 'rtlab latency --trace' (as root, with tracefs), or \
-                 'rtlab run --trace' for a campaign"
-            }
-            "noise" => "measure again with 'rtlab noise --trace' (as root, with tracefs)",
-            _ => "latency and noise runs are analysed: 'rtlab latency --trace', 'rtlab noise --trace'",
-        };
+        let how = crate::step::kind(&run.kind)
+            .why
+            .map_or_else(crate::step::kind::analysed, str::to_string);
         return Err(UsageError(format!(
             "run {name} ({}) has no spike analysis: {how}",
             run.kind

@@ -503,11 +503,12 @@ fn run_section(run: &Run, unit: TimeUnit) -> Result<String> {
             unit.symbol()
         ));
     }
-    if let (true, Some(total)) = (run.kind == "noise", &run.total) {
-        let title = format!("{}: gaps between clock reads", run_name(run));
+    let kind = crate::step::kind(&run.kind);
+    if let (Some(what), Some(total)) = (kind.total_figure, &run.total) {
+        let title = format!("{}: {what}", run_name(run));
         out.push_str(&figure(svg::histograms(
             &title,
-            "gap",
+            kind.quantity,
             &[("all".to_string(), &total.histogram)],
         )?));
     }

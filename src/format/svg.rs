@@ -63,12 +63,7 @@ pub fn plot_files(runs: &[Run]) -> Result<Vec<(String, String)>> {
 /// of noise runs, the wake-up latency of ipc runs, the period jitter of
 /// periodic runs; the latency of any other or of a mix.
 pub fn quantity(runs: &[Run]) -> &'static str {
-    let of = |r: &Run| match r.kind.as_str() {
-        "noise" => "gap",
-        "ipc" => "wake-up latency",
-        "periodic" => "period jitter",
-        _ => "latency",
-    };
+    let of = |r: &Run| crate::step::kind(&r.kind).quantity;
     match runs.split_first() {
         Some((first, rest)) if rest.iter().all(|r| of(r) == of(first)) => of(first),
         _ => "latency",

@@ -118,6 +118,10 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
         .into()
     };
     let trimmed = text.trim_start();
+    let sysbench_banner = match trimmed.starts_with('{') {
+        true => None,
+        false => sysbench::banner_line(text),
+    };
     let mut run = if trimmed.starts_with('{') {
         let value: serde_json::Value = serde_json::from_str(text)
             .or_else(|e| cyclictest::json_with_nan(text).ok_or(e))
@@ -132,7 +136,7 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
         } else {
             cyclictest::from_json(&value, text, src, max_cells).map_err(at_line)?
         }
-    } else if let Some(n) = sysbench::banner_line(text) {
+    } else if let Some(n) = sysbench_banner {
         sysbench::parse(text, n, src, opts.sysbench_test.as_deref()).map_err(at_line)?
     } else if text.lines().any(|l| l.trim_end() == "# Histogram") {
         cyclictest::from_histogram_text(text, src, max_cells).map_err(at_line)?
@@ -152,7 +156,7 @@ fn parse_text(text: &str, src: &Source, opts: &Options, max_cells: usize) -> Res
             first.chars().take(60).collect::<String>()
         )));
     };
-    if opts.sysbench_test.is_some() && !run.kind.starts_with("bench.") {
+    if opts.sysbench_test.is_some() && sysbench_banner.is_none() {
         bail!(crate::error::bad_flag(
             "--sysbench-test",
             format!("{} holds a {} run, not sysbench output", src.name, run.kind)
@@ -372,21 +376,16 @@ mod tests {
             record::RunParams::Recorded(serde_json::json!({})),
         );
         let series = |max_us| crate::record::Series {
-            name: "cpu0".into(),
-            thread: None,
-            cpu: None,
-            tid: None,
-            interval_ns: None,
-            counters: Default::default(),
-            summary: Default::default(),
-            max_at: None,
-            histogram: Default::default(),
             us_histogram: Some(rtlab_engine::stats::hist::UsBucketsData {
                 max_us,
                 ..Default::default()
             }),
-            windows: Default::default(),
-            trace: Vec::new(),
+            ..crate::record::Series::new(
+                "cpu0".into(),
+                Default::default(),
+                Default::default(),
+                Default::default(),
+            )
         };
         run.series = vec![series(6000), series(6000)];
         let text = serde_json::to_string_pretty(&run).unwrap();

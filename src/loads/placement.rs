@@ -32,12 +32,8 @@ pub fn allowed_cpus() -> Vec<usize> {
     sched::thread_affinity(0).unwrap_or_default()
 }
 
-/// The CPUs of a list (`2-3`), each one this process may use.
-pub fn cpus(list: &str) -> Result<Vec<usize>, String> {
-    let cpus = CpuList::parse(list).map_err(|e| e.to_string())?;
-    if cpus.is_empty() {
-        return Err("the list is empty".into());
-    }
+/// The CPUs of a list, each one this process may use.
+pub fn cpus(cpus: &CpuList) -> Result<Vec<usize>, String> {
     let allowed = allowed_cpus();
     if let Some(bad) = cpus.cpus().iter().find(|c| !allowed.contains(c)) {
         return Err(format!(
@@ -117,9 +113,9 @@ mod tests {
     #[test]
     fn cpus_must_be_usable() {
         let mine = allowed_cpus();
-        assert_eq!(cpus(&mine[0].to_string()), Ok(vec![mine[0]]));
-        assert!(cpus("8000").unwrap_err().contains("CPU 8000 is not online"));
-        assert!(cpus("x").is_err());
+        assert_eq!(cpus(&CpuList::from_cpus(vec![mine[0]])), Ok(vec![mine[0]]));
+        let far = CpuList::from_cpus(vec![8000]);
+        assert!(cpus(&far).unwrap_err().contains("CPU 8000 is not online"));
         assert!(check_nice(-20).is_ok() && check_nice(19).is_ok());
         assert_eq!(check_nice(40), Err("40 is outside -20 to 19".into()));
     }

@@ -54,6 +54,20 @@ impl Status {
     }
 }
 
+/// Which way a figure improves (a comparison's row, a probe's metric).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Smaller is better, down to zero (latencies, misses, spreads): a negative
+    /// spread (p95 below the mean, a few large values pulling the mean up) is
+    /// not better than a small positive one.
+    Lower,
+    /// Larger is better (throughput).
+    Higher,
+    /// Neither (sample counts, observation time).
+    Neither,
+}
+
 /// Counters of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Counters {
@@ -349,22 +363,6 @@ impl RunParams {
 }
 
 impl Run {
-    /// Whether the run has this figure (a summary field such as `p99_ns`, or
-    /// the counter `overruns` or `deadline_misses`): its kind measures it (a
-    /// benchmark or a load has no period to overrun and no deadline to miss)
-    /// and its source reported it (see [`Run::unreported`]).
-    pub fn reports(&self, field: &str) -> bool {
-        let periodic = !(self.kind.starts_with("bench.")
-            || matches!(self.kind.as_str(), "load" | "noise" | "perf"));
-        // An ipc run keeps a period (overruns) but has no deadline to miss.
-        let measured = match field {
-            "overruns" => periodic,
-            "deadline_misses" => periodic && self.kind != "ipc",
-            _ => true,
-        };
-        measured && !self.unreported().contains(&field)
-    }
-
     /// Summary fields the run's source did not report (`params.unreported`, set
     /// by importers: sysbench gives no stddev and one percentile). They hold 0
     /// and must be shown as unknown.
@@ -396,6 +394,31 @@ impl std::fmt::Display for NumbersError {
 impl std::error::Error for NumbersError {}
 
 impl Series {
+    /// The series `name` of values counted by `counters`, summarised by
+    /// `summary` and `histogram`; nothing else known of it yet (its thread,
+    /// CPU, period, 1-µs histogram, trace, time windows).
+    pub fn new(
+        name: String,
+        counters: Counters,
+        summary: Summary,
+        histogram: HistogramData,
+    ) -> Series {
+        Series {
+            name,
+            thread: None,
+            cpu: None,
+            tid: None,
+            interval_ns: None,
+            counters,
+            summary,
+            max_at: None,
+            histogram,
+            us_histogram: None,
+            trace: Vec::new(),
+            windows: WindowsData::default(),
+        }
+    }
+
     /// The invariants of one series; `unreported` names summary fields that are
     /// unknown (held as 0) and so take no part in the order.
     fn check_numbers(&self, unreported: &[&str]) -> Result<(), String> {

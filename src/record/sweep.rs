@@ -41,6 +41,18 @@ pub struct Curve {
     pub points: Vec<Point>,
 }
 
+impl Curve {
+    /// How its search ended early, if it did: ` (cut short by --duration)`
+    /// or ` (stopped)`.
+    pub fn cut(&self) -> &'static str {
+        match (self.out_of_time, self.truncated) {
+            (true, _) => " (cut short by --duration)",
+            (false, true) => " (stopped)",
+            _ => "",
+        }
+    }
+}
+
 fn one() -> u32 {
     1
 }

@@ -252,10 +252,8 @@ fn planned(
     if trace {
         let mut traced = 0;
         for step in &mut plan {
-            let flag = match &mut step.params {
-                crate::step::Params::Latency(p) => &mut p.trace,
-                crate::step::Params::Noise(p) => &mut p.trace,
-                _ => continue,
+            let Some(flag) = step.params.step_mut().trace() else {
+                continue;
             };
             *flag = true;
             step.values.retain(|(k, _)| k != "trace");
@@ -359,7 +357,7 @@ mod tests {
     fn traced(plan: &[PlannedStep]) -> Vec<(String, bool)> {
         plan.iter()
             .map(|s| match &s.params {
-                crate::step::Params::Latency(p) => (s.name.clone(), p.trace),
+                crate::step::Params::Latency(p) => (s.name.clone(), p.tracing.trace),
                 _ => (s.name.clone(), false),
             })
             .collect()
@@ -394,7 +392,7 @@ mod tests {
         let crate::step::Params::Noise(p) = &plan[0].params else {
             panic!("not noise")
         };
-        assert!(p.trace, "a noise step is traced");
+        assert!(p.tracing.trace, "a noise step is traced");
     }
 
     #[test]
@@ -406,8 +404,8 @@ mod tests {
         let crate::step::Params::Latency(p) = &plan[0].params else {
             panic!("not latency")
         };
-        assert!(p.trace);
-        assert_eq!(p.trace_threshold.as_deref(), Some("50us"));
+        assert!(p.tracing.trace);
+        assert_eq!(p.tracing.trace_threshold, Some("50us".into()));
     }
 
     /// A store with a campaign of one SCHED_OTHER latency step, stored as

@@ -385,7 +385,7 @@ pub fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::step::latency::PolicyArg;
+    use crate::step::rt::PolicyArg;
 
     fn latency(p: &PlannedStep) -> &step::latency::Params {
         match &p.params {
@@ -428,13 +428,19 @@ repeat = 3
         );
         assert!(plan.iter().enumerate().all(|(i, p)| p.index == i));
         let first = latency(&plan[0]);
-        assert_eq!(first.duration.as_deref(), Some("60s"));
-        assert_eq!((first.policy, first.priority), (PolicyArg::Other, Some(0)));
-        assert_eq!(first.interval, "1ms");
+        assert_eq!(first.duration.as_ref().map(|v| v.text()), Some("60s"));
+        assert_eq!(
+            (first.sched.policy, first.sched.priority),
+            (PolicyArg::Other, Some(0))
+        );
+        assert_eq!(first.period.interval, "1ms");
         let sixth = latency(&plan[5]);
-        assert_eq!((sixth.policy, sixth.priority), (PolicyArg::Fifo, Some(90)));
+        assert_eq!(
+            (sixth.sched.policy, sixth.sched.priority),
+            (PolicyArg::Fifo, Some(90))
+        );
         // The matrix axis replaced the fixed interval.
-        assert_eq!(sixth.interval, "200us");
+        assert_eq!(sixth.period.interval, "200us");
         assert_eq!(
             latency(&plan[6]),
             &step::latency::Params {
@@ -512,13 +518,13 @@ repeat = 2
             .map(|p| p.attribution.as_ref().unwrap())
             .collect();
         assert_eq!(group[0].role, Role::Baseline);
-        assert!(latency(&plan[1]).load.load.is_empty());
+        assert!(latency(&plan[1]).shared.load.load.is_empty());
         for (i, part) in parts.iter().enumerate() {
             assert_eq!(group[i + 1].role, Role::Part(part.to_string()));
-            assert_eq!(latency(&plan[i + 2]).load.load, [*part]);
+            assert_eq!(latency(&plan[i + 2]).shared.load.load, [*part]);
         }
         assert_eq!(group.last().unwrap().role, Role::Whole);
-        assert_eq!(latency(plan.last().unwrap()).load.load, ["dohell"]);
+        assert_eq!(latency(plan.last().unwrap()).shared.load.load, ["dohell"]);
         assert!(plan.last().unwrap().name.ends_with("(dohell whole)"));
     }
 
@@ -596,13 +602,13 @@ repeat = 2
             expand(&s.unwrap(), None, DEFAULT_MAX_STEPS).unwrap()
         };
         let p = plan("policy = \"other\"\npriority = 0\n");
-        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        assert_eq!(latency(&p[0]).sched.policy, PolicyArg::Other);
         let p = plan("priority = 0\n");
-        assert_eq!(latency(&p[0]).policy, PolicyArg::Other);
+        assert_eq!(latency(&p[0]).sched.policy, PolicyArg::Other);
         // Given both, the check refuses the pair rather than guessing.
         let p = plan("policy = \"fifo\"\npriority = 0\n");
         assert_eq!(
-            (latency(&p[0]).policy, latency(&p[0]).priority),
+            (latency(&p[0]).sched.policy, latency(&p[0]).sched.priority),
             (PolicyArg::Fifo, Some(0))
         );
     }
@@ -616,6 +622,9 @@ repeat = 2
         .unwrap();
         let plan = expand(&s, Some("5s"), DEFAULT_MAX_STEPS).unwrap();
         assert_eq!(plan[0].planned_ns, Some(5_000_000_000));
-        assert_eq!(latency(&plan[0]).duration.as_deref(), Some("5s"));
+        assert_eq!(
+            latency(&plan[0]).duration.as_ref().map(|v| v.text()),
+            Some("5s")
+        );
     }
 }

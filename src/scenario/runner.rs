@@ -179,7 +179,7 @@ impl Runner<'_> {
             return None;
         }
         let b = ProgressBar::new(len);
-        b.set_style(crate::format::text::progress::steps_style());
+        b.set_style(crate::progress::steps_style());
         b.set_prefix("step");
         b.set_position(pos);
         b.enable_steady_tick(Duration::from_millis(200));
@@ -346,10 +346,10 @@ fn step_line(step: &PlannedStep, run: &Run, steps: usize) -> String {
         ),
         (None, Some((hz, c))) => format!(
             "{head}, highest held {} ({}, {}){}",
-            crate::format::text::periodic::hz(hz),
+            crate::units::hz(hz),
             c.method,
             c.load,
-            crate::format::text::periodic::cut(c)
+            c.cut()
         ),
         (None, None) => head,
     }

@@ -3,41 +3,7 @@
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
-use serde::Deserialize;
 use std::fmt;
-
-/// A [`duration`] value, for [`opt_duration`].
-#[derive(Deserialize)]
-struct DurationValue(#[serde(deserialize_with = "duration")] String);
-
-/// A [`size`] value, for [`opt_size`].
-#[derive(Deserialize)]
-struct SizeValue(#[serde(deserialize_with = "size")] String);
-
-/// A CPU list value, for [`cpus`].
-#[derive(Deserialize)]
-struct CpuListValue(#[serde(deserialize_with = "cpu_list")] String);
-
-/// A duration is a string with a unit (`"200us"`); its text is checked when the
-/// step is checked, against the unit bare numbers take.
-pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a duration string with a unit, e.g. \"200us\"")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-    }
-    d.deserialize_any(V)
-}
-
-/// An optional [`duration`]: null (how `None` is written) is `None`.
-pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(Option::<DurationValue>::deserialize(d)?.map(|v| v.0))
-}
 
 /// A word: a string, or a whole number written bare (`dma_latency = 0`).
 pub fn word<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -58,32 +24,6 @@ pub fn word<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         }
     }
     d.deserialize_any(V)
-}
-
-/// A size is a string with a unit (`"256M"`) or a whole number of bytes.
-pub fn size<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    impl Visitor<'_> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a size such as \"256M\" or a whole number of bytes")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-            Err(E::custom(format!("{v} is not a size; give bytes ≥ 0")))
-        }
-    }
-    d.deserialize_any(V)
-}
-
-/// An optional [`size`]: null (how `None` is written) is `None`.
-pub fn opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(Option::<SizeValue>::deserialize(d)?.map(|v| v.0))
 }
 
 /// A number: written bare (`1.5`, `2`) or as a string (`"1.5"`).
@@ -107,40 +47,6 @@ pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
             s.trim()
                 .parse()
                 .map_err(|_| E::custom(format!("'{s}' is not a number (e.g. 1.5)")))
-        }
-    }
-    d.deserialize_any(V)
-}
-
-/// An optional CPU list: a string (`"0,2-3"`), one CPU number, or an array of
-/// CPU numbers (`[0, 2]`), read as the list string; null (how `None` is
-/// written) is `None`.
-pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(Option::<CpuListValue>::deserialize(d)?.map(|v| v.0))
-}
-
-/// A CPU list, in any form [`cpus`] takes.
-fn cpu_list<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    struct V;
-    const HOW: &str =
-        "a CPU list string such as \"0,2-3\", a CPU number, or an array of CPU numbers";
-    impl<'de> Visitor<'de> for V {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(HOW)
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-            Ok(s.to_string())
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
-            let mut parts = Vec::new();
-            while let Some(c) = seq.next_element::<u64>()? {
-                parts.push(c.to_string());
-            }
-            Ok(parts.join(","))
         }
     }
     d.deserialize_any(V)
@@ -221,8 +127,8 @@ mod tests {
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct T {
-        #[serde(default, deserialize_with = "cpus")]
-        cpus: Option<String>,
+        #[serde(default)]
+        cpus: Option<crate::step::value::Cpus>,
         #[serde(default, deserialize_with = "loads")]
         load: Vec<String>,
         #[serde(default)]
@@ -270,34 +176,6 @@ mod tests {
             .unwrap()
             .load
             .is_empty());
-    }
-
-    #[test]
-    fn null_is_none() {
-        #[derive(Debug, Deserialize, PartialEq)]
-        struct O {
-            #[serde(default, deserialize_with = "cpus")]
-            cpus: Option<String>,
-            #[serde(default, deserialize_with = "opt_duration")]
-            d: Option<String>,
-            #[serde(default, deserialize_with = "opt_size")]
-            s: Option<String>,
-        }
-        let none = O {
-            cpus: None,
-            d: None,
-            s: None,
-        };
-        let null = serde_json::json!({"cpus": null, "d": null, "s": null});
-        assert_eq!(serde_json::from_value::<O>(null).unwrap(), none);
-        let some: O =
-            serde_json::from_value(serde_json::json!({"cpus": [1], "d": "1s", "s": 4})).unwrap();
-        assert_eq!(
-            (some.cpus.unwrap(), some.d.unwrap(), some.s.unwrap()),
-            ("1".into(), "1s".into(), "4".into())
-        );
-        let e = serde_json::from_value::<O>(serde_json::json!({"d": 5})).unwrap_err();
-        assert!(e.to_string().contains("duration string"), "{e}");
     }
 
     #[test]

@@ -5,9 +5,8 @@
 //! wake-up lateness counted as a miss; the kernel's three parameters are a
 //! different thing (the CPU time reserved each period and by when).
 
-use super::de;
+use super::value::{Dur, Us};
 use crate::error::{bad_flag, SystemError};
-use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::sched::deadline::{DlParamError, DlParams};
@@ -22,18 +21,15 @@ pub struct DeadlineArgs {
     /// With --policy deadline: CPU time reserved each period (a bare number is
     /// µs) [default: 10% of --dl-deadline, at least 1024 ns].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub dl_runtime: Option<String>,
+    pub dl_runtime: Option<Dur<Us>>,
     /// With --policy deadline: by when in each period the runtime is given (a
     /// bare number is µs) [default: --dl-period].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub dl_deadline: Option<String>,
+    pub dl_deadline: Option<Dur<Us>>,
     /// With --policy deadline: period of the reservation (a bare number is µs)
     /// [default: the probe's own period].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub dl_period: Option<String>,
+    pub dl_period: Option<Dur<Us>>,
 }
 
 impl DeadlineArgs {
@@ -60,13 +56,8 @@ impl DeadlineArgs {
                 None => Ok(None),
             };
         }
-        let dur = |flag: &str, v: &Option<String>| {
-            v.as_deref()
-                .map(|t| {
-                    parse_positive_duration(t, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
-                })
-                .transpose()
-        };
+        let dur =
+            |flag: &str, v: &Option<Dur<Us>>| v.as_ref().map(|d| d.positive(flag)).transpose();
         let period_ns = dur("--dl-period", &self.dl_period)?.unwrap_or(period_ns);
         let deadline_ns = dur("--dl-deadline", &self.dl_deadline)?.unwrap_or(period_ns);
         let runtime_ns =
@@ -145,9 +136,9 @@ mod tests {
 
     fn args(r: Option<&str>, d: Option<&str>, p: Option<&str>) -> DeadlineArgs {
         DeadlineArgs {
-            dl_runtime: r.map(str::to_string),
-            dl_deadline: d.map(str::to_string),
-            dl_period: p.map(str::to_string),
+            dl_runtime: r.map(Dur::new),
+            dl_deadline: d.map(Dur::new),
+            dl_period: p.map(Dur::new),
         }
     }
 

@@ -9,11 +9,10 @@ mod plan;
 pub use measure::measure;
 pub use plan::{Plan, Work};
 
-use super::latency::PolicyArg;
-use super::loads::LoadArgs;
-use super::{de, Machine};
-use crate::record::RunParams;
-use anyhow::Result;
+use super::rt::{IntervalArgs, MlockArgs, Options, PolicyArg, SharedArgs};
+use super::value::{Cpus, Dur, Sec, Us};
+use super::{Kind, View};
+use crate::record::{Better, RunParams};
 use clap::Args;
 use rtlab_engine::rt::ipc::Mechanism;
 use rtlab_engine::rt::sched::Policy;
@@ -23,6 +22,10 @@ use serde::{Deserialize, Serialize};
 /// an `ipc` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(mut_arg("interval", |a| a.help(
+    "Time between wake-ups: the receiver sleeps until the next period, then asks its sender \
+     for the next wake-up (a bare number is µs, as pmqtest's -i)"
+)))]
 pub struct Params {
     /// How the sender wakes the receiver (all: each in turn, one series each).
     #[arg(short = 'M', long, value_enum, default_value_t = MechanismArg::Mqueue)]
@@ -40,18 +43,15 @@ pub struct Params {
     pub placement: PlacementArg,
     /// CPUs --placement uses, in order [default: every CPU rtlab may use].
     #[arg(short = 'a', long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Pin pair N's sender to the Nth CPU of this list (round robin);
     /// overrides --placement for the senders [default: as --placement].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub sender_cpus: Option<String>,
+    pub sender_cpus: Option<Cpus>,
     /// Pin pair N's receiver to the Nth CPU of this list (round robin)
     /// [default: as --placement].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub receiver_cpus: Option<String>,
+    pub receiver_cpus: Option<Cpus>,
     /// Real-time priority of pair 0's threads (1-99); pair N runs at priority −
     /// N, as in pmqtest [default: none, SCHED_OTHER, as pmqtest without -p].
     #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
@@ -60,60 +60,45 @@ pub struct Params {
     /// other].
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Time between wake-ups: the receiver sleeps until the next period, then
-    /// asks its sender for the next wake-up (a bare number is µs, as pmqtest's
-    /// -i).
-    #[arg(
-        short,
-        long,
-        default_value = "1ms",
-        value_name = "DUR",
-        allow_negative_numbers = true
-    )]
-    #[serde(deserialize_with = "de::duration")]
-    pub interval: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub period: IntervalArgs,
     /// Pair N's interval is interval + N × distance (pmqtest's -d; a bare
     /// number is µs).
     #[arg(short, long, default_value = "500us", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub distance: String,
+    pub distance: Dur<Us>,
     /// Wake-ups per pair (and per mechanism), then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
     /// Run this long (per mechanism with --mechanism all; a bare number is
     /// seconds) [default: until --loops, or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// Exit 1 if a wake-up latency exceeds this (CI gate; a bare number is µs)
     /// [default: no gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_latency: Option<String>,
+    pub max_latency: Option<Dur<Us>>,
     /// Instead: the priority-inversion check (low/medium/high threads around a
     /// mutex on one CPU, with and without priority inheritance).
     #[arg(long)]
     pub pi_check: bool,
-    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
-    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
+    pub shared: SharedArgs,
 }
 
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
-}
-
-/// How a scenario reads `ipc` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("ipc", "duration");
+/// Ipc runs: wake-up latency, per pair, with periods but no deadline.
+pub const KIND: Kind = Kind::probe::<Params>("ipc", "duration")
+    .quantity("wake-up latency")
+    .periods(true, false)
+    .view(View::Ipc)
+    .metrics(&[
+        ("latency_p*", Better::Lower),
+        ("round_trip_*", Better::Neither),
+    ]);
 
 /// `--mechanism`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -244,8 +229,6 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
         return None;
     };
     let (policy, priority) = p.sched();
-    let us =
-        |t: &str| crate::units::parse_positive_duration(t, crate::units::DefaultUnit::Micros).ok();
     let placement = if p.sender_cpus.is_some() || p.receiver_cpus.is_some() {
         "cpus".to_string()
     } else {
@@ -262,23 +245,18 @@ pub fn asked(params: &RunParams) -> Option<Asked> {
         placement,
         policy: policy.name().into(),
         priority,
-        interval_ns: us(&p.interval).unwrap_or(0),
-        max_latency_ns: p.max_latency.as_deref().and_then(us),
+        interval_ns: p.period.interval.get().unwrap_or(0),
+        max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
     })
 }
 
-impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
-    }
-
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+step! {
+    fn options(&self) -> Options<'_> {
+        Options::of(&self.shared, None)
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        let d = super::seconds(self.duration.as_deref())?;
+        let d = self.duration.as_ref()?.get()?;
         let runs = if self.mechanism == MechanismArg::All {
             MechanismArg::EACH.len() as u64
         } else {

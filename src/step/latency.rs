@@ -9,13 +9,11 @@ pub use measure::measure;
 pub use plan::Plan;
 
 use super::deadline::DeadlineArgs;
-use super::loads::LoadArgs;
-use super::{de, Machine};
-use crate::record::RunParams;
-use crate::units::{parse_positive_duration, DefaultUnit};
-use anyhow::Result;
+use super::rt::{CpusArgs, IntervalArgs, MlockArgs, Options, SchedArgs, SharedArgs, TraceArgs};
+use super::value::{Cpus, Dur, Sec, Us};
+use super::{de, Kind, View};
+use crate::record::{Better, RunParams};
 use clap::Args;
-use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -24,53 +22,32 @@ use serde_json::json;
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Params {
-    /// Period of the measuring threads (e.g. 200us, 1ms; a bare number is µs).
-    #[arg(
-        short,
-        long,
-        default_value = "1ms",
-        value_name = "DUR",
-        allow_negative_numbers = true
-    )]
-    #[serde(deserialize_with = "de::duration")]
-    pub interval: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub period: IntervalArgs,
     /// Wake-ups per thread, then stop [default: no limit].
     #[arg(short, long, value_name = "N")]
     pub loops: Option<u64>,
     /// Run this long, then stop (e.g. 30s, 5m; a bare number is seconds)
     /// [default: until --loops or Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
-    /// CPUs to measure on, one pinned thread each (e.g. 1-3 or 0,2) [default:
-    /// all online CPUs, as -a alone].
-    #[arg(
-        short = 'a',
-        long,
-        value_name = "LIST",
-        num_args = 0..=1,
-        default_missing_value = "all"
-    )]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub duration: Option<Dur<Sec>>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub measured: CpusArgs,
     /// Number of threads: unpinned, or spread over --cpus in round-robin order
     /// [default: one per CPU, as -t alone].
     #[arg(short, long, value_name = "N")]
     pub threads: Option<Option<usize>>,
-    /// Real-time priority of the measuring threads (1-99; 0 with --policy
-    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
-    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     /// Thread N runs at priority − N (cyclictest's --priospread).
     #[arg(long)]
     pub priospread: bool,
     /// Thread N runs at interval + N×distance (cyclictest's -d; a bare number is µs).
     #[arg(short, long, default_value = "0", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub distance: String,
+    pub distance: Dur<Us>,
     /// Clock to sleep on and read.
     #[arg(long, value_enum, default_value_t = ClockArg::Monotonic)]
     pub clock: ClockArg,
@@ -80,8 +57,7 @@ pub struct Params {
     /// Thread N's first period begins N×offset after the common start
     /// (cyclictest's -A; a bare number is µs).
     #[arg(long, default_value = "0", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub offset: String,
+    pub offset: Dur<Us>,
     /// Start at the next full second of the clock, plus this offset
     /// (cyclictest's --secaligned; a bare number is µs) [default: off; given
     /// alone: offset 0].
@@ -91,12 +67,10 @@ pub struct Params {
         num_args = 0..=1,
         default_missing_value = "0"
     )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub second_aligned: Option<String>,
-    /// Lock all memory (mlockall) before measuring; --mlock=false to skip.
-    #[arg(short = 'm', long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
+    pub second_aligned: Option<Dur<Us>>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub lock: MlockArgs,
     /// Hold /dev/cpu_dma_latency at this many µs for the whole run ("off": leave it).
     #[arg(
         long,
@@ -113,21 +87,18 @@ pub struct Params {
     /// Pin rtlab's main thread (live view, output) to these CPUs for the run
     /// (cyclictest's --mainaffinity) [default: not pinned].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub main_cpus: Option<String>,
+    pub main_cpus: Option<Cpus>,
     /// Range of the 1-µs histogram (--histfile, overflow counts; a bare number
     /// is µs, 1us to 10s); -h as in cyclictest.
     #[arg(short = 'h', long, default_value = "10ms", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub histogram_max: String,
+    pub histogram_max: Dur<Us>,
     /// Wake-up numbers of the first N histogram overflows kept per thread.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub overflow_cycles: usize,
     /// Stop all threads when a latency exceeds this (a bare number is µs)
     /// [default: never].
     #[arg(short, long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub breaktrace: Option<String>,
+    pub breaktrace: Option<Dur<Us>>,
     /// When --breaktrace stops the run, write an ftrace marker and stop tracing.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -135,31 +106,18 @@ pub struct Params {
     /// A wake-up later than this is a deadline miss (a bare number is µs)
     /// [default: the interval].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub deadline: Option<String>,
+    pub deadline: Option<Dur<Us>>,
     /// Exit 1 if the maximum latency exceeds this (CI gate; a bare number is µs)
     /// [default: no gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_latency: Option<String>,
+    pub max_latency: Option<Dur<Us>>,
     /// Points kept per thread in the latency-over-time series (block maxima;
     /// 2-1000000).
     #[arg(long, default_value_t = 2048, value_name = "N")]
     pub trace_points: usize,
-    /// Trace the kernel's scheduler, IRQ, softirq, timer and idle events in
-    /// a tracefs instance of rtlab's own and explain every spike (needs root).
-    #[arg(long)]
-    pub trace: bool,
-    /// With --trace: the wake-ups this late or later are explained (a bare
-    /// number is µs) [default: the deadline].
-    #[arg(
-        long,
-        value_name = "DUR",
-        requires = "trace",
-        allow_negative_numbers = true
-    )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub trace_threshold: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tracing: TraceArgs,
     /// With --trace: also run the kernel's timerlat tracer on the measured
     /// CPUs at the probe's interval and report its timer IRQ versus thread
     /// latency (its own threads then share those CPUs with the probe).
@@ -170,21 +128,19 @@ pub struct Params {
     pub dl: DeadlineArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
-    #[command(flatten)]
-    #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
+    pub shared: SharedArgs,
 }
 
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
-}
-
-/// How a scenario reads `latency` steps.
-pub const PROBE: super::Probe =
-    super::Probe::of::<Params>("latency", "duration").with_shorthand(priority_zero_is_other);
+/// Latency runs: how a scenario reads their steps, how they are shown.
+pub const KIND: Kind = Kind::probe::<Params>("latency", "duration")
+    .with_shorthand(priority_zero_is_other)
+    .view(View::Latency)
+    .metrics(&[("dl_overruns", Better::Lower)])
+    .why(
+        "measure again with 'rtlab latency --trace' (as root, with tracefs), or \
+         'rtlab run --trace' for a campaign",
+    )
+    .holds(super::kind::threads_samples_max);
 
 /// In a scenario, `priority = 0` without a policy means SCHED_OTHER (as in
 /// cyclictest), so that `matrix.priority = [0, 90]` compares the two.
@@ -192,19 +148,6 @@ fn priority_zero_is_other(values: &mut serde_json::Map<String, serde_json::Value
     if values.get("priority") == Some(&json!(0)) && !values.contains_key("policy") {
         values.insert("policy".into(), json!("other"));
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PolicyArg {
-    Fifo,
-    Rr,
-    Other,
-    Batch,
-    Idle,
-    // SCHED_DEADLINE, with the reservation of --dl-runtime, --dl-deadline
-    // and --dl-period (no doc comment: clap would list every value).
-    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -228,14 +171,6 @@ pub enum TimerArg {
     Posix,
 }
 
-impl Params {
-    /// The policy and priority of the measuring threads: priority 90 unless
-    /// given, 0 under a time-sharing policy.
-    fn sched(&self) -> (Policy, i32) {
-        self.policy.with_priority(self.priority)
-    }
-}
-
 /// What a latency run was asked, for its headline and its gate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Asked {
@@ -253,13 +188,12 @@ pub struct Asked {
 /// an import or by an rtlab from before runs recorded their step's parameters.
 pub fn asked(params: &RunParams) -> Asked {
     if let Some(super::Params::Latency(p)) = params.step() {
-        let (policy, priority) = p.sched();
-        let us = |t: &str| parse_positive_duration(t, DefaultUnit::Micros).ok();
+        let (policy, priority) = p.sched.get();
         return Asked {
             policy: policy.name().to_string(),
             priority: i64::from(priority),
-            interval_ns: us(&p.interval).unwrap_or(0),
-            max_latency_ns: p.max_latency.as_deref().and_then(us),
+            interval_ns: p.period.interval.get().unwrap_or(0),
+            max_latency_ns: p.max_latency.as_ref().and_then(Dur::get),
         };
     }
     Asked {
@@ -274,48 +208,20 @@ pub fn asked(params: &RunParams) -> Asked {
     }
 }
 
-impl PolicyArg {
-    /// The policy with `priority`, or with its default: 90 for a real-time
-    /// policy, 0 for the others.
-    pub(crate) fn with_priority(self, priority: Option<i32>) -> (Policy, i32) {
-        let policy = self.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        (policy, priority.unwrap_or(default))
+step! {
+    fn options(&self) -> Options<'_> {
+        Options::of(&self.shared, Some(&self.sched))
     }
 
-    pub(crate) fn policy(self) -> Policy {
-        match self {
-            PolicyArg::Fifo => Policy::Fifo,
-            PolicyArg::Rr => Policy::Rr,
-            PolicyArg::Other => Policy::Other,
-            PolicyArg::Batch => Policy::Batch,
-            PolicyArg::Idle => Policy::Idle,
-            PolicyArg::Deadline => Policy::Deadline,
-        }
-    }
-}
-
-impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
-    }
-
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.perf.check()?;
-        self.load.check()
-    }
-
-    /// How long it is planned to run (ns), when it says.
+    /// How long it is planned to run (ns): its --duration, else --loops
+    /// periods.
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(self.duration.as_deref())
+        let period = || self.period.interval.get();
+        let loops = || self.loops?.checked_mul(period()?);
+        self.duration.as_ref().and_then(Dur::get).or_else(loops)
     }
 
-    /// The real-time scheduling it needs, and the flag that asks for it.
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let (policy, priority) = self.sched();
-        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    fn trace(&mut self) -> Option<&mut bool> {
+        Some(&mut self.tracing.trace)
     }
 }

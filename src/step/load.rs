@@ -2,15 +2,16 @@
 //! for a while and record what each achieved.
 
 use super::loads::PlacementArgs;
-use super::{de, Machine, Observer};
+use super::rt::Options;
+use super::value::{opt_positive, Dur, Sec, Size};
+use super::{de, Kind, Machine, Observer, View};
 use crate::error::{bad_flag, UsageError, EXIT_SYSTEM};
 use crate::loads::guard;
 use crate::loads::placement::Placement;
 use crate::loads::set::LoadSet;
 use crate::loads::spec::{self, LoadSpec};
-use crate::record::{self, Run, Status};
+use crate::record::{self, Better, Run, Status};
 use crate::system;
-use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::rt::sched::Policy;
@@ -35,8 +36,7 @@ pub struct Params {
     /// Run this long, then stop (a bare number is seconds) [default: until
     /// Ctrl-C].
     #[arg(short = 'D', long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// cpu: the arithmetic: mix, int, or one of stress-ng's methods by its name
     /// (matrixprod, fft, int64, ...; rtlab load --list) [default: mix].
     #[arg(long, value_name = "METHOD")]
@@ -53,8 +53,7 @@ pub struct Params {
     /// file (e.g. 4096, 64K, 256M, 1G) [default: vm 256M, memcopy larger than the
     /// last-level cache, io 1M].
     #[arg(long, value_name = "SIZE")]
-    #[serde(deserialize_with = "de::opt_size")]
-    pub bytes: Option<String>,
+    pub bytes: Option<Size>,
     /// vm: keep the mapping and re-dirty it instead of unmapping it.
     #[arg(long)]
     pub keep: bool,
@@ -82,7 +81,11 @@ impl Default for Params {
 }
 
 /// How a scenario reads `load` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("load", "duration").requiring(&["load"]);
+pub const KIND: Kind = Kind::probe::<Params>("load", "duration")
+    .requiring(&["load"])
+    .periods(false, false)
+    .view(View::Load)
+    .metrics(&[("*ops_per_s*", Better::Higher)]);
 
 /// The loads to start, where, and for how long, validated.
 pub struct Plan {
@@ -108,15 +111,7 @@ impl Params {
             specs.extend(spec::parse(&text).map_err(|e| bad_flag("--load", e))?);
         }
         let placement = self.place.placement()?;
-        let duration = self
-            .duration
-            .as_deref()
-            .map(|d| {
-                parse_positive_duration(d, DefaultUnit::Seconds)
-                    .map_err(|e| bad_flag("--duration", e))
-            })
-            .transpose()?
-            .map(Duration::from_nanos);
+        let duration = opt_positive("--duration", &self.duration)?.map(Duration::from_nanos);
         Ok(Plan {
             specs,
             placement,
@@ -155,7 +150,7 @@ impl Params {
             ("--method", "method", self.method.clone()),
             ("--cpu-load", "load", self.cpu_load.clone()),
             ("--cpu-load-slice", "slice", self.cpu_load_slice.clone()),
-            ("--bytes", "bytes", self.bytes.clone()),
+            ("--bytes", "bytes", self.bytes.as_ref().map(Size::to_string)),
             ("--dir", "dir", self.dir.clone()),
             ("--root", "root", self.root.clone()),
         ];
@@ -250,7 +245,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
             }
         }
     }
-    let mut run = super::new_run("load", fp, started_at, super::Params::Load(p.clone()));
+    let mut run = super::new_run(fp, started_at, p.clone());
     run.status = status;
     run.exit_code = if all_ended {
         EXIT_SYSTEM
@@ -266,21 +261,31 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
 }
 
 impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
+    fn kind(&self) -> &'static Kind {
+        &KIND
     }
 
-    /// Every check before the loads start: [`Params::plan`], and whether this
-    /// machine can carry them (memory, free space for io).
-    fn check(&self, _m: &Machine) -> Result<()> {
+    /// [`Params::plan`], and whether this machine can carry the loads
+    /// (memory, free space for io).
+    fn check_plan(&self, _m: &Machine) -> Result<()> {
         let plan = self.plan()?;
         guard::check(&plan.specs).map_err(|e| bad_flag("--load", format!("{e:#}")))?;
-        self.perf.check()
+        Ok(())
     }
 
-    /// How long it is planned to run (ns), when it says.
+    fn options(&self) -> Options<'_> {
+        Options {
+            perf: Some(&self.perf),
+            ..Options::default()
+        }
+    }
+
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(self.duration.as_deref())
+        self.duration.as_ref()?.get()
+    }
+
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run> {
+        measure(self, obs)
     }
 
     /// The real-time scheduling its workers need, and the key that asks for it.
@@ -298,7 +303,12 @@ mod tests {
     use serde_json::json;
 
     fn params(v: serde_json::Value) -> Params {
-        match PROBE.params(v.as_object().unwrap().clone()).unwrap() {
+        match KIND
+            .probe
+            .unwrap()
+            .params(v.as_object().unwrap().clone())
+            .unwrap()
+        {
             super::super::Params::Load(p) => p,
             other => panic!("not a load step: {other:?}"),
         }
@@ -312,8 +322,8 @@ mod tests {
             "root": "/usr", "force": true, "load_cpus": [0], "load_nice": 5,
             "load_policy": "batch",
         }));
-        assert_eq!(all.bytes.as_deref(), Some("1048576"));
-        assert_eq!(all.place.load_cpus.as_deref(), Some("0"));
+        assert_eq!(all.bytes.as_ref().map(|v| v.text()), Some("1048576"));
+        assert_eq!(all.place.load_cpus.as_ref().map(|v| v.text()), Some("0"));
         for p in [all, Params::default(), params(json!({"load": "dohell"}))] {
             let tagged = super::super::Params::Load(p);
             let text = serde_json::to_string(&tagged).unwrap();
@@ -324,7 +334,7 @@ mod tests {
 
     #[test]
     fn its_keys_are_its_flags_and_the_loads() {
-        let mut keys = PROBE.keys();
+        let mut keys = KIND.probe.unwrap().keys();
         keys.sort();
         let mut want = [
             "load",
@@ -345,8 +355,8 @@ mod tests {
         ];
         want.sort();
         assert_eq!(keys, want);
-        assert_eq!(super::super::probe("load"), Some(&PROBE));
-        assert_eq!(PROBE.required, ["load"]);
+        assert_eq!(super::super::probe("load"), KIND.probe.as_ref());
+        assert_eq!(KIND.probe.unwrap().required, ["load"]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `--load-nice`, `--load-policy`), handed to [`crate::loads`].
 
 use super::de;
+use super::value::Cpus;
 use crate::error::bad_flag;
 use crate::loads::placement::{self, Placement};
 use crate::loads::running::Running;
@@ -16,8 +17,7 @@ use serde::{Deserialize, Serialize};
 pub struct PlacementArgs {
     /// CPUs the load workers may run on [default: every CPU rtlab may use].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub load_cpus: Option<String>,
+    pub load_cpus: Option<Cpus>,
     /// Nice value of the load workers (-20 to 19) [default: rtlab's own].
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub load_nice: Option<i32>,
@@ -29,12 +29,13 @@ pub struct PlacementArgs {
 impl PlacementArgs {
     /// The validated placement.
     pub fn placement(&self) -> Result<Placement> {
-        let cpus = self
-            .load_cpus
-            .as_deref()
-            .map(placement::cpus)
-            .transpose()
-            .map_err(|e| bad_flag("--load-cpus", e))?;
+        let cpus = match &self.load_cpus {
+            Some(l) => {
+                let list = l.list("--load-cpus")?;
+                Some(placement::cpus(&list).map_err(|e| bad_flag("--load-cpus", e))?)
+            }
+            None => None,
+        };
         if let Some(n) = self.load_nice {
             placement::check_nice(n).map_err(|e| bad_flag("--load-nice", e))?;
         }
@@ -104,7 +105,7 @@ mod tests {
 
     fn place(cpus: Option<&str>, nice: Option<i32>, policy: &str) -> Result<Placement> {
         PlacementArgs {
-            load_cpus: cpus.map(str::to_string),
+            load_cpus: cpus.map(Cpus::new),
             load_nice: nice,
             load_policy: policy.into(),
         }

@@ -1,16 +1,52 @@
 //! Steps: one module per measurement. Each owns its typed `Params` (the flags of
 //! its subcommand and the keys of a scenario step, defined once, with their
-//! defaults), the checks that turn them into what the engine runs, and the run
-//! itself, which returns a [`Run`](crate::record::Run).
+//! defaults), the checks that turn them into what the engine runs, the run
+//! itself, which returns a [`Run`](crate::record::Run), and its [`Kind`]: how
+//! rtlab treats runs of it. The [`registry!`] below lists every probe once.
 //!
 //! A scenario step is the same `Params`, read from TOML; a campaign runs it in a
-//! child process by handing the serialised `Params` to `rtlab step`. A run
+//! child process by handing the serialised `Params` to `rtlab __step`. A run
 //! records the `Params` it was made with (tagged with the probe's name).
+
+/// The [`Step`] of a probe's `Params`, in the probe's module, which holds
+/// its `KIND`, `Params::plan(&self, &Machine)` and `measure(&Params, &mut
+/// dyn Observer)`: its kind, the check of its plan and its measuring, with
+/// the other methods given (`options`, `planned_ns`, and those the probe has
+/// of its own); and its defaults, its flags when none is given.
+macro_rules! step {
+    ($($methods:tt)*) => {
+        impl Default for Params {
+            fn default() -> Self {
+                crate::step::defaults()
+            }
+        }
+
+        impl crate::step::Step for Params {
+            fn kind(&self) -> &'static crate::step::Kind {
+                &KIND
+            }
+
+            fn check_plan(&self, m: &crate::step::Machine) -> anyhow::Result<()> {
+                self.plan(m).map(drop)
+            }
+
+            fn measure(
+                &self,
+                obs: &mut dyn crate::step::Observer,
+            ) -> anyhow::Result<crate::record::Run> {
+                measure(self, obs)
+            }
+
+            $($methods)*
+        }
+    };
+}
 
 pub mod bench;
 pub mod de;
 pub mod deadline;
 pub mod ipc;
+pub mod kind;
 pub mod latency;
 pub mod load;
 pub mod loads;
@@ -18,54 +54,133 @@ pub mod net;
 pub mod noise;
 pub mod perf;
 pub mod periodic;
+pub mod rt;
+pub mod value;
 
-use crate::record::{self, Run, RunParams};
+pub use kind::{reports, Kind, View};
+
+use crate::record::{self, Better, Run, RunParams};
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::{self, Policy};
 use rtlab_engine::sysinfo::Fingerprint;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// The parameters of any step, tagged with its probe's name (`"probe":
-/// "latency"`): what a scenario step gives, what `rtlab step` runs and what a
-/// run records.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "probe")]
-pub enum Params {
-    /// `rtlab latency`.
-    #[serde(rename = "latency")]
-    Latency(latency::Params),
-    /// `rtlab noise`.
-    #[serde(rename = "noise")]
-    Noise(noise::Params),
-    /// `rtlab ipc`.
-    #[serde(rename = "ipc")]
-    Ipc(ipc::Params),
-    /// `rtlab load`.
-    #[serde(rename = "load")]
-    Load(load::Params),
-    /// `rtlab net ping`.
-    #[serde(rename = "net")]
-    Net(net::Params),
-    /// `rtlab periodic`.
-    #[serde(rename = "periodic")]
-    Periodic(periodic::Params),
-    /// `rtlab bench cpu`.
-    #[serde(rename = "bench.cpu")]
-    BenchCpu(bench::cpu::Params),
-    /// `rtlab bench memory`.
-    #[serde(rename = "bench.memory")]
-    BenchMemory(bench::memory::Params),
-    /// `rtlab bench fileio`.
-    #[serde(rename = "bench.fileio")]
-    BenchFileio(bench::fileio::Params),
-    /// `rtlab bench threads`.
-    #[serde(rename = "bench.threads")]
-    BenchThreads(bench::threads::Params),
-    /// `rtlab bench mutex`.
-    #[serde(rename = "bench.mutex")]
-    BenchMutex(bench::mutex::Params),
+/// The registry: one line a probe, `Variant(module)`, where `module` holds
+/// the probe's `Params` (which implement [`Step`]) and its `KIND`. It makes
+/// the tagged [`Params`] of any step and the list of [`KINDS`].
+macro_rules! registry {
+    ($($variant:ident($($module:ident)::+)),* $(,)?) => {
+        /// The parameters of any step, tagged with its probe's name (`"probe":
+        /// "latency"`): what a scenario step gives, what `rtlab __step` runs
+        /// and what a run records. A few per run: the size of the largest
+        /// variant does not matter.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Params {
+            $($variant($($module)::+::Params),)*
+        }
+
+        impl Params {
+            /// The step these parameters are.
+            pub fn step(&self) -> &dyn Step {
+                match self {
+                    $(Params::$variant(p) => p,)*
+                }
+            }
+
+            /// The step these parameters are, to change.
+            pub fn step_mut(&mut self) -> &mut dyn Step {
+                match self {
+                    $(Params::$variant(p) => p,)*
+                }
+            }
+
+            /// The parameters of the probe `name` from `values` (`None`:
+            /// no probe is so named).
+            fn typed(name: &str, values: Map<String, Value>) -> Option<serde_json::Result<Params>> {
+                $(if name == $($module)::+::KIND.name {
+                    let params = serde_json::from_value(Value::Object(values));
+                    return Some(params.map(Params::$variant));
+                })*
+                None
+            }
+        }
+
+        $(impl From<$($module)::+::Params> for Params {
+            fn from(p: $($module)::+::Params) -> Params {
+                Params::$variant(p)
+            }
+        })*
+
+        impl Serialize for Params {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(Params::$variant(p) => Tagged { probe: self.name(), params: p }.serialize(s),)*
+                }
+            }
+        }
+
+        /// The names of every probe.
+        const NAMES: &[&str] = &[$($($module)::+::KIND.name,)*];
+
+        /// Every kind of run rtlab makes: a probe's, then `perf`.
+        pub const KINDS: &[&Kind] = &[$(&$($module)::+::KIND,)* &perf::KIND];
+    };
+}
+
+registry! {
+    Latency(latency),
+    Noise(noise),
+    Net(net),
+    Periodic(periodic),
+    Ipc(ipc),
+    Load(load),
+    BenchCpu(bench::cpu),
+    BenchMemory(bench::memory),
+    BenchFileio(bench::fileio),
+    BenchThreads(bench::threads),
+    BenchMutex(bench::mutex),
+}
+
+/// A step's parameters as they are serialised: the probe's name first.
+#[derive(Serialize)]
+struct Tagged<'a, P> {
+    probe: &'static str,
+    #[serde(flatten)]
+    params: &'a P,
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut values = Map::<String, Value>::deserialize(d)?;
+        let name = match values.remove("probe") {
+            Some(Value::String(name)) => name,
+            _ => return Err(D::Error::missing_field("probe")),
+        };
+        match Params::typed(&name, values) {
+            Some(params) => params.map_err(D::Error::custom),
+            None => Err(D::Error::unknown_variant(&name, NAMES)),
+        }
+    }
+}
+
+/// The kind of runs called `name`: a probe's, `perf`, or (for a kind this
+/// rtlab does not make, such as an import's) one treated as latency runs are.
+pub fn kind(name: &str) -> &'static Kind {
+    const OTHER: Kind = Kind::other("other");
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name)
+        .unwrap_or(&OTHER)
+}
+
+/// Which way the metric `name` improves, when a kind lists it.
+pub fn metric_direction(name: &str) -> Option<Better> {
+    KINDS.iter().find_map(|k| k.direction(name))
 }
 
 /// How a scenario reads a probe's steps.
@@ -122,28 +237,18 @@ fn defaults_json<P: clap::Args + clap::FromArgMatches + serde::Serialize>() -> V
 }
 
 /// Every probe a scenario step can name.
-pub const PROBES: &[Probe] = &[
-    latency::PROBE,
-    noise::PROBE,
-    net::PROBE,
-    periodic::PROBE,
-    ipc::PROBE,
-    load::PROBE,
-    bench::cpu::PROBE,
-    bench::memory::PROBE,
-    bench::fileio::PROBE,
-    bench::threads::PROBE,
-    bench::mutex::PROBE,
-];
+pub fn probes() -> impl Iterator<Item = &'static Probe> {
+    KINDS.iter().filter_map(|k| k.probe.as_ref())
+}
 
 /// The probe called `name`.
 pub fn probe(name: &str) -> Option<&'static Probe> {
-    PROBES.iter().find(|p| p.name == name)
+    probes().find(|p| p.name == name)
 }
 
 /// The names of all probes, for error messages.
 pub fn names() -> String {
-    PROBES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    NAMES.join(", ")
 }
 
 impl PartialEq for Probe {
@@ -188,46 +293,61 @@ impl Probe {
         self.typed(values)
     }
 
-    fn typed(&self, mut values: Map<String, Value>) -> Result<Params, String> {
-        values.insert("probe".into(), Value::String(self.name.into()));
-        serde_json::from_value(Value::Object(values)).map_err(|e| de::plain(&e))
+    fn typed(&self, values: Map<String, Value>) -> Result<Params, String> {
+        match Params::typed(self.name, values) {
+            Some(params) => params.map_err(|e| de::plain(&e)),
+            None => Err(format!("unknown probe '{}'", self.name)),
+        }
     }
 }
 
-/// What a scenario and a campaign ask of any step's parameters before it runs.
+/// A step: what the shared step code (scenario checks, campaigns, the
+/// command line) asks of any probe's parameters. A probe gives its kind, its
+/// own checks, its shared options, its planned time and its measuring; the
+/// checks of the shared options, the real-time need and the order in which
+/// a run checks and measures are the same for every probe, here.
 pub trait Step {
-    /// How a scenario reads steps of its probe.
-    fn probe(&self) -> &'static Probe;
-    /// Every check it would make before measuring, on machine `m`: a
+    /// Its kind.
+    fn kind(&self) -> &'static Kind;
+    /// The checks of its own values on machine `m` (its plan): a
     /// [`BadValue`](crate::error::BadValue) names the flag of the value.
-    fn check(&self, m: &Machine) -> Result<()>;
+    fn check_plan(&self, m: &Machine) -> Result<()>;
+    /// The options it shares with other probes.
+    fn options(&self) -> rt::Options<'_>;
     /// How long it is planned to run (ns), when it says.
     fn planned_ns(&self) -> Option<u64>;
+    /// Measures, watched by `obs`.
+    fn measure(&self, obs: &mut dyn Observer) -> Result<Run>;
+
+    /// Every check it would make before measuring, on machine `m`.
+    fn check(&self, m: &Machine) -> Result<()> {
+        self.check_plan(m)?;
+        self.options().check()
+    }
+
     /// The real-time scheduling it needs, and the key that asks for it.
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)>;
+    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
+        self.options().sched.and_then(rt::SchedArgs::rt_need)
+    }
+
+    /// Its `trace` switch, when it can trace the kernel and explain what it
+    /// saw (`rtlab run --trace` turns it on).
+    fn trace(&mut self) -> Option<&mut bool> {
+        None
+    }
+
+    /// Measures, after refusing what no probe can do here (`--perf` on a
+    /// machine that opens no counter).
+    fn run(&self, obs: &mut dyn Observer) -> Result<Run> {
+        self.options().check_perf()?;
+        self.measure(obs)
+    }
 }
 
 impl Params {
-    /// The step these parameters are.
-    pub fn step(&self) -> &dyn Step {
-        match self {
-            Params::Latency(p) => p,
-            Params::Noise(p) => p,
-            Params::Net(p) => p,
-            Params::Periodic(p) => p,
-            Params::Ipc(p) => p,
-            Params::Load(p) => p,
-            Params::BenchCpu(p) => p,
-            Params::BenchMemory(p) => p,
-            Params::BenchFileio(p) => p,
-            Params::BenchThreads(p) => p,
-            Params::BenchMutex(p) => p,
-        }
-    }
-
     /// Its probe's name.
     pub fn name(&self) -> &'static str {
-        self.step().probe().name
+        self.step().kind().name
     }
 }
 
@@ -265,15 +385,16 @@ pub trait Observer {
     /// A bench's rates over the --report-interval that just ended, as a line.
     fn interval(&mut self, _line: &str) {}
     /// A bench's totals at the end of a --report-interval (`prev`: at the end
-    /// of the one before, zero at the start), for a bench of `kind` (`cpu`).
-    /// By default, rtlab's line of rates through [`Observer::interval`].
+    /// of the one before, zero at the start), for a bench whose own rates
+    /// are `rates`. By default, rtlab's line of rates through
+    /// [`Observer::interval`].
     fn bench_interval(
         &mut self,
-        kind: &str,
+        rates: bench::Rates,
         prev: &rtlab_engine::bench::Snapshot,
         now: &rtlab_engine::bench::Snapshot,
     ) {
-        self.interval(&bench::interval_line(kind, prev, now));
+        self.interval(&bench::interval_line(rates, prev, now));
     }
     /// The percentile of each interval's event times that
     /// [`Observer::bench_interval`] reads in `Snapshot::pct_ns` (0: none).
@@ -286,22 +407,18 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// A run of `kind` on the system `fp`, with its step's parameters and the
-/// default label. The step fills in what it measured.
-pub fn new_run(kind: &str, fp: Fingerprint, started_at: String, params: Params) -> Run {
+/// A run of the step `params` on the system `fp`, with the default label.
+/// The step fills in what it measured.
+pub fn new_run(fp: Fingerprint, started_at: String, params: impl Into<Params>) -> Run {
+    let params = params.into();
     let label = record::default_label(&fp);
     Run::new(
-        kind,
+        params.name(),
         label,
         fp,
         started_at,
         RunParams::Step(Box::new(params)),
     )
-}
-
-/// A `--duration` (bare numbers are seconds) in ns, when given and valid.
-pub fn seconds(duration: Option<&str>) -> Option<u64> {
-    crate::units::parse_positive_duration(duration?, crate::units::DefaultUnit::Seconds).ok()
 }
 
 /// The defaults of a step's parameters: its flags, none given.
@@ -352,6 +469,14 @@ impl Machine {
             mem_available: rtlab_engine::sysinfo::meminfo_kib(&meminfo, "MemAvailable")
                 .saturating_mul(1024),
         }
+    }
+
+    /// The CPUs of `list`, refused naming `flag` when it does not read, is
+    /// empty or names a CPU this process cannot use.
+    pub fn usable(&self, flag: &str, list: &value::Cpus) -> Result<Vec<usize>> {
+        let cpus = list.list(flag)?;
+        self.check_cpus(flag, &cpus)?;
+        Ok(cpus.cpus().to_vec())
     }
 
     /// Refuses CPUs of `list` that this process cannot use, naming `flag`.

@@ -9,24 +9,43 @@ mod trace;
 pub use gates::{gates, metric};
 pub use measure::measure;
 
-use super::latency::PolicyArg;
-use super::loads::LoadArgs;
-use super::perf::PerfArgs;
-use super::{de, Machine};
+use super::rt::{CpusArgs, Options, SchedArgs, SharedArgs, TraceArgs};
+use super::value::{Dur, Read, Sec, Us, Word};
+use super::{Kind, Machine, View};
 use crate::error::bad_flag;
-use crate::record::RunParams;
+use crate::record::{Better, RunParams};
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::noise::{NoiseClock, NoiseConfig};
-use rtlab_engine::rt::cpuset::CpuList;
-use rtlab_engine::rt::sched::Policy;
 use serde::{Deserialize, Serialize};
 
 /// The parameters of the noise probe: `rtlab noise` flags and the keys of a
 /// `noise` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(
+    mut_arg("cpus", |a| a.help(
+        "CPUs to measure, one pinned spinning thread each [default: every usable CPU but the \
+         first, which stays with the system; -a alone: all]"
+    )),
+    mut_arg("priority", |a| a.help(
+        "Real-time priority of the spinning threads (1-99; 0 with --policy other, batch or \
+         idle) [default: 90; 0 with other, batch or idle]"
+    )),
+    mut_arg("policy", |a| a.help(
+        "Scheduling policy of the spinning threads (other: housekeeping CPUs)"
+    )),
+    mut_arg("trace", |a| a.help(
+        "Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a tracefs \
+         instance of rtlab's own and explain every gap at or above --trace-threshold: which \
+         IRQs, softirqs, NMIs and threads took it (needs root)"
+    )),
+    mut_arg("trace_threshold", |a| a.help(
+        "With --trace: the gaps this long or longer are explained (a bare number is µs) \
+         [default: 10 × --threshold]"
+    ))
+)]
 pub struct Params {
     /// Run this long on every CPU (a bare number is seconds).
     #[arg(
@@ -36,26 +55,13 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub duration: String,
-    /// CPUs to measure, one pinned spinning thread each [default: every usable
-    /// CPU but the first, which stays with the system; -a alone: all].
-    #[arg(
-        short = 'a',
-        long,
-        value_name = "LIST",
-        num_args = 0..=1,
-        default_missing_value = "all"
-    )]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
-    /// Real-time priority of the spinning threads (1-99; 0 with --policy
-    /// other, batch or idle) [default: 90; 0 with other, batch or idle].
-    #[arg(short, long, value_name = "PRIO", allow_negative_numbers = true)]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the spinning threads (other: housekeeping CPUs).
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    pub duration: Dur<Sec>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub measured: CpusArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     /// A gap between two clock reads above this is noise (a bare number is µs).
     #[arg(
         short = 'T',
@@ -64,8 +70,7 @@ pub struct Params {
         value_name = "DUR",
         allow_negative_numbers = true
     )]
-    #[serde(deserialize_with = "de::duration")]
-    pub threshold: String,
+    pub threshold: Dur<Us>,
     /// Clock the loop reads: the TSC (as oslat; auto picks it where it is
     /// constant and non-stop) or clock_gettime(CLOCK_MONOTONIC) via the vDSO.
     #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
@@ -74,40 +79,17 @@ pub struct Params {
     /// number: 100ppm), a percentage (0.01%) or time per second (100us/s)
     /// [default: no gate].
     #[arg(long, value_name = "PPM|%|RATE")]
-    pub max_noise: Option<String>,
+    pub max_noise: Option<Word<Ppm>>,
     /// Exit 1 if any single gap exceeds this (a bare number is µs) [default: no
     /// gate].
     #[arg(long, value_name = "DUR", allow_negative_numbers = true)]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_gap: Option<String>,
-    /// Trace the kernel's scheduler, IRQ, softirq, NMI and timer events in a
-    /// tracefs instance of rtlab's own and explain every gap at or above
-    /// --trace-threshold: which IRQs, softirqs, NMIs and threads took it (needs
-    /// root).
-    #[arg(long)]
-    pub trace: bool,
-    /// With --trace: the gaps this long or longer are explained (a bare number
-    /// is µs) [default: 10 × --threshold].
-    #[arg(
-        long,
-        value_name = "DUR",
-        requires = "trace",
-        allow_negative_numbers = true
-    )]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub trace_threshold: Option<String>,
+    pub max_gap: Option<Dur<Us>>,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub tracing: TraceArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: PerfArgs,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
+    pub shared: SharedArgs,
 }
 
 /// The clock of the loop.
@@ -122,8 +104,19 @@ pub enum ClockArg {
     Monotonic,
 }
 
-/// How a scenario reads `noise` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("noise", "duration");
+/// Noise runs: gaps, per CPU, with no period to overrun or deadline to miss.
+pub const KIND: Kind = Kind::probe::<Params>("noise", "duration")
+    .quantity("gap")
+    .periods(false, false)
+    .view(View::Noise)
+    .metrics(&[
+        ("noise_*", Better::Lower),
+        ("loop_*", Better::Lower),
+        ("max_gap_at_ns", Better::Neither),
+        ("clock_ticks_per_us", Better::Neither),
+    ])
+    .why("measure again with 'rtlab noise --trace' (as root, with tracefs)")
+    .total_figure("gaps between clock reads");
 
 /// A run's configuration and gates, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +129,17 @@ pub struct Plan {
     pub max_gap_ns: Option<u64>,
     /// With `--trace`: the gaps explained, this long or longer (ns).
     pub trace_threshold_ns: Option<u64>,
+}
+
+/// A noise budget (`--max-noise`), read in ppm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ppm;
+
+impl Read for Ppm {
+    type Value = f64;
+    fn read(text: &str) -> Result<f64, String> {
+        parse_noise(text)
+    }
 }
 
 /// Reads `--max-noise`: `N` or `Nppm`, `N%`, or a duration per second
@@ -162,17 +166,11 @@ pub fn parse_noise(text: &str) -> Result<f64, String> {
 }
 
 impl Params {
-    fn sched(&self) -> (Policy, i32) {
-        self.policy.with_priority(self.priority)
-    }
-
     /// Every value checked on machine `m`, turned into the engine's
     /// configuration; a bad value names its flag.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
-        let duration_ns = parse_positive_duration(&self.duration, DefaultUnit::Seconds)
-            .map_err(|e| bad_flag("--duration", e))?;
-        let threshold_ns = parse_positive_duration(&self.threshold, DefaultUnit::Micros)
-            .map_err(|e| bad_flag("--threshold", e))?;
+        let duration_ns = self.duration.positive("--duration")?;
+        let threshold_ns = self.threshold.positive("--threshold")?;
         if threshold_ns > 1_000_000_000 {
             return Err(bad_flag(
                 "--threshold",
@@ -182,28 +180,13 @@ impl Params {
                 ),
             ));
         }
-        let cpus = match self.cpus.as_deref() {
-            Some("all") => m.cpus.clone(),
-            Some(list) => {
-                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
-                if cpus.is_empty() {
-                    return Err(bad_flag("--cpus", "the list is empty"));
-                }
-                m.check_cpus("--cpus", &cpus)?;
-                cpus.cpus().to_vec()
-            }
+        let cpus = match &self.measured.cpus {
+            Some(l) if l.is_all() => m.cpus.clone(),
+            Some(l) => m.usable("--cpus", l)?,
             None if m.cpus.len() > 1 => m.cpus[1..].to_vec(),
             None => m.cpus.clone(),
         };
-        let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            let name = policy.name().to_uppercase();
-            return Err(bad_flag(
-                "--priority",
-                format!("{priority} is outside {lo}-{hi} for SCHED_{name}"),
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
         let clock = match self.clock {
             ClockArg::Monotonic => NoiseClock::Monotonic,
             ClockArg::Tsc if !cfg!(target_arch = "x86_64") => {
@@ -218,16 +201,10 @@ impl Params {
         };
         let max_noise_ppm = self
             .max_noise
-            .as_deref()
-            .map(parse_noise)
-            .transpose()
-            .map_err(|e| bad_flag("--max-noise", e))?;
-        let max_gap_ns = self
-            .max_gap
-            .as_deref()
-            .map(|t| parse_positive_duration(t, DefaultUnit::Micros))
-            .transpose()
-            .map_err(|e| bad_flag("--max-gap", e))?;
+            .as_ref()
+            .map(|w| w.value("--max-noise"))
+            .transpose()?;
+        let max_gap_ns = super::value::opt_positive("--max-gap", &self.max_gap)?;
         let trace_threshold_ns = self.trace_threshold_ns(threshold_ns)?;
         Ok(Plan {
             cfg: NoiseConfig {
@@ -237,7 +214,7 @@ impl Params {
                 duration_ns,
                 threshold_ns,
                 clock,
-                perf: self.perf.perf,
+                perf: self.shared.perf.perf,
                 gap_marks: None,
             },
             max_noise_ppm,
@@ -247,24 +224,17 @@ impl Params {
     }
 }
 
-impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
-    }
-
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.perf.check()?;
-        self.load.check()
+step! {
+    fn options(&self) -> Options<'_> {
+        Options::of(&self.shared, Some(&self.sched))
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(Some(&self.duration))
+        self.duration.get()
     }
 
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let (policy, priority) = self.sched();
-        (policy.is_realtime() && priority > 0).then_some((policy, priority, "priority"))
+    fn trace(&mut self) -> Option<&mut bool> {
+        Some(&mut self.tracing.trace)
     }
 }
 
@@ -272,9 +242,9 @@ impl super::Step for Params {
 pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
     match params.step() {
         Some(super::Params::Noise(p)) => {
-            let (policy, priority) = p.sched();
+            let (policy, priority) = p.sched.get();
             Some((
-                parse_positive_duration(&p.threshold, DefaultUnit::Micros).unwrap_or(0),
+                p.threshold.get().unwrap_or(0),
                 format!("{} {priority}", policy.name()),
                 serde_json::to_value(p.clock)
                     .ok()
@@ -289,6 +259,7 @@ pub fn asked(params: &RunParams) -> Option<(u64, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_engine::rt::sched::Policy;
 
     fn plan(args: &[&str]) -> Result<Plan> {
         use clap::Parser;

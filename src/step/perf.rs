@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use std::os::unix::process::ExitStatusExt;
 use std::time::Instant;
 
+/// Runs of `rtlab perf -- CMD`: a command's counters, no series.
+pub const KIND: super::Kind = super::Kind::other("perf").periods(false, false);
+
 /// The `--perf` option.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args, Serialize, Deserialize)]
 #[serde(default)]
@@ -148,7 +151,7 @@ pub fn measure_command(command: &[String]) -> anyhow::Result<Run> {
         (None, None) => (1, None),
     };
     let params = RunParams::Recorded(serde_json::json!({ "command": command }));
-    let mut run = Run::new("perf", label, fp, started_at, params);
+    let mut run = Run::new(KIND.name, label, fp, started_at, params);
     run.duration_ns = elapsed_ns;
     run.status = if signal.is_some() {
         Status::Interrupted

@@ -623,11 +623,11 @@ fn insert_run(c: &dyn Conn, run: &Run, uuid: Option<&str>, blobs: Vec<Vec<u8>>) 
                 &run.fingerprint.hostname,
                 total.map(|t| t.counters.samples as i64),
                 total
-                    .filter(|_| run.reports("p99_ns"))
+                    .filter(|_| crate::step::reports(run, "p99_ns"))
                     .map(|t| t.summary.p99_ns as i64),
                 total.map(|t| t.summary.max_ns as i64),
                 total
-                    .filter(|_| run.reports("deadline_misses"))
+                    .filter(|_| crate::step::reports(run, "deadline_misses"))
                     .map(|t| t.counters.deadline_misses as i64),
                 serde_json::to_string(&header)?,
                 serde_json::to_string(&run.metrics)?,

@@ -45,6 +45,7 @@ mod ipc_cli;
 mod kconfig_cli;
 mod latency_cli;
 mod load_cli;
+mod map;
 mod monitor_cli;
 mod net_errors;
 mod net_loopback;

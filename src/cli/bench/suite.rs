@@ -7,7 +7,8 @@ use super::super::common::{Context, OutputArgs, SaveArgs};
 use super::super::run::{self as campaign, RunArgs};
 use crate::error::{bad_flag, BadValue, UsageError};
 use crate::scenario::presets;
-use crate::step::{self, Machine};
+use crate::step::bench::fileio;
+use crate::step::Machine;
 use crate::units::{parse_positive_duration, DefaultUnit};
 use anyhow::{Context as _, Result};
 use clap::{Args, FromArgMatches, ValueEnum};
@@ -127,7 +128,7 @@ fn set_fileio(doc: &mut DocumentMut, dir: &Path, size: &str) -> Result<bool> {
         .and_then(|steps| {
             steps
                 .iter_mut()
-                .find(|t| t.get("probe").and_then(|p| p.as_str()) == Some("bench.fileio"))
+                .find(|t| t.get("probe").and_then(|p| p.as_str()) == Some(fileio::KIND.name))
         })
         .context("the suite preset has a fileio step")?;
     let mut changed = false;
@@ -148,7 +149,7 @@ fn set_fileio(doc: &mut DocumentMut, dir: &Path, size: &str) -> Result<bool> {
 fn check_fileio(text: &str) -> Result<()> {
     let doc: serde_json::Value = toml_edit::de::from_str(text)?;
     let steps = doc["step"].as_array().cloned().unwrap_or_default();
-    let probe = step::probe("bench.fileio").context("fileio is a probe")?;
+    let probe = fileio::KIND.probe.as_ref().context("fileio is a probe")?;
     for s in steps.into_iter().filter(|s| s["probe"] == probe.name) {
         let mut values = s.as_object().cloned().unwrap_or_default();
         values.retain(|k, _| probe.takes(k));

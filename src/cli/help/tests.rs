@@ -176,7 +176,7 @@ fn help_of_a_subcommand_is_its_long_help() {
 #[test]
 fn the_scenarios_topic_has_every_probe_and_key_with_its_default() {
     let t = text(&["scenarios".to_string()]).unwrap();
-    for p in crate::step::PROBES {
+    for p in crate::step::probes() {
         assert!(t.contains(&format!("probe = \"{}\"", p.name)), "{}", p.name);
         for k in p.keys() {
             assert!(t.contains(&format!("\n  {k}")), "{}: {k}", p.name);

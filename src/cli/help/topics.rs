@@ -53,7 +53,11 @@ pub(super) fn visible(cmd: &clap::Command, top: bool) -> impl Iterator<Item = &c
 /// Every option of every visible subcommand, with its path (`net ping`).
 pub(super) fn options() -> Vec<(String, clap::Arg)> {
     fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
-        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        // In the order of the help (an option a probe rewords moves to the
+        // end of the list, not of the help).
+        let mut args: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+        args.sort_by_key(|a| a.get_display_order());
+        for a in args {
             out.push((path.to_string(), a.clone()));
         }
         for sub in visible(cmd, path.is_empty()) {
@@ -217,7 +221,7 @@ The keys of a probe are its command's flags, with _ for - (interval, load_cpus),
 same values; lists may be TOML arrays (cpus = [0, 2], load = [\"cpu\", \"vm\"]).
 ",
     );
-    for p in step::PROBES {
+    for p in step::probes() {
         s.push_str(&probe_keys(p));
     }
     s.push_str(

@@ -134,7 +134,7 @@ impl Site {
         let day = store.worst_since(now - DAY_NS)?;
         let hosts = store.hosts(&latest)?;
         let budgets: Vec<u64> = self.reqs.iter().map(|r| r.budget_ns).collect();
-        let kind = crate::step::latency::PROBE.name;
+        let kind = crate::step::latency::KIND.name;
         let evidence = store.evidence(now, &budgets, kind, &latest, &hosts)?;
         let rows: Vec<FleetRow> = hosts
             .iter()

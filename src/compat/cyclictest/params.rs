@@ -7,7 +7,9 @@ use super::observer::Output;
 use super::options::{Count, Options, PolicyName};
 use crate::error::UsageError;
 use crate::format::histfile::Layout;
-use crate::step::latency::{Params, PolicyArg, TimerArg};
+use crate::step::latency::{Params, TimerArg};
+use crate::step::rt::{CpusArgs, IntervalArgs, MlockArgs, PolicyArg, SchedArgs};
+use crate::step::value::{Cpus, Dur};
 use crate::step::Machine;
 use anyhow::Result;
 use rtlab_engine::rt::cpuset::CpuList;
@@ -127,32 +129,38 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
     let histogram = o.histogram.min(HIST_MAX_US);
     let defaults = Params::default();
     let params = Params {
-        interval: o.interval.to_string(),
+        period: IntervalArgs {
+            interval: Dur::new(o.interval.to_string()),
+        },
         loops: (o.loops > 0).then_some(o.loops),
-        duration: o.duration.clone(),
-        cpus: Some(CpuList::from_cpus(cpus).to_string()),
+        duration: o.duration.as_deref().map(Dur::new),
+        measured: CpusArgs {
+            cpus: Some(Cpus::of(cpus)),
+        },
         threads: Some(Some(threads)),
-        priority: Some(priority),
-        policy,
+        sched: SchedArgs {
+            priority: Some(priority),
+            policy,
+        },
         priospread: o.priospread,
         distance: if histogram > 0 {
-            "0".into()
+            Dur::new("0")
         } else {
-            o.distance.unwrap_or(DEFAULT_DISTANCE_US).to_string()
+            Dur::new(o.distance.unwrap_or(DEFAULT_DISTANCE_US).to_string())
         },
         clock,
         timer,
-        offset: o.aligned.unwrap_or(0).to_string(),
-        second_aligned: o.secaligned.map(|s| s.to_string()),
-        mlock: o.mlockall,
+        offset: Dur::new(o.aligned.unwrap_or(0).to_string()),
+        second_aligned: o.secaligned.map(|s| Dur::new(s.to_string())),
+        lock: MlockArgs { mlock: o.mlockall },
         dma_latency,
         deepest_idle_state: o
             .deepest_idle_state
             .filter(|&n| n >= 0)
             .map(|n| n.try_into().unwrap_or(u32::MAX)),
-        main_cpus: o.mainaffinity.clone(),
+        main_cpus: o.mainaffinity.as_deref().map(Cpus::new),
         histogram_max: if histogram > 0 {
-            histogram.to_string()
+            Dur::new(histogram.to_string())
         } else {
             defaults.histogram_max.clone()
         },
@@ -162,7 +170,8 @@ pub fn setup(o: &Options, m: &Machine) -> Result<Setup> {
             defaults.overflow_cycles
         },
         // cyclictest compares whole µs: -b 30 stops at 31 µs, not at 30.4.
-        breaktrace: (o.breaktrace > 0).then(|| format!("{}ns", o.breaktrace * 1000 + 999)),
+        breaktrace: (o.breaktrace > 0)
+            .then(|| Dur::new(format!("{}ns", o.breaktrace * 1000 + 999))),
         tracemark: o.tracemark,
         ..defaults
     };
@@ -266,12 +275,24 @@ mod tests {
     fn cyclictests_defaults() {
         let d = s("");
         let p = &d.params;
-        assert_eq!((p.interval.as_str(), p.distance.as_str()), ("1000", "500"));
-        assert_eq!((p.cpus.as_deref(), p.threads), (Some("0-3"), Some(Some(1))));
-        assert_eq!((p.policy, p.priority), (PolicyArg::Other, Some(0)));
-        assert!(!p.mlock);
+        assert_eq!(
+            (p.period.interval.text(), p.distance.text()),
+            ("1000", "500")
+        );
+        assert_eq!(
+            (p.measured.cpus.as_ref().map(|v| v.text()), p.threads),
+            (Some("0-3"), Some(Some(1)))
+        );
+        assert_eq!(
+            (p.sched.policy, p.sched.priority),
+            (PolicyArg::Other, Some(0))
+        );
+        assert!(!p.lock.mlock);
         assert_eq!(p.dma_latency, "0");
-        assert_eq!((p.loops, p.duration.as_deref()), (None, None));
+        assert_eq!(
+            (p.loops, p.duration.as_ref().map(|v| v.text())),
+            (None, None)
+        );
         assert_eq!(p.timer, TimerArg::Absolute);
         assert_eq!(d.output.histogram, None);
         assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
@@ -285,24 +306,32 @@ mod tests {
         let a = s("-l100000 -m -n -a0 -t1 -p99 -i400 -h1000 -q");
         let p = &a.params;
         assert_eq!(
-            (p.loops, p.mlock, p.cpus.as_deref()),
+            (
+                p.loops,
+                p.lock.mlock,
+                p.measured.cpus.as_ref().map(|v| v.text())
+            ),
             (Some(100_000), true, Some("0"))
         );
         assert_eq!(
-            (p.threads, p.priority, p.policy),
+            (p.threads, p.sched.priority, p.sched.policy),
             (Some(Some(1)), Some(99), PolicyArg::Fifo)
         );
         assert_eq!(
-            (p.interval.as_str(), p.histogram_max.as_str()),
+            (p.period.interval.text(), p.histogram_max.text()),
             ("400", "1000")
         );
-        assert_eq!((p.overflow_cycles, p.distance.as_str()), (1000, "0"));
+        assert_eq!((p.overflow_cycles, p.distance.text()), (1000, "0"));
         assert_eq!(a.output.histogram, Some((1000, Layout::PerThread)));
         assert!(a.output.quiet && a.notes.is_empty());
         let b = s("-p 30 -t -n -l 100000 -H 1000 --histfile hist");
         let p = &b.params;
         assert_eq!(
-            (p.threads, p.cpus.as_deref(), p.priority),
+            (
+                p.threads,
+                p.measured.cpus.as_ref().map(|v| v.text()),
+                p.sched.priority
+            ),
             (Some(Some(4)), Some("0-3"), Some(30))
         );
         assert_eq!(b.output.histogram, Some((1000, Layout::WithTotal)));
@@ -315,15 +344,32 @@ mod tests {
         assert_eq!(s("-t 3").params.threads, Some(Some(3)));
         let a = s("-a 1-2 -t");
         assert_eq!(
-            (a.params.cpus.as_deref(), a.params.threads),
+            (
+                a.params.measured.cpus.as_ref().map(|v| v.text()),
+                a.params.threads
+            ),
             (Some("1-2"), Some(Some(2)))
         );
         assert_eq!(a.output.affinity_cpus, Some(2));
-        assert_eq!(s("-a !0 -t").params.cpus.as_deref(), Some("1-3"));
-        assert_eq!(s("-a").params.cpus.as_deref(), Some("0-3"));
+        assert_eq!(
+            s("-a !0 -t")
+                .params
+                .measured
+                .cpus
+                .as_ref()
+                .map(|v| v.text()),
+            Some("1-3")
+        );
+        assert_eq!(
+            s("-a").params.measured.cpus.as_ref().map(|v| v.text()),
+            Some("0-3")
+        );
         let smp = s("-S -t 1 -a 2 -p 80");
         assert_eq!(
-            (smp.params.threads, smp.params.cpus.as_deref()),
+            (
+                smp.params.threads,
+                smp.params.measured.cpus.as_ref().map(|v| v.text())
+            ),
             (Some(Some(4)), Some("0-3"))
         );
         assert!(smp
@@ -342,7 +388,7 @@ mod tests {
     fn priority_and_policy_settle_as_cyclictest_settles_them() {
         let f = s("--policy=fifo -t 2");
         assert_eq!(
-            (f.params.policy, f.params.priority),
+            (f.params.sched.policy, f.params.sched.priority),
             (PolicyArg::Fifo, Some(3))
         );
         assert!(f
@@ -350,13 +396,13 @@ mod tests {
             .contains(&"defaulting realtime priority to 3".to_string()));
         let b = s("--policy=batch");
         assert_eq!(
-            (b.params.policy, b.output.policy),
+            (b.params.sched.policy, b.output.policy),
             (PolicyArg::Other, (PolicyName::Batch, true))
         );
         assert!(b.notes[0].contains("--policy=batch runs as SCHED_OTHER"));
         let m = s("-p 5 --policy=idle");
         assert_eq!(
-            (m.params.policy, m.params.priority),
+            (m.params.sched.policy, m.params.sched.priority),
             (PolicyArg::Fifo, Some(5))
         );
         assert!(m
@@ -364,8 +410,11 @@ mod tests {
             .iter()
             .any(|n| n.starts_with("policy and priority don't match")));
         let sp = s("--priospread -t 3");
-        assert_eq!((sp.params.priority, sp.params.priospread), (Some(4), true));
-        assert_eq!(s("--policy=rr -p 9").params.policy, PolicyArg::Rr);
+        assert_eq!(
+            (sp.params.sched.priority, sp.params.priospread),
+            (Some(4), true)
+        );
+        assert_eq!(s("--policy=rr -p 9").params.sched.policy, PolicyArg::Rr);
         assert!(try_s("-p 100")
             .unwrap_err()
             .to_string()
@@ -377,16 +426,19 @@ mod tests {
         let x = s("-d 100 -D 10m -b 50 --tracemark -c 1 -A 10 -m -x --laptop -e 7 --mainaffinity 1 --deepest-idle-state=0");
         let p = &x.params;
         assert_eq!(
-            (p.distance.as_str(), p.duration.as_deref()),
+            (p.distance.text(), p.duration.as_ref().map(|v| v.text())),
             ("100", Some("10m"))
         );
         assert_eq!(
-            (p.breaktrace.as_deref(), p.tracemark),
+            (p.breaktrace.as_ref().map(|v| v.text()), p.tracemark),
             (Some("50999ns"), true)
         );
-        assert_eq!((p.offset.as_str(), p.timer), ("10", TimerArg::Posix));
+        assert_eq!((p.offset.text(), p.timer), ("10", TimerArg::Posix));
         assert_eq!(
-            (p.dma_latency.as_str(), p.main_cpus.as_deref()),
+            (
+                p.dma_latency.as_str(),
+                p.main_cpus.as_ref().map(|v| v.text())
+            ),
             ("off", Some("1"))
         );
         assert_eq!(p.deepest_idle_state, Some(0));
@@ -398,7 +450,11 @@ mod tests {
         assert_eq!(s("-s").params.timer, TimerArg::Nanosleep);
         assert_eq!(s("-s -x").notes[..3].len(), 3);
         assert_eq!(
-            s("--secaligned 20").params.second_aligned.as_deref(),
+            s("--secaligned 20")
+                .params
+                .second_aligned
+                .as_ref()
+                .map(|v| v.text()),
             Some("20")
         );
         assert_eq!(s("-h 2000000").params.histogram_max, "1000000");

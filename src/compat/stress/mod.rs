@@ -26,6 +26,7 @@ use super::Session;
 use crate::error::{bad_flag, BadValue, UsageError};
 use crate::record::{LoadRecord, Run, Status, Warning};
 use crate::step::load::{self, Params};
+use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Step as _};
 use anyhow::{Context as _, Result};
 use std::path::Path;
@@ -67,10 +68,10 @@ impl Job {
                 .filter(|h| h.workers > 0)
                 .map(|h| format!("{} workers={}", h.spec, h.workers))
                 .collect(),
-            duration: self.timeout_s.map(|s| format!("{s}s")),
+            duration: self.timeout_s.map(|s| Dur::new(format!("{s}s"))),
             ..Params::default()
         };
-        p.place.load_cpus = self.taskset.clone();
+        p.place.load_cpus = self.taskset.as_deref().map(Cpus::new);
         p
     }
 
@@ -298,8 +299,8 @@ mod tests {
             p.load,
             ["cpu method=sqrt workers=2", "vm bytes=4096 workers=1"]
         );
-        assert_eq!(p.duration.as_deref(), Some("3s"));
-        assert_eq!(p.place.load_cpus.as_deref(), Some("0"));
+        assert_eq!(p.duration.as_ref().map(|v| v.text()), Some("3s"));
+        assert_eq!(p.place.load_cpus.as_ref().map(|v| v.text()), Some("0"));
         job.checked().unwrap();
         let big = Job {
             hogs: vec![Hog {

@@ -21,7 +21,7 @@ mod spellings;
 use super::Session;
 use crate::error::{UsageError, EXIT_FAILED};
 use crate::record::{Run, Status, Warning};
-use crate::step::bench::{cpu, memory, mutex, prepared, threads};
+use crate::step::bench::{cpu, memory, mutex, prepared, threads, Rates};
 use crate::step::{Machine, Observer, Params};
 use anyhow::Result;
 use args::{Command, Test};
@@ -95,7 +95,7 @@ pub fn main(session: &Session, args: &[String]) -> Result<i32> {
 struct Lines<'a>(&'a Plan);
 
 impl Observer for Lines<'_> {
-    fn bench_interval(&mut self, _kind: &str, prev: &Snapshot, now: &Snapshot) {
+    fn bench_interval(&mut self, _rates: Rates, prev: &Snapshot, now: &Snapshot) {
         if !self.0.quiet {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", report::interval(self.0, prev, now));

@@ -5,6 +5,7 @@
 use super::args::{spec_of, Invocation, Kind, Test};
 use crate::error::{BadValue, UsageError};
 use crate::step::bench::{cpu, fileio, memory, mutex, threads, Common};
+use crate::step::value::Dur;
 use crate::step::Params;
 use crate::units::parse_size;
 use anyhow::Result;
@@ -284,16 +285,16 @@ fn common(t: Test, v: &Values) -> Result<Common> {
     }
     let time = match (t, time, events) {
         (Test::Mutex, _, _) => None,
-        (_, 0, 0) => Some(NO_TIME_LIMIT.to_string()),
+        (_, 0, 0) => Some(NO_TIME_LIMIT.into()),
         (_, 0, _) => None,
-        (_, s, _) => Some(format!("{s}s")),
+        (_, s, _) => Some(Dur::new(format!("{s}s"))),
     };
     let interval = v.int("report-interval")?;
     Ok(Common {
         threads: usize::try_from(threads).unwrap_or(usize::MAX),
         time,
         events: (events > 0).then_some(events),
-        report_interval: (interval > 0).then(|| format!("{interval}s")),
+        report_interval: (interval > 0).then(|| Dur::new(format!("{interval}s"))),
         perf: Default::default(),
     })
 }
@@ -311,8 +312,8 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
     }
     v.size("memory-total-size")?;
     Ok(memory::Params {
-        block_size: v.text("memory-block-size").to_string(),
-        total_size: v.text("memory-total-size").to_string(),
+        block_size: v.text("memory-block-size").into(),
+        total_size: v.text("memory-total-size").into(),
         oper: match oper.as_str() {
             "read" => memory::OperArg::Read,
             "none" => memory::OperArg::None,
@@ -377,9 +378,9 @@ fn fileio_params(v: &Values, common: Common) -> Result<fileio::Params> {
     let rw_ratio = v.float("file-rw-ratio")?;
     Ok(fileio::Params {
         dir: PathBuf::from("."),
-        total_size: v.text("file-total-size").to_string(),
+        total_size: v.text("file-total-size").into(),
         files: u32::try_from(files).map_err(|_| v.invalid("file-num", "at most 4294967295"))?,
-        block_size: v.text("file-block-size").to_string(),
+        block_size: v.text("file-block-size").into(),
         mode: match mode.as_str() {
             "seqwr" => fileio::ModeArg::Seqwr,
             "seqrewr" => fileio::ModeArg::Seqrewr,

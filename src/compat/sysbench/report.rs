@@ -8,8 +8,8 @@ use super::args::Test;
 use super::histogram;
 use super::params::Plan;
 use crate::record::{Run, Series};
+use crate::step::value::Size;
 use crate::step::Params;
-use crate::units::parse_size;
 use rtlab_engine::bench::Snapshot;
 
 /// The sysbench release whose output this reproduces.
@@ -46,7 +46,7 @@ pub fn human(bytes: f64) -> String {
 
 /// The fileio files: (number, bytes each, bytes per request).
 pub fn file_set(p: &crate::step::bench::fileio::Params) -> (u64, u64, u64) {
-    let size = |t: &str| parse_size(t).unwrap_or(0);
+    let size = |s: &Size| s.get().unwrap_or(0);
     let (total, block, files) = (size(&p.total_size), size(&p.block_size), p.files);
     let each = match (block, files) {
         (0, _) | (_, 0) => 0,
@@ -76,7 +76,7 @@ pub fn header(plan: &Plan) -> String {
     match &plan.step {
         Params::BenchCpu(p) => s.push_str(&format!("Prime numbers limit: {}\n\n", p.max_prime)),
         Params::BenchMemory(p) => {
-            let size = |t: &str| parse_size(t).unwrap_or(0);
+            let size = |s: &Size| s.get().unwrap_or(0);
             s.push_str("Running memory speed test with the following options:\n");
             s.push_str(&format!("  block size: {}KiB\n", size(&p.block_size) >> 10));
             s.push_str(&format!("  total size: {}MiB\n", size(&p.total_size) >> 20));

@@ -1,7 +1,6 @@
 //! The text of an ipc run: the wake-up table and the round trips, or the
 //! priority-inversion check's verdict.
 
-use super::run::warnings_text;
 use super::series::{self, Col};
 use super::table::{printable, Table};
 use crate::record::Run;
@@ -11,7 +10,7 @@ use crate::units::{Human, TimeUnit};
 /// The text report of an ipc run.
 pub fn render(run: &Run, unit: TimeUnit) -> String {
     let Some(a) = ipc::asked(&run.params) else {
-        return super::run::report(run, unit);
+        return super::run::plain(run, unit);
     };
     let mut out = format!(
         "rtlab ipc {}  {}  [{}]\n",
@@ -25,11 +24,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         out.push_str(&pairs(run, &a, unit));
     }
     out.push_str(&super::perf::of_run(run));
-    let warnings = warnings_text(std::slice::from_ref(run));
-    if !warnings.is_empty() {
-        out.push('\n');
-        out.push_str(&warnings);
-    }
+    out.push_str(&super::run::warnings_after(run));
     out
 }
 

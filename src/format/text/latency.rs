@@ -41,14 +41,7 @@ pub fn series_table(run: &Run, unit: TimeUnit) -> String {
 
 /// The table of [`series_table`], unrendered.
 pub fn series_grid(run: &Run, unit: TimeUnit) -> Table {
-    let cols = [
-        Col::Count("samples"),
-        Col::Min,
-        Col::Mean,
-        Col::P50,
-        Col::P90,
-        Col::P99,
-        Col::P999,
+    let tail = [
         Col::P9999,
         Col::Max,
         Col::Stddev,
@@ -56,6 +49,7 @@ pub fn series_grid(run: &Run, unit: TimeUnit) -> Table {
         Col::Misses,
         Col::Overflows,
     ];
+    let cols = Col::latencies("samples", &tail);
     grid(
         series::all(run),
         "thread",

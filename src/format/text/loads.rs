@@ -2,8 +2,20 @@
 //! live line of rates while they run.
 
 use super::table::Table;
-use crate::record::LoadRecord;
+use crate::record::{LoadRecord, Run, Status};
 use std::time::Duration;
+
+/// The view of a load run: what each worker achieved, the counters, the
+/// warnings, and why a failed run failed.
+pub fn render(run: &Run) -> String {
+    let mut s = loads_table(&run.loads);
+    s.push_str(&super::perf::of_run(run));
+    s.push_str(&super::run::own_warnings(run));
+    if run.status == Status::Failed {
+        s.push_str("every load worker ended before the run did: see the warnings\n");
+    }
+    s
+}
 
 /// The live line of running loads: seconds so far and each load's ops/s.
 pub fn live_line(elapsed: Duration, rates: &[(&str, f64)]) -> String {

@@ -14,7 +14,6 @@ pub mod net;
 pub mod noise;
 pub mod perf;
 pub mod periodic;
-pub mod progress;
 pub mod results;
 pub mod run;
 pub mod series;

@@ -74,18 +74,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         m("reordered"),
         m("late_replies"),
     ));
-    let cols = [
-        Col::Count("samples"),
-        Col::Min,
-        Col::Mean,
-        Col::P50,
-        Col::P90,
-        Col::P99,
-        Col::P999,
-        Col::Max,
-        Col::Stddev,
-        Col::Misses,
-    ];
+    let cols = Col::latencies("samples", &[Col::Max, Col::Stddev, Col::Misses]);
     out.push_str(&series::table(
         run.series.iter().chain(&run.total),
         "series",
@@ -115,11 +104,6 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
             Human(max)
         ));
     }
-    if !run.warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
-        }
-    }
+    out.push_str(&super::run::own_warnings(run));
     out
 }

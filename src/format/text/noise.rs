@@ -67,16 +67,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
     }
     out.push_str(&t.render());
     out.push_str("(noise: time in gaps per time observed; max at: into the run; loop: cost of a quiet iteration)\n\ngaps:\n");
-    let cols = [
-        Col::Count("gaps"),
-        Col::Min,
-        Col::Mean,
-        Col::P50,
-        Col::P90,
-        Col::P99,
-        Col::P999,
-        Col::Max,
-    ];
+    let cols = Col::latencies("gaps", &[Col::Max]);
     out.push_str(&table(series::all(run), "cpu", &cols, unit));
     out.push_str(&format!("(times in {})\n", unit.symbol()));
     if let Some(total) = &run.total {

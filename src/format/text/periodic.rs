@@ -3,20 +3,9 @@
 
 use super::series::{self, Col};
 use super::table::{printable, Table};
-use crate::record::sweep::{Curve, Sweep};
+use crate::record::sweep::Sweep;
 use crate::record::Run;
-use crate::units::{Human, TimeUnit};
-
-/// A frequency in words (`50 kHz`, `1.25 MHz`).
-pub fn hz(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.3} MHz", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.3} kHz", v / 1e3)
-    } else {
-        format!("{v:.1} Hz")
-    }
-}
+use crate::units::{hz, Human, TimeUnit};
 
 /// The table of a sweep: methods down, loads across, the highest frequency held.
 pub fn sweep_table(s: &Sweep) -> String {
@@ -50,7 +39,7 @@ pub fn sweep_table(s: &Sweep) -> String {
                     if let Some(t) = at_best.filter(|t| t.split()) {
                         best.push_str(&format!(" (held {} of {})", t.held, t.of));
                     }
-                    best.push_str(cut(c));
+                    best.push_str(c.cut());
                     best
                 })
                 .unwrap_or_default();
@@ -61,16 +50,6 @@ pub fn sweep_table(s: &Sweep) -> String {
     let mut out = t.render();
     out.push_str(&agreement(s));
     out
-}
-
-/// How a curve's search ended early, if it did: ` (cut short by --duration)`
-/// or ` (stopped)`.
-pub fn cut(c: &Curve) -> &'static str {
-    match (c.out_of_time, c.truncated) {
-        (true, _) => " (cut short by --duration)",
-        (false, true) => " (stopped)",
-        _ => "",
-    }
 }
 
 /// How far the repeated measurements of each frequency agreed ("" for a
@@ -170,12 +149,7 @@ pub fn render(run: &Run, unit: TimeUnit) -> String {
         ));
     }
     out.push_str(&super::perf::of_run(run));
-    if !run.warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in &run.warnings {
-            out.push_str(&format!("  ! {}: {}\n", w.code, w.message));
-        }
-    }
+    out.push_str(&super::run::own_warnings(run));
     out
 }
 
@@ -184,8 +158,12 @@ mod tests {
     use super::*;
     use crate::record::sweep::Point;
 
-    fn curve(method: &str, held: &[(f64, bool)], best_hz: Option<f64>) -> Curve {
-        Curve {
+    fn curve(
+        method: &str,
+        held: &[(f64, bool)],
+        best_hz: Option<f64>,
+    ) -> crate::record::sweep::Curve {
+        crate::record::sweep::Curve {
             method: method.into(),
             load: "idle".into(),
             best_hz,
@@ -247,7 +225,7 @@ mod tests {
         );
         let mut stopped = s.curves[1].clone();
         stopped.out_of_time = false;
-        assert_eq!(cut(&stopped), " (stopped)");
+        assert_eq!(stopped.cut(), " (stopped)");
         // A sweep of an older rtlab measured each frequency once.
         let mut old = s.clone();
         for c in &mut old.curves {

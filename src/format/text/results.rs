@@ -8,7 +8,7 @@ use crate::analysis::metrics::headline_rate;
 use crate::format::UNKNOWN;
 use crate::record::Run;
 use crate::store::{Backed, Campaign, CampaignRow, Checked, RunRow};
-use crate::units::{Human, TimeUnit};
+use crate::units::TimeUnit;
 use std::path::Path;
 
 fn cell(ns: Option<i64>, unit: TimeUnit) -> String {
@@ -190,13 +190,7 @@ pub fn campaign(c: &Campaign) -> String {
 /// The line of a run imported from `file` and saved as run `id`.
 pub fn imported(id: i64, run: &Run, file: &Path) -> String {
     let what = match &run.total {
-        Some(t) if run.kind == "latency" => format!(
-            "{} thread(s), {} samples, max {}",
-            run.series.len(),
-            t.counters.samples,
-            Human(t.summary.max_ns)
-        ),
-        Some(t) => format!("{} events", t.counters.samples),
+        Some(t) => (crate::step::kind(&run.kind).holds)(run, t),
         None => format!("{} load(s)", run.loads.len()),
     };
     let mut out = format!(

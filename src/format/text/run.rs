@@ -9,6 +9,7 @@ use crate::analysis::diff::system_fields;
 use crate::analysis::{status, verdict::judge};
 use crate::format::{params_shown, run_name, Exporter, Options, UNKNOWN};
 use crate::record::Run;
+use crate::step::View;
 use crate::units::{Human, TimeUnit};
 use anyhow::Result;
 
@@ -27,43 +28,83 @@ impl Exporter for Report {
     }
 }
 
-/// The text report of any kind of run.
+/// A run as its kind shows it (its view in the step registry): the same text
+/// when it was measured and when it is reported from the store.
+pub fn view(run: &Run, unit: TimeUnit) -> String {
+    match crate::step::kind(&run.kind).view {
+        View::Plain => plain(run, unit),
+        View::Latency => latency::render(run, unit),
+        View::Noise => super::noise::render(run, unit),
+        View::Ipc => super::ipc::render(run, unit),
+        View::Periodic => super::periodic::render(run, unit),
+        View::Net => super::net::render(run, unit),
+        View::Bench => super::bench::render(run, unit),
+        View::Load => super::loads::render(run),
+    }
+}
+
+/// Whether the view of `run` shows its metrics (a report then adds no table
+/// of them).
+fn shows_metrics(run: &Run) -> bool {
+    match crate::step::kind(&run.kind).view {
+        View::Bench => true,
+        View::Ipc => crate::step::ipc::asked(&run.params).is_some(),
+        _ => false,
+    }
+}
+
+/// What a probe prints when it has measured: its view, the loads that ran
+/// beside it, and what its trace explained.
+pub fn measured(run: &Run, unit: TimeUnit) -> String {
+    let mut out = view(run, unit);
+    if !run.loads.is_empty() && crate::step::kind(&run.kind).view != View::Load {
+        out.push_str("\nloads:\n");
+        out.push_str(&super::loads::loads_table(&run.loads));
+    }
+    if let Some(w) = &run.why {
+        out.push('\n');
+        out.push_str(&super::why::end_of_run(w, run.id));
+    }
+    out
+}
+
+/// The view of a run no probe's view fits: its headline, series, counters
+/// and warnings.
+pub fn plain(run: &Run, unit: TimeUnit) -> String {
+    let mut out = format!(
+        "rtlab {}  {}  [{}]\n{} observed\n",
+        printable(&run.kind),
+        printable(&run.label),
+        run.status.name(),
+        Human(run.duration_ns)
+    );
+    if run.total.is_some() || !run.series.is_empty() {
+        out.push('\n');
+        out.push_str(&series_table(run, unit));
+    }
+    out.push_str(&super::perf::of_run(run));
+    out.push_str(&warnings_after(run));
+    out
+}
+
+/// The warnings of `run` and whether it completed, after a blank line (""
+/// when there is nothing to say).
+pub fn warnings_after(run: &Run) -> String {
+    match warnings_text(std::slice::from_ref(run)) {
+        w if w.is_empty() => w,
+        w => format!("\n{w}"),
+    }
+}
+
+/// The text report of any kind of run: its view, what its trace explained,
+/// its metrics, system and parameters.
 pub fn report(run: &Run, unit: TimeUnit) -> String {
-    let own = run.kind == "ipc" && crate::step::ipc::asked(&run.params).is_some();
-    let mut out = if run.kind == "latency" {
-        latency::render(run, unit)
-    } else if run.kind == "periodic" {
-        super::periodic::render(run, unit)
-    } else if run.kind == "noise" {
-        super::noise::render(run, unit)
-    } else if own {
-        // Its metrics are in its own tables.
-        super::ipc::render(run, unit)
-    } else {
-        let mut out = format!(
-            "rtlab {}  {}  [{}]\n{} observed\n",
-            printable(&run.kind),
-            printable(&run.label),
-            run.status.name(),
-            Human(run.duration_ns)
-        );
-        if !run.series.is_empty() {
-            out.push('\n');
-            out.push_str(&series_table(run, unit));
-        }
-        out.push_str(&super::perf::of_run(run));
-        let warnings = warnings_text(std::slice::from_ref(run));
-        if !warnings.is_empty() {
-            out.push('\n');
-            out.push_str(&warnings);
-        }
-        out
-    };
+    let mut out = view(run, unit);
     if let Some(w) = &run.why {
         out.push('\n');
         out.push_str(&super::why::summary(w, run.id));
     }
-    if !run.metrics.is_empty() && !own {
+    if !run.metrics.is_empty() && !shows_metrics(run) {
         let mut t = Table::new(&["metric", "value"]);
         for (k, v) in &run.metrics {
             t.row(vec![k.clone(), v.to_string()]);
@@ -274,7 +315,7 @@ mod tests {
     use crate::record::{Status, Warning};
 
     #[test]
-    fn bench_runs_show_their_metrics_and_system() {
+    fn bench_runs_are_reported_in_their_own_view_with_the_system() {
         let mut run = run_from_samples("pi", &[]);
         run.kind = "bench.cpu".into();
         run.total = None;
@@ -282,13 +323,15 @@ mod tests {
         run.id = Some(4);
         run.metrics.insert("events_per_s".into(), 1234.5);
         let t = report(&run, TimeUnit::Us);
-        assert!(t.starts_with("rtlab bench.cpu  pi  [complete]\n"), "{t}");
-        assert!(t.contains("events_per_s  1234.5"), "{t}");
-        assert!(t.contains("  kernel           6.1.0\n"), "{t}");
-        assert!(
-            !t.contains("thread  samples"),
-            "no series table without series"
+        assert!(t.starts_with("rtlab bench cpu  pi  [complete]\n"), "{t}");
+        assert!(t.starts_with(&view(&run, TimeUnit::Us)), "{t}");
+        assert_eq!(
+            t.matches("events_per_s").count(),
+            1,
+            "one table of metrics: {t}"
         );
+        assert!(t.contains("events_per_s  1234.50"), "{t}");
+        assert!(t.contains("  kernel           6.1.0\n"), "{t}");
     }
 
     #[test]

@@ -46,6 +46,21 @@ pub enum Col {
 }
 
 impl Col {
+    /// The columns of a latency table: the `count` of values, the order
+    /// statistics from the minimum to the 99.9th percentile, then `rest`.
+    pub fn latencies(count: &'static str, rest: &[Col]) -> Vec<Col> {
+        let head = [
+            Col::Count(count),
+            Col::Min,
+            Col::Mean,
+            Col::P50,
+            Col::P90,
+            Col::P99,
+            Col::P999,
+        ];
+        head.iter().chain(rest).copied().collect()
+    }
+
     fn header(self) -> &'static str {
         match self {
             Col::Count(h) => h,

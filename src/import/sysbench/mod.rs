@@ -346,23 +346,11 @@ fn finish(
                 .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
         )
     });
-    let total = Series {
-        name: "all".into(),
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters: Counters {
-            samples: events,
-            ..Counters::default()
-        },
-        summary,
-        max_at: None,
-        histogram: h.to_data(),
-        us_histogram: None,
-        windows: Default::default(),
-        trace: Vec::new(),
+    let counters = Counters {
+        samples: events,
+        ..Counters::default()
     };
+    let total = Series::new("all".into(), counters, summary, h.to_data());
     let kind = format!("bench.{test}");
     let mut run = Skeleton {
         started_at,

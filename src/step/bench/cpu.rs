@@ -28,7 +28,18 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.cpu", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.cpu",
+    BenchCpu,
+    "bench cpu",
+    DEFAULT_TIME_NS,
+    |_, _, _| String::new()
+);
+
+/// What a cpu run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!("max prime {}", a.count("max_prime"))
+}
 
 impl Params {
     /// The limits, every value checked.
@@ -59,8 +70,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let w = Cpu {
         max_prime: p.max_prime,
     };
-    let params = crate::step::Params::BenchCpu(p.clone());
-    let mut m = super::measure(&w, lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, lim, p.recorded(), Vec::new(), obs);
     if m.total.events() > 0 {
         let primes = m.total.tally.ops as f64 / m.total.events() as f64;
         m.run.metrics.insert("primes".into(), primes);

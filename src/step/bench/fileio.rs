@@ -5,11 +5,13 @@ use super::{bytes, size_flag, Common, Interrupted, Lim, DEFAULT_TIME_NS, MIB};
 use crate::error::{bad_flag, SystemError};
 use crate::limits;
 use crate::record::Run;
+use crate::step::value::Size;
 use crate::step::{de, Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rtlab_engine::bench::fileio::{self, FileSet, Fileio, FileioConfig, Mode, PrepareError};
 use rtlab_engine::bench::EventError;
+use rtlab_engine::bench::Tally;
 use rtlab_engine::rt::{self, signals};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -30,8 +32,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "file-total-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub total_size: String,
+    pub total_size: Size,
     /// Number of files.
     #[arg(long, default_value_t = 128, value_name = "N", alias = "file-num")]
     pub files: u32,
@@ -42,8 +43,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "file-block-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub block_size: String,
+    pub block_size: Size,
     /// Test mode.
     #[arg(long, value_enum, default_value_t = ModeArg::Rndrw, alias = "file-test-mode")]
     pub mode: ModeArg,
@@ -77,7 +77,39 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.fileio", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.fileio",
+    BenchFileio,
+    "bench fileio",
+    DEFAULT_TIME_NS,
+    rates
+);
+
+/// What a fileio run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!(
+        "{} in {}: {} files × {}, block {}{}",
+        a.word("mode"),
+        a.word("dir"),
+        a.count("files"),
+        a.size("file_size"),
+        a.size("block_size"),
+        if a.on("direct") { ", O_DIRECT" } else { "" }
+    )
+}
+
+/// The rates of a fileio interval: requests and MiB per second.
+pub(super) fn rates(now: &Tally, prev: &Tally, dt: f64) -> String {
+    let rate = |n: u64, p: u64| super::per_s(n, p, dt);
+    format!(
+        "  reads/s {:.2}  writes/s {:.2}  fsyncs/s {:.2}  read MiB/s {:.2}  written MiB/s {:.2}",
+        rate(now.reads, prev.reads),
+        rate(now.writes, prev.writes),
+        rate(now.fsyncs, prev.fsyncs),
+        rate(now.bytes_read, prev.bytes_read) / MIB,
+        rate(now.bytes_written, prev.bytes_written) / MIB,
+    )
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -189,8 +221,7 @@ impl Params {
 
     /// What it was asked, for [`super::asked`].
     pub(super) fn asked(&self) -> Value {
-        let size = |t: &str| crate::units::parse_size(t).ok();
-        let (total, block) = (size(&self.total_size), size(&self.block_size));
+        let (total, block) = (self.total_size.get(), self.block_size.get());
         let file_size = match (total, block) {
             (Some(t), Some(b)) if b > 0 && self.files > 0 => {
                 Some(t / u64::from(self.files) / b * b)
@@ -309,8 +340,7 @@ pub(super) fn run_on(
 ) -> Result<Run> {
     let dir = &p.dir;
     let w = Fileio::open(plan.cfg, set).map_err(|e| io_failure(dir, e, after))?;
-    let params = crate::step::Params::BenchFileio(p.clone());
-    let mut m = super::measure(&w, plan.lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, plan.lim, p.recorded(), Vec::new(), obs);
     drop(w);
     if let Some(e) = m.outcome.error {
         return Err(io_failure(dir, e, after));

@@ -5,10 +5,12 @@ use super::{bytes, size_flag, Common, Lim, DEFAULT_TIME_NS, MIB};
 use crate::error::bad_flag;
 use crate::limits;
 use crate::record::{Run, Warning};
-use crate::step::{de, Machine, Observer};
+use crate::step::value::Size;
+use crate::step::{Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Method, Oper, Scope};
+use rtlab_engine::bench::Tally;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -23,8 +25,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "memory-block-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub block_size: String,
+    pub block_size: Size,
     /// Stop after moving this much over all threads (e.g. 10G).
     #[arg(
         long,
@@ -32,8 +33,7 @@ pub struct Params {
         value_name = "SIZE",
         alias = "memory-total-size"
     )]
-    #[serde(deserialize_with = "de::size")]
-    pub total_size: String,
+    pub total_size: Size,
     /// Load or store the words, or neither (`none`: only the loop runs, as
     /// in sysbench).
     #[arg(long, value_enum, default_value_t = OperArg::Write, alias = "memory-oper")]
@@ -55,7 +55,35 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.memory", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.memory",
+    BenchMemory,
+    "bench memory",
+    DEFAULT_TIME_NS,
+    rates
+);
+
+/// What a memory run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!(
+        "block {}, {} {} {}, total {}{}",
+        a.size("block_size"),
+        a.word("access"),
+        a.word("oper"),
+        a.word("scope"),
+        a.size("total_size"),
+        match a.word("mode") {
+            "bandwidth" => ", bandwidth mode",
+            _ => "",
+        }
+    )
+}
+
+/// The rate of a memory interval: MiB moved per second.
+fn rates(now: &Tally, prev: &Tally, dt: f64) -> String {
+    let moved = (now.bytes_read + now.bytes_written) - (prev.bytes_read + prev.bytes_written);
+    format!("  MiB/s {:.2}", moved as f64 / dt / MIB)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -163,13 +191,12 @@ impl Params {
 
     /// What it was asked, for [`super::asked`].
     pub(super) fn asked(&self) -> Value {
-        let size = |t: &str| crate::units::parse_size(t).ok();
         let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
         super::with_threads(
             &self.common,
             json!({
-                "block_size": size(&self.block_size),
-                "total_size": size(&self.total_size),
+                "block_size": self.block_size.get(),
+                "total_size": self.total_size.get(),
                 "oper": word(json!(self.oper)),
                 "access": word(json!(self.access)),
                 "scope": word(json!(self.scope)),
@@ -212,8 +239,7 @@ pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
         ));
     }
     let w = Memory::new(c, lim.limits.threads).map_err(|e| bad_flag("--block-size", e))?;
-    let params = crate::step::Params::BenchMemory(p.clone());
-    let mut m = super::measure(&w, lim, params, warnings, obs);
+    let mut m = super::measure(&w, lim, p.recorded(), warnings, obs);
     let t = m.total.tally;
     if c.oper != Oper::None {
         let moved = (t.bytes_read + t.bytes_written) as f64;
@@ -236,7 +262,7 @@ mod tests {
             "scope": "local", "threads": 2, "time": "1s",
         }))
         .unwrap();
-        assert_eq!((p.block_size.as_str(), p.scope), ("4096", ScopeArg::Local));
+        assert_eq!((p.block_size.text(), p.scope), ("4096", ScopeArg::Local));
         round_trip(&p);
         let a = p.asked();
         assert_eq!(

@@ -8,36 +8,41 @@
 //! options of every bench and their checks, the measuring of a workload into a
 //! run with the metrics every bench has, and what a stored run was asked.
 
-/// What every bench's `Params` has from its flags and its probe's name: the
-/// defaults (parsing no flags), the `PROBE` a scenario reads its steps with,
-/// and the limits of the common options, where `$default_time` (ns; 0: until
-/// the work is done) applies when neither --time nor --events is given.
+/// What every bench's `Params` has from its flags and its place in the
+/// registry: the defaults (parsing no flags), its `KIND` (`$name`, the
+/// variant `$variant` of the step parameters, the progress line's
+/// `$command`), its step, what its runs were asked (the module's `what`
+/// says its own values in words), its own interval rates (`$rates`), and the
+/// limits of the common options, where `$default_time` (ns; 0: until the work
+/// is done) applies when neither --time nor --events is given. The module
+/// gives `plan`, `measure`, `asked` and `what`.
 macro_rules! bench_step {
-    ($name:literal, $default_time:expr) => {
-        impl Default for Params {
-            fn default() -> Self {
-                crate::step::defaults()
-            }
-        }
+    ($name:literal, $variant:ident, $command:literal, $default_time:expr, $rates:expr) => {
+        /// Runs of this bench: how a scenario reads its steps (its duration
+        /// key is `time`, as in sysbench) and how they are shown.
+        pub const KIND: crate::step::Kind = crate::step::Kind::probe::<Params>($name, "time")
+            .command($command)
+            .periods(false, false)
+            .view(crate::step::View::Bench)
+            .metrics(super::METRICS)
+            .asked(|params| {
+                let asked = match params.step() {
+                    Some(crate::step::Params::$variant(p)) => p.asked(),
+                    _ => params.to_value(),
+                };
+                super::Asked::of(asked).describe(what)
+            });
 
-        /// How a scenario reads the steps of this bench.
-        pub const PROBE: crate::step::Probe = crate::step::Probe::of::<Params>($name, "time");
-
-        impl crate::step::Step for Params {
-            fn probe(&self) -> &'static crate::step::Probe {
-                &PROBE
-            }
-
-            fn check(&self, m: &crate::step::Machine) -> anyhow::Result<()> {
-                self.plan(m).map(drop)
+        step! {
+            fn options(&self) -> crate::step::rt::Options<'_> {
+                crate::step::rt::Options {
+                    perf: Some(&self.common.perf),
+                    ..Default::default()
+                }
             }
 
             fn planned_ns(&self) -> Option<u64> {
                 self.common.planned_ns($default_time)
-            }
-
-            fn rt_need(&self) -> Option<(rtlab_engine::rt::sched::Policy, i32, &'static str)> {
-                None
             }
         }
 
@@ -45,6 +50,12 @@ macro_rules! bench_step {
             /// The limits the common options set, checked.
             fn lim(&self) -> anyhow::Result<super::Lim> {
                 self.common.lim($default_time)
+            }
+
+            /// The step a run of these parameters records, and the bench's
+            /// own rates of an interval.
+            fn recorded(&self) -> (crate::step::Params, super::Rates) {
+                (self.clone().into(), $rates)
             }
         }
     };
@@ -57,14 +68,14 @@ pub mod mutex;
 pub mod prepared;
 pub mod threads;
 
-use super::{de, Observer};
+use super::value::{opt_positive, Dur, Sec, Size};
+use super::Observer;
 use crate::error::bad_flag;
-use crate::record::{self, Counters, Run, RunParams, Series, Status, Warning};
+use crate::record::{self, Better, Counters, Run, Series, Status, Warning};
 use crate::system;
-use crate::units::{parse_positive_duration, parse_size, DefaultUnit};
 use anyhow::Result;
 use clap::Args;
-use rtlab_engine::bench::{self, Bench, Limits, Outcome, Report, Snapshot, ThreadStats};
+use rtlab_engine::bench::{self, Bench, Limits, Outcome, Report, Snapshot, Tally, ThreadStats};
 use rtlab_engine::rt::signals;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -72,6 +83,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// The metrics of every bench, and which way each improves.
+const METRICS: &[(&str, Better)] = &[
+    ("*_per_s", Better::Higher),
+    ("spread_*", Better::Lower),
+    ("cv", Better::Lower),
+    ("*_stddev*", Better::Lower),
+    ("timing_overhead_ns", Better::Lower),
+    ("latency_p*", Better::Lower),
+];
 
 /// How long a bench runs when neither --time nor --events is given.
 const DEFAULT_TIME_NS: u64 = 10_000_000_000;
@@ -92,16 +113,14 @@ pub struct Common {
     /// Stop after this long (e.g. 10s, 1m; a bare number is seconds) [default:
     /// 10s; no time limit when --events is given].
     #[arg(long, value_name = "DUR", alias = "max-time")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub time: Option<String>,
+    pub time: Option<Dur<Sec>>,
     /// Stop after this many events over all threads [default: no limit].
     #[arg(long, value_name = "N", alias = "max-requests")]
     pub events: Option<u64>,
     /// Print the rates of each interval of this length while running (e.g. 1s; a
     /// bare number is seconds) [default: none].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub report_interval: Option<String>,
+    pub report_interval: Option<Dur<Sec>>,
     #[command(flatten)]
     #[serde(flatten)]
     pub perf: super::perf::PerfArgs,
@@ -135,8 +154,7 @@ impl Common {
             ));
         }
         let time_ns = match (&self.time, self.events) {
-            (Some(t), _) => parse_positive_duration(t, DefaultUnit::Seconds)
-                .map_err(|e| bad_flag("--time", e))?,
+            (Some(t), _) => t.positive("--time")?,
             (None, Some(_)) => 0,
             (None, None) => default_time,
         };
@@ -146,14 +164,9 @@ impl Common {
                 "0 events measures nothing; give a count above 0 or leave it out",
             ));
         }
-        let interval = match &self.report_interval {
-            Some(i) => Duration::from_nanos(
-                parse_positive_duration(i, DefaultUnit::Seconds)
-                    .map_err(|e| bad_flag("--report-interval", e))?,
-            ),
-            None => Duration::ZERO,
-        };
-        self.perf.check()?;
+        let interval = Duration::from_nanos(
+            opt_positive("--report-interval", &self.report_interval)?.unwrap_or(0),
+        );
         Ok(Lim {
             limits: Limits {
                 threads: self.threads,
@@ -169,7 +182,7 @@ impl Common {
     /// `default_time` unless --events is given.
     pub fn planned_ns(&self, default_time: u64) -> Option<u64> {
         match (&self.time, self.events) {
-            (Some(t), _) => parse_positive_duration(t, DefaultUnit::Seconds).ok(),
+            (Some(t), _) => t.get(),
             (None, Some(_)) => None,
             (None, None) => (default_time > 0).then_some(default_time),
         }
@@ -177,11 +190,11 @@ impl Common {
 }
 
 /// A size flag above zero, in bytes.
-fn size_flag(flag: &str, text: &str) -> Result<u64> {
-    match parse_size(text).map_err(|e| bad_flag(flag, e))? {
+fn size_flag(flag: &str, size: &Size) -> Result<u64> {
+    match size.bytes(flag)? {
         0 => Err(bad_flag(
             flag,
-            format!("'{text}' is zero; give a size above 0"),
+            format!("'{size}' is zero; give a size above 0"),
         )),
         v => Ok(v),
     }
@@ -238,22 +251,15 @@ struct Measured {
 }
 
 fn series_of(name: String, st: &ThreadStats, thread: bool) -> Series {
+    let counters = Counters {
+        samples: st.events(),
+        ..Counters::default()
+    };
     Series {
-        name,
         thread: thread.then_some(st.index),
-        cpu: None,
         tid: thread.then_some(st.tid),
-        interval_ns: None,
-        counters: Counters {
-            samples: st.events(),
-            ..Counters::default()
-        },
-        summary: st.summary(),
-        max_at: None,
-        histogram: st.hist.to_data(),
-        us_histogram: None,
-        trace: Vec::new(),
         windows: st.windows.to_data(),
+        ..Series::new(name, counters, st.summary(), st.hist.to_data())
     }
 }
 
@@ -267,34 +273,30 @@ fn mean_stddev(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// One interval line of the bench `kind` (`cpu`): the rates since the previous
-/// line.
-pub(crate) fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> String {
+/// A bench's own rates over an interval, after its events/s: from the
+/// tallies at its end and at its start, over `dt` seconds.
+pub type Rates = fn(now: &Tally, prev: &Tally, dt: f64) -> String;
+
+/// The rate of a count that grew from `prev` to `now` over `dt` seconds.
+fn per_s(now: u64, prev: u64, dt: f64) -> f64 {
+    (now - prev) as f64 / dt
+}
+
+/// One interval line of a bench with its own `rates`: the rates since the
+/// previous line.
+pub(crate) fn interval_line(rates: Rates, prev: &Snapshot, now: &Snapshot) -> String {
     let dt = (now.elapsed_ns - prev.elapsed_ns) as f64 / 1e9;
-    let rate = |a: u64, b: u64| (a - b) as f64 / dt;
-    let (t, p) = (&now.tally, &prev.tally);
-    let mut line = format!(
-        "[{:>6.1}s] events/s {:.2}",
+    format!(
+        "[{:>6.1}s] events/s {:.2}{}",
         now.elapsed_ns as f64 / 1e9,
-        rate(now.events, prev.events)
-    );
-    match kind {
-        "fileio" => line.push_str(&format!(
-            "  reads/s {:.2}  writes/s {:.2}  fsyncs/s {:.2}  read MiB/s {:.2}  written MiB/s {:.2}",
-            rate(t.reads, p.reads),
-            rate(t.writes, p.writes),
-            rate(t.fsyncs, p.fsyncs),
-            rate(t.bytes_read, p.bytes_read) / MIB,
-            rate(t.bytes_written, p.bytes_written) / MIB,
-        )),
-        "memory" => line.push_str(&format!(
-            "  MiB/s {:.2}",
-            rate(t.bytes_read + t.bytes_written, p.bytes_read + p.bytes_written) / MIB
-        )),
-        "mutex" | "threads" => line.push_str(&format!("  locks/s {:.2}", rate(t.ops, p.ops))),
-        _ => {}
-    }
-    line
+        per_s(now.events, prev.events, dt),
+        rates(&now.tally, &prev.tally, dt)
+    )
+}
+
+/// The rates of benches that take locks: `locks/s`.
+fn lock_rates(now: &Tally, prev: &Tally, dt: f64) -> String {
+    format!("  locks/s {:.2}", per_s(now.ops, prev.ops, dt))
 }
 
 /// Runs workload `w` within `lim` and builds the run of the step `params` with
@@ -302,13 +304,12 @@ pub(crate) fn interval_line(kind: &str, prev: &Snapshot, now: &Snapshot) -> Stri
 fn measure<W: Bench>(
     w: &W,
     lim: Lim,
-    params: super::Params,
+    (params, rates): (super::Params, Rates),
     mut warnings: Vec<Warning>,
     obs: &mut dyn Observer,
 ) -> Measured {
     let fp = system::fingerprint();
     let stop = signals::install();
-    let kind = params.name().trim_start_matches("bench.");
     let overhead = bench::timing_overhead(w.accounting());
     let started_at = record::now_rfc3339();
     let counters = lim.perf.then(super::perf::ProcessCounters::start);
@@ -318,7 +319,7 @@ fn measure<W: Bench>(
         percentile: obs.interval_percentile(),
     };
     let outcome = w.run(lim.limits, stop, report, &mut |snap| {
-        obs.bench_interval(kind, &prev, snap);
+        obs.bench_interval(rates, &prev, snap);
         prev = *snap;
     });
     let perf = counters.map(super::perf::ProcessCounters::finish);
@@ -356,8 +357,7 @@ fn measure<W: Bench>(
     };
     let by_signal = signals::received().is_some() || outcome.stopped;
     warnings.extend(system::fingerprint_warnings(&fp));
-    let kind = params.name();
-    let mut run = super::new_run(kind, fp, started_at, params);
+    let mut run = super::new_run(fp, started_at, params);
     run.status = status;
     run.exit_code = status.exit_code(by_signal, false);
     run.ended_at = record::now_rfc3339();
@@ -389,25 +389,54 @@ fn rate(run: &mut Run, name: &str, count: f64) {
 /// What a bench run was asked, in the keys rtlab recorded before runs kept
 /// their step's parameters (sizes in bytes, the fileio file size worked out):
 /// from the step's parameters, or as recorded by an older rtlab or an import
-/// (sysbench's `cpu_max_prime` is read as `max_prime`). A value nobody recorded
-/// is absent.
-pub fn asked(params: &RunParams) -> Map<String, Value> {
-    let v = match params.step() {
-        Some(super::Params::BenchCpu(p)) => p.asked(),
-        Some(super::Params::BenchMemory(p)) => p.asked(),
-        Some(super::Params::BenchFileio(p)) => p.asked(),
-        Some(super::Params::BenchThreads(p)) => p.asked(),
-        Some(super::Params::BenchMutex(p)) => p.asked(),
-        _ => params.to_value(),
-    };
-    let mut m = match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    if let (false, Some(n)) = (m.contains_key("max_prime"), m.get("cpu_max_prime")) {
-        m.insert("max_prime".into(), n.clone());
+/// (sysbench's `cpu_max_prime` is read as `max_prime`). A value nobody
+/// recorded is absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked(Map<String, Value>);
+
+impl Asked {
+    /// What `v` says was asked.
+    pub fn of(v: Value) -> Asked {
+        let mut m = match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        if let (false, Some(n)) = (m.contains_key("max_prime"), m.get("cpu_max_prime")) {
+            m.insert("max_prime".into(), n.clone());
+        }
+        Asked(m)
     }
-    m
+
+    /// A count, `?` when not recorded.
+    fn count(&self, key: &str) -> String {
+        self.0
+            .get(key)
+            .and_then(Value::as_u64)
+            .map_or_else(|| "?".to_string(), |n| n.to_string())
+    }
+
+    /// A size in bytes, `?` when not recorded.
+    fn size(&self, key: &str) -> String {
+        self.0
+            .get(key)
+            .and_then(Value::as_u64)
+            .map_or_else(|| "?".to_string(), bytes)
+    }
+
+    /// A word, `?` when not recorded.
+    fn word(&self, key: &str) -> &str {
+        self.0.get(key).and_then(Value::as_str).unwrap_or("?")
+    }
+
+    /// A flag, false when not recorded.
+    fn on(&self, key: &str) -> bool {
+        self.0.get(key).and_then(Value::as_bool) == Some(true)
+    }
+
+    /// In one line: `what` the bench says of its own values, then its threads.
+    fn describe(&self, what: fn(&Asked) -> String) -> String {
+        format!("{}, {} thread(s)", what(self), self.count("threads"))
+    }
 }
 
 /// `a` serialised, with `threads` from the common options: the start of what a
@@ -422,7 +451,7 @@ fn with_threads(common: &Common, mut a: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_engine::bench::Tally;
+    use crate::record::RunParams;
 
     /// The defaults of `P` as a scenario spells them, read back.
     pub(super) fn round_trip<P>(p: &P)
@@ -454,13 +483,13 @@ mod tests {
     fn every_bench_takes_the_keys_a_scenario_gives_it() {
         // As scenario/probes.rs lists them; `time` sets how long a step runs.
         let all: [(&super::super::Probe, &[&str]); 5] = [
-            (&cpu::PROBE, &["max_prime"]),
+            (cpu::KIND.probe.as_ref().unwrap(), &["max_prime"]),
             (
-                &memory::PROBE,
+                memory::KIND.probe.as_ref().unwrap(),
                 &["block_size", "total_size", "oper", "access", "scope"],
             ),
             (
-                &fileio::PROBE,
+                fileio::KIND.probe.as_ref().unwrap(),
                 &[
                     "dir",
                     "total_size",
@@ -473,8 +502,11 @@ mod tests {
                     "direct",
                 ],
             ),
-            (&threads::PROBE, &["yields", "locks"]),
-            (&mutex::PROBE, &["mutexes", "locks", "loops"]),
+            (threads::KIND.probe.as_ref().unwrap(), &["yields", "locks"]),
+            (
+                mutex::KIND.probe.as_ref().unwrap(),
+                &["mutexes", "locks", "loops"],
+            ),
         ];
         for (probe, keys) in all {
             let have = probe.keys();
@@ -518,11 +550,11 @@ mod tests {
             },
         };
         assert_eq!(
-            interval_line("cpu", &prev, &now),
+            interval_line(|_, _, _| String::new(), &prev, &now),
             "[   1.5s] events/s 600.00"
         );
         assert_eq!(
-            interval_line("fileio", &prev, &now),
+            interval_line(fileio::rates, &prev, &now),
             "[   1.5s] events/s 600.00  reads/s 100.00  writes/s 50.00  fsyncs/s 10.00  \
              read MiB/s 2.00  written MiB/s 1.00"
         );
@@ -593,18 +625,82 @@ mod tests {
 
     #[test]
     fn what_older_runs_and_imports_recorded_is_read_as_asked() {
-        let old = RunParams::Recorded(serde_json::json!({
+        let old = Asked::of(serde_json::json!({
             "max_prime": 2000, "threads": 2, "time_ns": 1_000_000_000u64,
         }));
-        let a = asked(&old);
         assert_eq!(
-            (a["max_prime"].as_u64(), a["threads"].as_u64()),
-            (Some(2000), Some(2))
+            (old.count("max_prime"), old.count("threads")),
+            ("2000".into(), "2".into())
         );
+        let sysbench = Asked::of(serde_json::json!({
+            "source": "sysbench", "cpu_max_prime": 20000, "threads": 4,
+        }));
+        assert_eq!(sysbench.count("max_prime"), "20000");
+        assert_eq!(Asked::of(Value::Null), Asked(Map::new()));
+    }
+
+    /// What a run of `kind` with `params` was asked, in one line.
+    fn described(kind: &str, params: RunParams) -> String {
+        (super::super::kind(kind).asked)(&params)
+    }
+
+    #[test]
+    fn typed_and_recorded_parameters_read_the_same() {
+        let mut m = memory::Params::default();
+        m.common.threads = 2;
+        let typed = described(
+            "bench.memory",
+            RunParams::Step(Box::new(super::super::Params::BenchMemory(m))),
+        );
+        let old = RunParams::Recorded(serde_json::json!({
+            "block_size": 1024, "total_size": 100u64 << 30, "oper": "write",
+            "access": "seq", "scope": "global", "threads": 2,
+        }));
+        assert_eq!(typed, described("bench.memory", old));
+        assert_eq!(
+            typed,
+            "block 1KiB, seq write global, total 100GiB, 2 thread(s)"
+        );
+        let bw = memory::Params {
+            mode: memory::ModeArg::Bandwidth,
+            ..Default::default()
+        };
+        assert_eq!(
+            described(
+                "bench.memory",
+                RunParams::Step(Box::new(super::super::Params::BenchMemory(bw)))
+            ),
+            "block 1KiB, seq write global, total 100GiB, bandwidth mode, 1 thread(s)"
+        );
+
+        let f = fileio::Params {
+            total_size: "8M".into(),
+            direct: true,
+            ..Default::default()
+        };
+        let typed = described(
+            "bench.fileio",
+            RunParams::Step(Box::new(super::super::Params::BenchFileio(f))),
+        );
+        assert_eq!(
+            typed,
+            "rndrw in .: 128 files × 64KiB, block 16KiB, O_DIRECT, 1 thread(s)"
+        );
+    }
+
+    #[test]
+    fn imported_runs_say_what_they_know() {
         let sysbench = RunParams::Recorded(serde_json::json!({
             "source": "sysbench", "cpu_max_prime": 20000, "threads": 4,
         }));
-        assert_eq!(asked(&sysbench)["max_prime"], 20000);
-        assert!(asked(&RunParams::Recorded(Value::Null)).is_empty());
+        assert_eq!(
+            described("bench.cpu", sysbench),
+            "max prime 20000, 4 thread(s)"
+        );
+        let bare = RunParams::Recorded(serde_json::json!({"source": "sysbench"}));
+        assert_eq!(
+            described("bench.threads", bare),
+            "? yields, ? locks, ? thread(s)"
+        );
     }
 }

@@ -40,7 +40,23 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.mutex", 0);
+bench_step!(
+    "bench.mutex",
+    BenchMutex,
+    "bench mutex",
+    0,
+    super::lock_rates
+);
+
+/// What a mutex run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!(
+        "{} mutexes, {} locks × {} loops",
+        a.count("mutexes"),
+        a.count("locks"),
+        a.count("loops")
+    )
+}
 
 impl Params {
     /// The limits (no time limit unless --time), every value checked.
@@ -73,8 +89,7 @@ impl Params {
 pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let lim = p.plan(&Machine::this())?;
     let w = MutexBench::new(p.mutexes, p.locks, p.loops);
-    let params = crate::step::Params::BenchMutex(p.clone());
-    let mut m = super::measure(&w, lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, lim, p.recorded(), Vec::new(), obs);
     let taken = m.total.tally.ops;
     let planned = p.locks.saturating_mul(lim.limits.threads as u64);
     m.run.metrics.insert("total_ops".into(), taken as f64);

@@ -31,7 +31,18 @@ pub struct Params {
     pub common: Common,
 }
 
-bench_step!("bench.threads", DEFAULT_TIME_NS);
+bench_step!(
+    "bench.threads",
+    BenchThreads,
+    "bench threads",
+    DEFAULT_TIME_NS,
+    super::lock_rates
+);
+
+/// What a threads run was asked, in words.
+fn what(a: &super::Asked) -> String {
+    format!("{} yields, {} locks", a.count("yields"), a.count("locks"))
+}
 
 impl Params {
     /// The limits, every value checked.
@@ -64,8 +75,7 @@ impl Params {
 pub fn measure(p: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let lim = p.plan(&Machine::this())?;
     let w = Threads::new(p.yields, p.locks);
-    let params = crate::step::Params::BenchThreads(p.clone());
-    let mut m = super::measure(&w, lim, params, Vec::new(), obs);
+    let mut m = super::measure(&w, lim, p.recorded(), Vec::new(), obs);
     let ops = m.total.tally.ops as f64;
     m.run.metrics.insert("total_ops".into(), ops);
     super::rate(&mut m.run, "ops_per_s", ops);

@@ -41,14 +41,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
-    let running = a.load.start(&probe_cpus(&plan))?;
+    let running = a.shared.load.start(&probe_cpus(&plan))?;
     warnings.extend(running.warnings.iter().cloned());
-    if a.mlock {
+    if a.lock.mlock {
         warnings.extend(lock_memory());
     }
     // The check's threads are the engine's own: counted as rtlab's process.
     let process = match &plan.work {
-        Work::PiCheck(_) => a.perf.start_process()?,
+        Work::PiCheck(_) => a.shared.perf.start_process()?,
         Work::Pairs(_) => None,
     };
     let gathered = match &plan.work {
@@ -56,7 +56,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         Work::PiCheck(cfgs) => pi_check(cfgs, stop),
     };
     let process = process.map(crate::step::perf::ProcessCounters::finish);
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     let (loads, load_warnings) = running.finish();
@@ -84,7 +84,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         // With inheritance the kernel must never let the medium thread in.
         Work::PiCheck(_) => g.metrics.get("pi_on_inversions").is_some_and(|&n| n > 0.0),
     };
-    let mut run = crate::step::new_run("ipc", fp, started_at, crate::step::Params::Ipc(a.clone()));
+    let mut run = crate::step::new_run(fp, started_at, a.clone());
     run.status = status;
     run.exit_code = if status == Status::Failed {
         EXIT_SYSTEM

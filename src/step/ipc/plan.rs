@@ -2,13 +2,12 @@
 
 use super::{MechanismArg, Params, PlacementArg};
 use crate::error::bad_flag;
+use crate::step::value::{opt_positive, Cpus};
 use crate::step::Machine;
-use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use rtlab_engine::probe::ipc::pi::PiConfig;
 use rtlab_engine::probe::ipc::{IpcConfig, PairSpec};
 use rtlab_engine::probe::net::client::ThreadSetup;
-use rtlab_engine::rt::cpuset::CpuList;
 use rtlab_engine::rt::sched::Policy;
 
 /// SCHED_FIFO priorities of the check's low, medium and high threads.
@@ -39,18 +38,8 @@ pub struct Plan {
     pub max_latency_ns: Option<u64>,
 }
 
-fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
-    parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
-}
-
-fn cpu_list(flag: &str, text: &Option<String>, m: &Machine) -> Result<Option<Vec<usize>>> {
-    let Some(text) = text else { return Ok(None) };
-    let l = CpuList::parse(text).map_err(|e| bad_flag(flag, e))?;
-    if l.is_empty() {
-        return Err(bad_flag(flag, "the list is empty"));
-    }
-    m.check_cpus(flag, &l)?;
-    Ok(Some(l.cpus().to_vec()))
+fn cpu_list(flag: &str, list: &Option<Cpus>, m: &Machine) -> Result<Option<Vec<usize>>> {
+    list.as_ref().map(|l| m.usable(flag, l)).transpose()
 }
 
 impl Params {
@@ -58,20 +47,8 @@ impl Params {
     /// [`BadValue`](crate::error::BadValue) names the flag of the first value
     /// that cannot be used.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
-        let max_latency_ns = self
-            .max_latency
-            .as_deref()
-            .map(|t| us_or_unit("--max-latency", t))
-            .transpose()?;
-        let duration_ns = self
-            .duration
-            .as_deref()
-            .map(|d| {
-                parse_positive_duration(d, DefaultUnit::Seconds)
-                    .map_err(|e| bad_flag("--duration", e))
-            })
-            .transpose()?;
-        self.perf.check()?;
+        let max_latency_ns = opt_positive("--max-latency", &self.max_latency)?;
+        let duration_ns = opt_positive("--duration", &self.duration)?;
         let pool = cpu_list("--cpus", &self.cpus, m)?.unwrap_or_else(|| m.cpus.clone());
         if self.pi_check {
             self.only_check_flags()?;
@@ -107,9 +84,8 @@ impl Params {
                 format!("{} is outside 1-{MAX_PAIRS}", self.pairs),
             ));
         }
-        let interval_ns = us_or_unit("--interval", &self.interval)?;
-        let distance_ns = parse_duration(&self.distance, DefaultUnit::Micros)
-            .map_err(|e| bad_flag("--distance", e))?;
+        let interval_ns = self.period.interval.positive("--interval")?;
+        let distance_ns = self.distance.ns("--distance")?;
         let (policy, priority) = self.checked_sched()?;
         let senders = cpu_list("--sender-cpus", &self.sender_cpus, m)?;
         let receivers = cpu_list("--receiver-cpus", &self.receiver_cpus, m)?;
@@ -169,7 +145,7 @@ impl Params {
                         loops: self.loops.unwrap_or(0),
                         duration_ns: duration_ns.unwrap_or(0),
                         pairs: pairs.clone(),
-                        perf: self.perf.perf,
+                        perf: self.shared.perf.perf,
                     },
                 ))
             })
@@ -184,18 +160,8 @@ impl Params {
     /// or when the last pair would fall below it.
     fn checked_sched(&self) -> Result<(Policy, i32)> {
         let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        let name = policy.name().to_uppercase();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                if policy.is_realtime() {
-                    format!("{priority} is outside {lo}-{hi} for SCHED_{name}")
-                } else {
-                    format!("SCHED_{name} takes priority 0, not {priority} (use --policy fifo for RT priorities)")
-                },
-            ));
-        }
+        crate::step::rt::check_priority("--priority", policy, priority)?;
+        let (lo, _) = policy.priority_range();
         let last = priority - (self.pairs as i32 - 1);
         if policy.is_realtime() && last < lo {
             return Err(bad_flag(
@@ -222,7 +188,7 @@ impl Params {
             ("--receiver-cpus", self.receiver_cpus.is_some()),
             ("--priority", self.priority.is_some()),
             ("--policy", self.policy.is_some()),
-            ("--interval", self.interval != d.interval),
+            ("--interval", self.period.interval != d.period.interval),
             ("--distance", self.distance != d.distance),
             ("--loops", self.loops.is_some()),
             ("--max-latency", self.max_latency.is_some()),
@@ -279,7 +245,9 @@ mod tests {
     }
 
     fn with(values: Value) -> Params {
-        match super::super::PROBE
+        match super::super::KIND
+            .probe
+            .unwrap()
             .params(values.as_object().unwrap().clone())
             .unwrap()
         {
@@ -414,7 +382,7 @@ mod tests {
     fn params_survive_a_round_trip() {
         let p = with(json!({"mechanism": "sem", "pairs": 2, "cpus": [0, 1],
                             "placement": "split", "priority": 70, "loops": 10}));
-        assert_eq!(p.cpus.as_deref(), Some("0,1"));
+        assert_eq!(p.cpus.as_ref().map(|v| v.text()), Some("0,1"));
         let tagged = crate::step::Params::Ipc(p);
         let text = serde_json::to_string(&tagged).unwrap();
         assert_eq!(

@@ -6,10 +6,11 @@ use super::idle::IdleLimit;
 use super::{Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::{self, BreakRecord, Counters, PageFaults, Run, Series, Status, Warning};
+use crate::step::rt::{IntervalArgs, SchedArgs};
+use crate::step::value::Dur;
 use crate::step::{Machine, Observer};
 use crate::system;
 use crate::trace;
-use crate::units::exact;
 use anyhow::Result;
 use rtlab_engine::probe::latency::{self as probe, LoopEnd, ThreadStats};
 use rtlab_engine::probe::samples::Sample;
@@ -51,24 +52,22 @@ fn faults_warning(f: PageFaults) -> Option<Warning> {
 }
 
 fn series_of(name: String, stats: &ThreadStats, t: Option<&probe::ThreadResult>) -> Series {
+    let counters = Counters {
+        samples: stats.moments.count,
+        overruns: stats.overruns,
+        deadline_misses: stats.misses,
+        overflows: stats.overflows(),
+    };
     Series {
-        name,
         thread: t.map(|t| t.index),
         cpu: t.and_then(|t| t.cpu),
         tid: t.map(|t| t.tid),
         interval_ns: t.map(|t| t.interval_ns),
-        counters: Counters {
-            samples: stats.moments.count,
-            overruns: stats.overruns,
-            deadline_misses: stats.misses,
-            overflows: stats.overflows(),
-        },
-        summary: stats.summary(),
         max_at: (stats.moments.count > 0).then_some(stats.max_cycle),
-        histogram: stats.hist.to_data(),
         us_histogram: Some(stats.us.to_data()),
         trace: t.map(|_| stats.trace.points().to_vec()).unwrap_or_default(),
         windows: stats.windows.to_data(),
+        ..Series::new(name, counters, stats.summary(), stats.hist.to_data())
     }
 }
 
@@ -122,7 +121,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         trace_threshold_ns,
         mut warnings,
     } = a.plan(&Machine::this())?;
-    a.perf.check()?;
+    a.shared.perf.check()?;
     if obs.wants_samples() {
         cfg.sample_ring = SAMPLE_RING;
         // Taken before a quarter of the ring fills at the shortest period.
@@ -134,7 +133,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let stop = signals::install();
     let started_at = record::now_rfc3339();
     // Loads start before memory is locked and before any probe thread exists.
-    let loads = a.load.start(&cfg.threads)?;
+    let loads = a.shared.load.start(&cfg.threads)?;
     warnings.extend(loads.warnings.iter().cloned());
 
     let dma = dma_latency_us.and_then(|us| hold_dma_latency(us, obs, &mut warnings));
@@ -143,7 +142,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         .transpose()?;
     mem::single_heap();
     mem::release_unused();
-    if a.mlock {
+    if a.lock.mlock {
         if let Err(errno) = mem::lock_all().map(|_| ()) {
             warnings.push(Warning::new(
                 "mlock",
@@ -188,7 +187,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     if let Some(was) = main_was {
         let _ = sched::set_thread_affinity(0, &was);
     }
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     drop(idle);
@@ -299,25 +298,25 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     // Recorded as run: durations exactly, with their units, and the priority
     // the threads had.
     let recorded = Params {
-        interval: exact(cfg.interval_ns),
-        distance: exact(cfg.distance_ns),
-        duration: (cfg.duration_ns > 0).then(|| exact(cfg.duration_ns)),
+        period: IntervalArgs {
+            interval: Dur::exact(cfg.interval_ns),
+        },
+        distance: Dur::exact(cfg.distance_ns),
+        duration: (cfg.duration_ns > 0).then(|| Dur::exact(cfg.duration_ns)),
         threads: a.threads.flatten().map(Some),
-        priority: Some(cfg.priority),
-        offset: exact(cfg.offset_ns),
-        second_aligned: cfg.second_aligned.map(exact),
-        histogram_max: exact(u64::from(cfg.hist_max_us) * 1_000),
-        breaktrace: cfg.breaktrace_ns.map(exact),
-        deadline: cfg.deadline_ns.map(exact),
-        max_latency: max_latency_ns.map(exact),
+        sched: SchedArgs {
+            priority: Some(cfg.priority),
+            ..a.sched.clone()
+        },
+        offset: Dur::exact(cfg.offset_ns),
+        second_aligned: cfg.second_aligned.map(Dur::exact),
+        histogram_max: Dur::exact(u64::from(cfg.hist_max_us) * 1_000),
+        breaktrace: cfg.breaktrace_ns.map(Dur::exact),
+        deadline: cfg.deadline_ns.map(Dur::exact),
+        max_latency: max_latency_ns.map(Dur::exact),
         ..a.clone()
     };
-    let mut run = crate::step::new_run(
-        "latency",
-        fp,
-        started_at,
-        crate::step::Params::Latency(recorded),
-    );
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.status = status;
     run.exit_code = status.exit_code(by_signal, threshold_failed);
     run.duration_ns = outcome.elapsed_ns;

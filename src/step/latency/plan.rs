@@ -5,8 +5,8 @@ use super::{ClockArg, Params, TimerArg};
 use crate::error::bad_flag;
 use crate::limits;
 use crate::record::Warning;
+use crate::step::value::opt_positive;
 use crate::step::Machine;
-use crate::units::{parse_duration, parse_positive_duration, DefaultUnit};
 use anyhow::Result;
 use rtlab_engine::probe::latency::{LatencyConfig, TimerMode};
 use rtlab_engine::rt::clock::ClockId;
@@ -36,14 +36,6 @@ impl Plan {
     }
 }
 
-fn us_or_unit(flag: &str, text: &str) -> Result<u64> {
-    parse_positive_duration(text, DefaultUnit::Micros).map_err(|e| bad_flag(flag, e))
-}
-
-pub(super) fn opt_us(flag: &str, text: &Option<String>) -> Result<Option<u64>> {
-    text.as_deref().map(|t| us_or_unit(flag, t)).transpose()
-}
-
 /// The most points per thread in the latency-over-time series: 24 MB a thread.
 const MAX_TRACE_POINTS: usize = 1_000_000;
 
@@ -54,30 +46,22 @@ impl Params {
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let a = self;
         let mut warnings = Vec::new();
-        let interval_ns = us_or_unit("--interval", &a.interval)?;
-        let distance_ns = parse_duration(&a.distance, DefaultUnit::Micros)
-            .map_err(|e| bad_flag("--distance", e))?;
-        let offset_ns =
-            parse_duration(&a.offset, DefaultUnit::Micros).map_err(|e| bad_flag("--offset", e))?;
-        let second_aligned = match &a.second_aligned {
-            Some(o) => Some(
-                parse_duration(o, DefaultUnit::Micros)
-                    .map_err(|e| bad_flag("--second-aligned", e))?,
-            ),
-            None => None,
-        };
-        let duration_ns = match &a.duration {
-            Some(d) => parse_positive_duration(d, DefaultUnit::Seconds)
-                .map_err(|e| bad_flag("--duration", e))?,
-            None => 0,
-        };
+        let interval_ns = a.period.interval.positive("--interval")?;
+        let distance_ns = a.distance.ns("--distance")?;
+        let offset_ns = a.offset.ns("--offset")?;
+        let second_aligned = a
+            .second_aligned
+            .as_ref()
+            .map(|o| o.ns("--second-aligned"))
+            .transpose()?;
+        let duration_ns = opt_positive("--duration", &a.duration)?.unwrap_or(0);
         if a.loops == Some(0) {
             return Err(bad_flag(
             "--loops",
             "0 loops measures nothing; give a count above 0 or leave it out to run until Ctrl-C",
         ));
         }
-        let hist_max = us_or_unit("--histogram-max", &a.histogram_max)?;
+        let hist_max = a.histogram_max.positive("--histogram-max")?;
         let hist_max_us = u32::try_from(hist_max / 1000)
             .ok()
             .filter(|&us| (1..=MAX_US_BUCKETS).contains(&us))
@@ -93,9 +77,9 @@ impl Params {
                 format!("{} is more than {MAX_US_BUCKETS}", a.overflow_cycles),
             ));
         }
-        let breaktrace_ns = opt_us("--breaktrace", &a.breaktrace)?;
-        let deadline_ns = opt_us("--deadline", &a.deadline)?;
-        let max_latency_ns = opt_us("--max-latency", &a.max_latency)?;
+        let breaktrace_ns = opt_positive("--breaktrace", &a.breaktrace)?;
+        let deadline_ns = opt_positive("--deadline", &a.deadline)?;
+        let max_latency_ns = opt_positive("--max-latency", &a.max_latency)?;
         if !(2..=MAX_TRACE_POINTS).contains(&a.trace_points) {
             return Err(bad_flag(
             "--trace-points",
@@ -107,11 +91,11 @@ impl Params {
         ));
         }
         let trace_threshold_ns = a.trace_threshold_ns(interval_ns, deadline_ns)?;
-        let (policy, priority) = a.sched();
+        let (policy, priority) = a.sched.get();
         let dl = a.dl.params(policy, interval_ns)?;
         // Deadline threads run unpinned: one per CPU unless -t says.
         let pins = [
-            ("--cpus", a.cpus.is_some()),
+            ("--cpus", a.measured.cpus.is_some()),
             ("--main-cpus", a.main_cpus.is_some()),
         ];
         let threads = crate::step::deadline::unpinned(a.thread_cpus(m)?, dl.is_some(), &pins)?;
@@ -151,17 +135,11 @@ impl Params {
             }
             None => None,
         };
-        let main_cpus = match &a.main_cpus {
-            Some(list) => {
-                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--main-cpus", e))?;
-                if cpus.is_empty() {
-                    return Err(bad_flag("--main-cpus", "the list is empty"));
-                }
-                m.check_cpus("--main-cpus", &cpus)?;
-                Some(cpus.cpus().to_vec())
-            }
-            None => None,
-        };
+        let main_cpus = a
+            .main_cpus
+            .as_ref()
+            .map(|l| m.usable("--main-cpus", l))
+            .transpose()?;
         Ok(Plan {
             cfg: LatencyConfig {
                 threads,
@@ -195,7 +173,7 @@ impl Params {
                 sample_ring: 0,
                 poll_ns: 20_000_000,
                 thread_histograms: true,
-                perf: a.perf.perf,
+                perf: a.shared.perf.perf,
             },
             dma_latency_us,
             max_latency_ns,
@@ -208,24 +186,15 @@ impl Params {
 
     /// One entry per measuring thread: the CPU it is pinned to, if any.
     fn thread_cpus(&self, m: &Machine) -> Result<Vec<Option<usize>>> {
-        let list = match self.cpus.as_deref() {
-            Some("all") => Some(CpuList::from_cpus(m.cpus.clone())),
-            Some(list) => {
-                let cpus = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
-                if cpus.is_empty() {
-                    return Err(bad_flag("--cpus", "the list is empty"));
-                }
-                m.check_cpus("--cpus", &cpus)?;
-                Some(cpus)
-            }
+        let list = match &self.measured.cpus {
+            Some(l) if l.is_all() => Some(m.cpus.clone()),
+            Some(l) => Some(m.usable("--cpus", l)?),
             None => None,
         };
         let threads: Vec<Option<usize>> = match (list, self.threads.flatten()) {
             (Some(cpus), n) => {
-                let n = n.unwrap_or(cpus.cpus().len());
-                (0..n)
-                    .map(|i| Some(cpus.cpus()[i % cpus.cpus().len()]))
-                    .collect()
+                let n = n.unwrap_or(cpus.len());
+                (0..n).map(|i| Some(cpus[i % cpus.len()])).collect()
             }
             (None, Some(n)) => vec![None; n],
             (None, None) => m.cpus.iter().map(|&c| Some(c)).collect(),
@@ -248,24 +217,8 @@ impl Params {
     /// Refuses a priority outside the policy's range (for every thread, with
     /// --priospread); warns of priority 99 and of a time-sharing policy.
     fn check_priorities(&self, threads: usize, warnings: &mut Vec<Warning>) -> Result<()> {
-        let (policy, priority) = self.sched();
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                if policy.is_realtime() {
-                    format!(
-                        "{priority} is outside {lo}-{hi} for SCHED_{}",
-                        policy.name().to_uppercase()
-                    )
-                } else {
-                    format!(
-                        "SCHED_{} takes priority 0, not {priority} (use --policy fifo for RT priorities)",
-                        policy.name().to_uppercase()
-                    )
-                },
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
+        let (lo, _) = policy.priority_range();
         if self.priospread {
             if !policy.is_realtime() {
                 return Err(bad_flag(

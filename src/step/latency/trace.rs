@@ -16,25 +16,19 @@ impl Params {
         interval_ns: u64,
         deadline_ns: Option<u64>,
     ) -> Result<Option<u64>> {
-        if !self.trace {
-            if self.trace_threshold.is_some() {
-                return Err(bad_flag("--trace-threshold", "needs --trace"));
-            }
-            if self.timerlat {
-                return Err(bad_flag("--timerlat", "needs --trace"));
-            }
-            return Ok(None);
+        let threshold = self
+            .tracing
+            .threshold(|| deadline_ns.unwrap_or(interval_ns))?;
+        if threshold.is_none() && self.timerlat {
+            return Err(bad_flag("--timerlat", "needs --trace"));
         }
-        if self.clock == ClockArg::Realtime {
+        if threshold.is_some() && self.clock == ClockArg::Realtime {
             return Err(bad_flag(
                 "--trace",
                 "the trace's timestamps are CLOCK_MONOTONIC: measure with --clock monotonic",
             ));
         }
-        Ok(Some(
-            super::plan::opt_us("--trace-threshold", &self.trace_threshold)?
-                .unwrap_or(deadline_ns.unwrap_or(interval_ns)),
-        ))
+        Ok(threshold)
     }
 }
 

@@ -9,10 +9,11 @@ pub use ping::measure;
 pub(crate) use ping::series_from;
 
 use super::loads::LoadArgs;
-use super::{de, Machine};
+use super::rt::{check_priority, MlockArgs, Options};
+use super::value::{opt_positive, Cpus, Dur, Ms, Sec, Size};
+use super::{Kind, Machine, View};
 use crate::error::{bad_flag, SystemError};
-use crate::record::{RunParams, Warning};
-use crate::units::{parse_positive_duration, DefaultUnit};
+use crate::record::{Better, RunParams, Warning};
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::net::client::{PingConfig, SetupError, ThreadSetup};
@@ -31,14 +32,16 @@ use std::net::SocketAddr;
 /// the keys of a `net` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(mut_arg("mlock", |a| a.short(None).help(
+        "Lock all memory (mlockall) while measuring; --mlock=false to skip"
+    )))]
 pub struct Params {
     /// The server, HOST:PORT or HOST (port 7700).
     #[arg(value_name = "HOST:PORT")]
     pub target: Option<String>,
     /// Time between message starts (a bare number is ms).
     #[arg(long, default_value = "30ms", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub period: String,
+    pub period: Dur<Ms>,
     /// Request/echo exchanges per message (1-32).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub round_trips: u32,
@@ -48,35 +51,29 @@ pub struct Params {
     /// Send for this long instead: --count becomes duration ÷ period (a bare
     /// number is seconds) [default: --count messages].
     #[arg(short = 'D', long, value_name = "DUR", conflicts_with = "count")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// Payload bytes per request, after the 40-byte header (0-16384; e.g. 64, 1K).
     #[arg(long, default_value = "64", value_name = "BYTES")]
-    #[serde(deserialize_with = "de::size")]
-    pub payload: String,
+    pub payload: Size,
     /// A message not fully answered this long after it started is lost (a bare
     /// number is ms).
     #[arg(long, default_value = "1s", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub timeout: String,
+    pub timeout: Dur<Ms>,
     /// A message taking longer than this is a deadline miss (a bare number is ms)
     /// [default: the period].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub deadline: Option<String>,
+    pub deadline: Option<Dur<Ms>>,
     /// Exit 1 if a message takes longer than this or is lost (CI gate; a bare
     /// number is ms) [default: no gate].
     #[arg(long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub max_latency: Option<String>,
+    pub max_latency: Option<Dur<Ms>>,
     /// Run the client with SCHED_FIFO at this priority (1-99) [default:
     /// SCHED_OTHER].
     #[arg(short, long, value_name = "PRIO")]
     pub priority: Option<i32>,
     /// Pin the client thread to these CPUs (e.g. 1 or 2-3) [default: not pinned].
     #[arg(long, value_name = "LIST")]
-    #[serde(deserialize_with = "de::cpus")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Talk to a server started with --tcp, over one TCP connection.
     #[arg(long)]
     pub tcp: bool,
@@ -84,10 +81,9 @@ pub struct Params {
     /// sockperf does): no wake-up cost in the first leg, but a whole CPU is busy.
     #[arg(long)]
     pub busy_wait: bool,
-    /// Lock all memory (mlockall) while measuring; --mlock=false to skip.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub load: LoadArgs,
@@ -101,12 +97,6 @@ pub struct Params {
     #[arg(skip)]
     #[serde(flatten)]
     pub reached: Reached,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
 }
 
 /// The server a run talked to, recorded with its parameters (as rtlab has
@@ -125,10 +115,17 @@ pub struct Reached {
     pub server: Option<BTreeMap<String, String>>,
 }
 
-/// How a scenario reads `net` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("net", "duration")
+/// Net runs: the round trips of messages to a server.
+pub const KIND: Kind = Kind::probe::<Params>("net", "duration")
     .requiring(&["target"])
-    .with_shorthand(priority_zero_is_none);
+    .with_shorthand(priority_zero_is_none)
+    .command("net ping")
+    .view(View::Net)
+    .metrics(&[
+        ("messages_per_s", Better::Higher),
+        ("messages_lost", Better::Lower),
+        ("*cpu_ns_per*", Better::Lower),
+    ]);
 
 /// In a scenario, `priority = 0` (and `server_priority = 0`) means no RT
 /// priority: the thread runs SCHED_OTHER, as without the key.
@@ -163,26 +160,19 @@ pub struct Plan {
 /// Most points in the per-message time series (beyond, points keep block maxima).
 const MAX_TRACE_POINTS: usize = 1_000_000;
 
-fn ms_or_unit(flag: &str, text: &str) -> Result<u64> {
-    parse_positive_duration(text, DefaultUnit::Millis).map_err(|e| bad_flag(flag, e))
-}
-
 impl Params {
     /// The client's configuration, with every value checked on machine `m` and
     /// the target resolved; a [`BadValue`](crate::error::BadValue) names the
     /// flag of the first value that cannot be used (`HOST:PORT` for the target).
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let s = self.schedule()?;
-        let setup = thread_setup(self.priority, self.cpus.as_deref())?;
+        let setup = thread_setup(self.priority, self.cpus.as_ref())?;
         if !setup.cpus.is_empty() {
             m.check_cpus("--cpus", &CpuList::from_cpus(setup.cpus.clone()))?;
         }
         if self.local_server {
-            if let Some(p) = self.server_priority.filter(|p| !(1..=99).contains(p)) {
-                return Err(bad_flag(
-                    "--server-priority",
-                    format!("{p} is outside 1-99 (SCHED_FIFO); leave it out for SCHED_OTHER"),
-                ));
+            if let Some(p) = self.server_priority {
+                check_priority("--server-priority", Policy::Fifo, p)?;
             }
         }
         let target = self.target.as_deref().ok_or_else(|| {
@@ -214,12 +204,9 @@ impl Params {
     }
 
     fn schedule(&self) -> Result<Schedule> {
-        let period_ns = ms_or_unit("--period", &self.period)?;
+        let period_ns = self.period.positive("--period")?;
         let count = match &self.duration {
-            Some(d) => (parse_positive_duration(d, DefaultUnit::Seconds)
-                .map_err(|e| bad_flag("--duration", e))?
-                / period_ns)
-                .max(1),
+            Some(d) => (d.positive("--duration")? / period_ns).max(1),
             None => self.count,
         };
         if count == 0 {
@@ -246,29 +233,20 @@ impl Params {
                 format!("{} is outside 1-{MAX_LEGS}", self.round_trips),
             ));
         }
-        let payload = crate::units::parse_size(&self.payload)
-            .map_err(|e| bad_flag("--payload", e))
-            .and_then(|p| {
-                u16::try_from(p)
-                    .ok()
-                    .filter(|&p| p as usize <= MAX_PAYLOAD)
-                    .ok_or_else(|| {
-                        bad_flag(
-                            "--payload",
-                            format!("{p} bytes is above the {MAX_PAYLOAD}-byte limit"),
-                        )
-                    })
-            })?;
-        let timeout_ns = ms_or_unit("--timeout", &self.timeout)?;
-        let deadline_ns = match &self.deadline {
-            Some(d) => ms_or_unit("--deadline", d)?,
-            None => period_ns,
-        };
-        let max_latency_ns = self
-            .max_latency
-            .as_deref()
-            .map(|m| ms_or_unit("--max-latency", m))
-            .transpose()?;
+        let payload = self.payload.bytes("--payload").and_then(|p| {
+            u16::try_from(p)
+                .ok()
+                .filter(|&p| p as usize <= MAX_PAYLOAD)
+                .ok_or_else(|| {
+                    bad_flag(
+                        "--payload",
+                        format!("{p} bytes is above the {MAX_PAYLOAD}-byte limit"),
+                    )
+                })
+        })?;
+        let timeout_ns = self.timeout.positive("--timeout")?;
+        let deadline_ns = opt_positive("--deadline", &self.deadline)?.unwrap_or(period_ns);
+        let max_latency_ns = opt_positive("--max-latency", &self.max_latency)?;
         Ok(Schedule {
             period_ns,
             count,
@@ -373,25 +351,14 @@ pub fn asked(params: &RunParams) -> Asked {
 }
 
 /// The thread setup from --priority and --cpus.
-fn thread_setup(priority: Option<i32>, cpus: Option<&str>) -> Result<ThreadSetup> {
+fn thread_setup(priority: Option<i32>, cpus: Option<&Cpus>) -> Result<ThreadSetup> {
     let (policy, priority) = match priority {
         None => (Policy::Other, 0),
-        Some(p) if (1..=99).contains(&p) => (Policy::Fifo, p),
-        Some(p) => {
-            return Err(bad_flag(
-                "--priority",
-                format!("{p} is outside 1-99 (SCHED_FIFO); leave it out for SCHED_OTHER"),
-            ))
-        }
+        Some(p) => (Policy::Fifo, p),
     };
+    check_priority("--priority", policy, priority)?;
     let cpus = match cpus {
-        Some(list) => {
-            let l = CpuList::parse(list).map_err(|e| bad_flag("--cpus", e))?;
-            if l.is_empty() {
-                return Err(bad_flag("--cpus", "the list is empty"));
-            }
-            l.cpus().to_vec()
-        }
+        Some(list) => list.list("--cpus")?.cpus().to_vec(),
         None => Vec::new(),
     };
     Ok(ThreadSetup {
@@ -443,20 +410,16 @@ fn settings_map(info: &[u8]) -> BTreeMap<String, String> {
     proto::parse_info(info).into_iter().collect()
 }
 
-impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
-    }
-
-    /// Every check [`Params::plan`] makes, and whether the machine can carry
-    /// the loads.
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+step! {
+    fn options(&self) -> Options<'_> {
+        Options {
+            load: Some(&self.load),
+            ..Options::default()
+        }
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(self.duration.as_deref())
+        self.duration.as_ref()?.get()
     }
 
     /// The real-time scheduling it needs, and the key that asks for it: the
@@ -485,7 +448,12 @@ mod tests {
     }
 
     fn with(values: Value) -> Params {
-        match PROBE.params(values.as_object().unwrap().clone()).unwrap() {
+        match KIND
+            .probe
+            .unwrap()
+            .params(values.as_object().unwrap().clone())
+            .unwrap()
+        {
             super::super::Params::Net(p) => p,
             other => panic!("{other:?}"),
         }
@@ -507,7 +475,7 @@ mod tests {
             "local_server": true, "server_priority": 80,
         }));
         assert_eq!(p.payload, "100");
-        assert_eq!(p.cpus.as_deref(), Some("0,1"));
+        assert_eq!(p.cpus.as_ref().map(|v| v.text()), Some("0,1"));
         p.reached = Reached {
             address: Some("127.0.0.1:7700".into()),
             session: Some(7),
@@ -533,7 +501,7 @@ mod tests {
 
     #[test]
     fn every_scenario_key_is_a_parameter() {
-        let keys = PROBE.keys();
+        let keys = KIND.probe.unwrap().keys();
         for k in [
             "target",
             "local_server",
@@ -556,9 +524,12 @@ mod tests {
             assert!(keys.iter().any(|x| x == k), "{k} missing from {keys:?}");
         }
         for recorded in ["address", "session", "server"] {
-            assert!(!PROBE.takes(recorded), "{recorded} is not given");
+            assert!(
+                !KIND.probe.unwrap().takes(recorded),
+                "{recorded} is not given"
+            );
         }
-        assert_eq!(PROBE.required, ["target"]);
+        assert_eq!(KIND.probe.unwrap().required, ["target"]);
     }
 
     #[test]
@@ -639,10 +610,10 @@ mod tests {
     #[test]
     fn priority_and_cpus_are_checked() {
         assert_eq!(thread_setup(None, None).unwrap().policy, Policy::Other);
-        let s = thread_setup(Some(80), Some("0")).unwrap();
+        let s = thread_setup(Some(80), Some(&"0".into())).unwrap();
         assert_eq!((s.policy, s.priority, s.cpus), (Policy::Fifo, 80, vec![0]));
         assert!(thread_setup(Some(0), None).is_err());
         assert!(thread_setup(Some(100), None).is_err());
-        assert!(thread_setup(None, Some("x")).is_err());
+        assert!(thread_setup(None, Some(&"x".into())).is_err());
     }
 }

@@ -144,7 +144,7 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
         session: Some(p.cfg.session),
         server: Some(settings),
     };
-    let mut run = crate::step::new_run("net", fp, started_at, crate::step::Params::Net(recorded));
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.status = status;
     run.exit_code = exit_code;
     run.duration_ns = outcome.elapsed_ns;
@@ -172,7 +172,7 @@ fn send<T: Transport + Send>(
     };
     let running = a.load.start(&probe_cpus)?;
     warnings.extend(running.warnings.iter().cloned());
-    if a.mlock {
+    if a.lock.mlock {
         warnings.extend(lock_memory());
     }
     obs.start(&["net".into()]);
@@ -185,7 +185,7 @@ fn send<T: Transport + Send>(
         &mut |snap| obs.latency(&[snap]),
     );
     obs.end();
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     let (records, load_warnings) = running.finish();
@@ -197,18 +197,9 @@ fn send<T: Transport + Send>(
 /// A series of the values in `t` with `counters`; nothing else known of it.
 pub(crate) fn series_from(name: String, t: &TimeStats, counters: Counters) -> Series {
     Series {
-        name,
-        thread: None,
-        cpu: None,
-        tid: None,
-        interval_ns: None,
-        counters,
-        summary: t.summary(),
         max_at: (t.moments.count > 0).then_some(t.max_at),
-        histogram: t.hist.to_data(),
-        us_histogram: None,
         windows: t.windows.to_data(),
-        trace: Vec::new(),
+        ..Series::new(name, counters, t.summary(), t.hist.to_data())
     }
 }
 

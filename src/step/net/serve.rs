@@ -4,8 +4,9 @@
 use super::{lock_memory, settings_map, setup_error, thread_setup};
 use crate::error::{bad_flag, SystemError};
 use crate::record;
+use crate::step::value::{opt_positive, Cpus, Dur, Ms, Sec, Us};
 use crate::system;
-use crate::units::{parse_duration, parse_positive_duration, DefaultUnit, Human};
+use crate::units::Human;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::net::client::ThreadSetup;
@@ -39,20 +40,20 @@ pub struct Params {
     /// Pin the serving threads to these CPUs (e.g. 1 or 2-3) [default: not
     /// pinned].
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<Cpus>,
     /// Ask the kernel to busy-poll the device queue this long before sleeping on a
     /// receive (SO_BUSY_POLL; a bare number is µs) [default: off; given alone:
     /// 50us].
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "50us")]
-    pub busy_poll: Option<String>,
+    pub busy_poll: Option<Dur<Us>>,
     /// Add this much processing time to every request, for testing the client (a
     /// bare number is ms).
     #[arg(long, default_value = "0", value_name = "DUR")]
-    pub delay: String,
+    pub delay: Dur<Ms>,
     /// Stop after this long (a bare number is seconds) [default: until Ctrl-C or
     /// SIGTERM].
     #[arg(short = 'D', long, value_name = "DUR")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// Most TCP clients served at once; more are accepted and closed at once
     /// (counted as refused).
     #[arg(
@@ -65,7 +66,7 @@ pub struct Params {
     /// Close a TCP connection that sends no complete request for this long (a
     /// bare number is ms).
     #[arg(long, default_value = "60s", value_name = "DUR")]
-    pub idle_timeout: String,
+    pub idle_timeout: Dur<Ms>,
 }
 
 /// A server bound to its address, with its settings, ready to serve.
@@ -133,10 +134,9 @@ impl Params {
     /// --busy-poll in whole µs, checked.
     fn busy_poll_us(&self) -> Result<Option<u32>> {
         self.busy_poll
-            .as_deref()
+            .as_ref()
             .map(|b| {
-                let ns = parse_positive_duration(b, DefaultUnit::Micros)
-                    .map_err(|e| bad_flag("--busy-poll", e))?;
+                let ns = b.positive("--busy-poll")?;
                 u32::try_from(ns / 1000)
                     .ok()
                     .filter(|&us| us >= 1)
@@ -194,15 +194,10 @@ impl Server {
     /// for an RT server and catches Ctrl-C and SIGTERM, which stop it.
     pub fn open(a: &Params) -> Result<Server> {
         let bind = a.bind_addr()?;
-        let setup = thread_setup(a.priority, a.cpus.as_deref())?;
-        let delay_ns =
-            parse_duration(&a.delay, DefaultUnit::Millis).map_err(|e| bad_flag("--delay", e))?;
-        let duration_ns = match &a.duration {
-            Some(d) => parse_positive_duration(d, DefaultUnit::Seconds)
-                .map_err(|e| bad_flag("--duration", e))?,
-            None => 0,
-        };
-        let idle_timeout_ns = super::ms_or_unit("--idle-timeout", &a.idle_timeout)?;
+        let setup = thread_setup(a.priority, a.cpus.as_ref())?;
+        let delay_ns = a.delay.ns("--delay")?;
+        let duration_ns = opt_positive("--duration", &a.duration)?.unwrap_or(0);
+        let idle_timeout_ns = a.idle_timeout.positive("--idle-timeout")?;
         let busy_poll_us = a.busy_poll_us()?;
         check_max_clients(a.max_clients, server::open_file_limit())?;
         let transport = transport_name(a.tcp);

@@ -2,9 +2,8 @@
 //! per-CPU figures, so that a stored or imported run is judged as it was when
 //! it was measured.
 
-use super::parse_noise;
 use crate::record::Run;
-use crate::units::{parse_positive_duration, DefaultUnit};
+use crate::step::value::{Dur, Word};
 
 /// One gate of a noise run and how it went.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +34,7 @@ pub fn gates(run: &Run) -> Vec<Gate> {
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap_or((0.0, "-".into()))
     };
-    if let Some(limit) = p.max_noise.as_deref().and_then(|t| parse_noise(t).ok()) {
+    if let Some(limit) = p.max_noise.as_ref().and_then(Word::get) {
         let (ppm, cpu) = worst(&|s| metric(run, &s.name, "noise_ppm").unwrap_or(0.0));
         out.push(Gate {
             name: "max-noise",
@@ -45,11 +44,7 @@ pub fn gates(run: &Run) -> Vec<Gate> {
             cpu,
         });
     }
-    if let Some(limit) = p
-        .max_gap
-        .as_deref()
-        .and_then(|t| parse_positive_duration(t, DefaultUnit::Micros).ok())
-    {
+    if let Some(limit) = p.max_gap.as_ref().and_then(Dur::get) {
         let (gap, cpu) = worst(&|s| s.summary.max_ns as f64);
         out.push(Gate {
             name: "max-gap",

@@ -5,11 +5,14 @@ use super::{gates, Params, Plan};
 use crate::error::{SystemError, UsageError};
 use crate::record::why::{Subject, Why};
 use crate::record::{self, Counters, Run, Series, Status, Warning};
+use crate::step::rt::{CpusArgs, SchedArgs, TraceArgs};
+use crate::step::value::{Cpus, Dur};
 use crate::step::{Machine, Observer};
 use crate::system;
-use crate::units::{exact, Human};
+use crate::trace;
+use crate::units::Human;
 use anyhow::Result;
-use rtlab_engine::probe::noise::{self as probe, GapStats, NoiseClock, NoiseThread};
+use rtlab_engine::probe::noise::{self as probe, GapMarks, GapStats, NoiseClock, NoiseThread};
 use rtlab_engine::rt::{mem, signals};
 use rtlab_engine::stats::Summary;
 use std::collections::BTreeMap;
@@ -62,22 +65,15 @@ fn throttling_warning(plan: &Plan, max_gap_ns: u64) -> Option<Warning> {
 
 /// The series of one CPU (or of all): every gap in its histogram.
 fn series_of(name: String, st: &GapStats, t: Option<&NoiseThread>) -> Series {
+    let counters = Counters {
+        samples: st.moments.count,
+        ..Counters::default()
+    };
+    let summary = Summary::new(&st.moments, &st.hist);
     Series {
-        name,
-        thread: None,
         cpu: t.map(|t| t.cpu),
         tid: t.map(|t| t.tid),
-        interval_ns: None,
-        counters: Counters {
-            samples: st.moments.count,
-            ..Counters::default()
-        },
-        summary: Summary::new(&st.moments, &st.hist),
-        max_at: None,
-        histogram: st.hist.to_data(),
-        us_histogram: None,
-        windows: Default::default(),
-        trace: Vec::new(),
+        ..Series::new(name, counters, summary, st.hist.to_data())
     }
 }
 
@@ -108,12 +104,12 @@ fn metrics_of(prefix: &str, st: &GapStats, cpu_ns: u64, m: &mut BTreeMap<String,
 pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let fp = system::fingerprint();
     let mut plan = a.plan(&Machine::this())?;
-    a.perf.check()?;
+    a.shared.perf.check()?;
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
     let probe_cpus: Vec<Option<usize>> = plan.cfg.cpus.iter().map(|&c| Some(c)).collect();
-    let loads = a.load.start(&probe_cpus)?;
+    let loads = a.shared.load.start(&probe_cpus)?;
     warnings.extend(loads.warnings.iter().cloned());
     if let Err(errno) = mem::lock_all() {
         warnings.push(Warning::new(
@@ -124,9 +120,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ),
         ));
     }
-    let trace = plan
-        .trace_threshold_ns
-        .and_then(|t| super::trace::start(t, &mut plan.cfg, &mut warnings));
+    // Has the spinning threads mark the gaps the kernel trace explains; when
+    // the system cannot trace, a warning says why and the run goes on.
+    let trace = plan.trace_threshold_ns.and_then(|threshold_ns| {
+        let s = trace::Session::start_or_warn(threshold_ns, &plan.cfg.cpus, None, &mut warnings)?;
+        let path = s.marker_path();
+        plan.cfg.gap_marks = Some(GapMarks { path, threshold_ns });
+        Some(s)
+    });
     let cfg = &plan.cfg;
     let names: Vec<String> = cfg.cpus.iter().map(|c| format!("cpu{c}")).collect();
     obs.note(&format!(
@@ -203,24 +204,27 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     );
 
     let recorded = Params {
-        duration: exact(cfg.duration_ns),
-        cpus: Some(rtlab_engine::rt::cpuset::CpuList::from_cpus(cfg.cpus.clone()).to_string()),
-        priority: Some(cfg.priority),
-        threshold: exact(cfg.threshold_ns),
+        duration: Dur::exact(cfg.duration_ns),
+        measured: CpusArgs {
+            cpus: Some(Cpus::of(cfg.cpus.clone())),
+        },
+        sched: SchedArgs {
+            priority: Some(cfg.priority),
+            ..a.sched.clone()
+        },
+        threshold: Dur::exact(cfg.threshold_ns),
         clock: match cfg.clock {
             NoiseClock::Tsc => super::ClockArg::Tsc,
             NoiseClock::Monotonic => super::ClockArg::Monotonic,
         },
-        max_gap: plan.max_gap_ns.map(exact),
-        trace_threshold: plan.trace_threshold_ns.map(exact),
+        max_gap: plan.max_gap_ns.map(Dur::exact),
+        tracing: TraceArgs {
+            trace_threshold: plan.trace_threshold_ns.map(Dur::exact),
+            ..a.tracing.clone()
+        },
         ..a.clone()
     };
-    let mut run = crate::step::new_run(
-        "noise",
-        fp,
-        started_at,
-        crate::step::Params::Noise(recorded),
-    );
+    let mut run = crate::step::new_run(fp, started_at, recorded);
     run.series = threads
         .iter()
         .zip(names)

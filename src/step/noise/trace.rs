@@ -1,13 +1,9 @@
-//! `--trace`: the threshold of the gaps to explain, and the kernel trace
-//! started for them (or the warning that says why it cannot be).
+//! `--trace`: the threshold of the gaps to explain.
 
 use super::Params;
 use crate::error::bad_flag;
-use crate::record::Warning;
-use crate::trace;
-use crate::units::{parse_positive_duration, DefaultUnit, Human};
+use crate::units::Human;
 use anyhow::Result;
-use rtlab_engine::probe::noise::{GapMarks, NoiseConfig};
 
 /// The default threshold of the gaps explained, in multiples of --threshold.
 const DEFAULT_FACTOR: u64 = 10;
@@ -17,16 +13,9 @@ impl Params {
     /// `threshold_ns` (--threshold); never below it, since only recorded gaps
     /// are marked.
     pub(super) fn trace_threshold_ns(&self, threshold_ns: u64) -> Result<Option<u64>> {
-        if !self.trace {
-            if self.trace_threshold.is_some() {
-                return Err(bad_flag("--trace-threshold", "needs --trace"));
-            }
+        let default = || threshold_ns.saturating_mul(DEFAULT_FACTOR);
+        let Some(t) = self.tracing.threshold(default)? else {
             return Ok(None);
-        }
-        let t = match self.trace_threshold.as_deref() {
-            None => return Ok(Some(threshold_ns.saturating_mul(DEFAULT_FACTOR))),
-            Some(t) => parse_positive_duration(t, DefaultUnit::Micros)
-                .map_err(|e| bad_flag("--trace-threshold", e))?,
         };
         if t <= threshold_ns {
             return Err(bad_flag(
@@ -40,22 +29,6 @@ impl Params {
         }
         Ok(Some(t))
     }
-}
-
-/// Starts tracing the kernel for gaps of `threshold_ns` and more, and has the
-/// spinning threads mark them; when the system cannot, a warning says why and
-/// the run goes on without.
-pub(super) fn start(
-    threshold_ns: u64,
-    cfg: &mut NoiseConfig,
-    warnings: &mut Vec<Warning>,
-) -> Option<trace::Session> {
-    let s = trace::Session::start_or_warn(threshold_ns, &cfg.cpus, None, warnings)?;
-    cfg.gap_marks = Some(GapMarks {
-        path: s.marker_path(),
-        threshold_ns,
-    });
-    Some(s)
 }
 
 #[cfg(test)]

@@ -17,24 +17,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The jitter series of one set of periods.
 fn series_of(name: String, s: &PeriodStats, cpu: Option<usize>, tid: Option<i32>) -> Series {
+    let counters = Counters {
+        samples: s.periods.count,
+        overruns: s.missed,
+        deadline_misses: s.out_of_tolerance,
+        overflows: 0,
+    };
+    let summary = rtlab_engine::stats::Summary::new(&s.jitter_moments, &s.jitter);
     Series {
-        name,
-        thread: None,
         cpu,
         tid,
         interval_ns: Some(s.nominal_ns),
-        counters: Counters {
-            samples: s.periods.count,
-            overruns: s.missed,
-            deadline_misses: s.out_of_tolerance,
-            overflows: 0,
-        },
-        summary: rtlab_engine::stats::Summary::new(&s.jitter_moments, &s.jitter),
         max_at: (s.periods.count > 0).then_some(s.worst_at),
-        histogram: s.jitter.to_data(),
-        us_histogram: None,
         windows: s.windows.to_data(),
-        trace: Vec::new(),
+        ..Series::new(name, counters, summary, s.jitter.to_data())
     }
 }
 
@@ -87,10 +83,10 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
     let mut warnings = system::fingerprint_warnings(&fp);
     let stop = signals::install();
     let started_at = record::now_rfc3339();
-    a.load.parse()?;
+    a.shared.load.parse()?;
     let mut target = output::open(a)?;
     let edges = a.gpio_in.as_deref().map(Edges::open).transpose()?;
-    if a.mlock {
+    if a.lock.mlock {
         if let Err(e) = mem::lock_all() {
             warnings.push(Warning::new(
                 "mlock",
@@ -116,19 +112,14 @@ pub fn measure(a: &Params, obs: &mut dyn Observer) -> Result<Run> {
             ),
         ));
     }
-    let mut run = crate::step::new_run(
-        "periodic",
-        fp,
-        started_at,
-        crate::step::Params::Periodic(a.clone()),
-    );
+    let mut run = crate::step::new_run(fp, started_at, a.clone());
     obs.start(&["periodic".into()]);
     let result = match p.sweep {
         Some(s) => sweep_all(&p, &s, a, &mut target, stop, &mut run),
         None => single(&p, &mut target, edges.as_ref(), a, stop, &mut run),
     };
     obs.end();
-    if a.mlock {
+    if a.lock.mlock {
         mem::unlock_all();
     }
     result?;
@@ -150,7 +141,7 @@ fn single(
     run: &mut Run,
 ) -> Result<()> {
     let probe_cpus = vec![p.cpu];
-    let loads = a.load.start(&probe_cpus)?;
+    let loads = a.shared.load.start(&probe_cpus)?;
     run.warnings.extend(loads.warnings.iter().cloned());
     let method = p.methods[0];
     let period_ns = ((1e9 / p.frequency_hz).round() as u64).max(1);
@@ -249,8 +240,8 @@ fn sweep_all(
     let clock = std::time::Instant::now();
     let mut curves = Vec::new();
     let mut loadsets = vec![("idle".to_string(), None)];
-    if !a.load.load.is_empty() {
-        loadsets.push((a.load.load.join("+"), Some(&a.load)));
+    if !a.shared.load.load.is_empty() {
+        loadsets.push((a.shared.load.load.join("+"), Some(&a.shared.load)));
     }
     let mut first_error = None;
     let mut perf = Vec::new();

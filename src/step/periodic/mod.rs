@@ -10,11 +10,11 @@ pub mod sweep;
 pub use measure::measure;
 
 use super::deadline::DeadlineArgs;
-use super::latency::PolicyArg;
-use super::loads::LoadArgs;
-use super::{de, Machine};
+use super::rt::{MlockArgs, Options, SchedArgs, SharedArgs};
+use super::value::{Dur, Ms, Sec, Us};
+use super::{de, Kind, Machine, View};
 use crate::error::bad_flag;
-use crate::units::{parse_positive_duration, DefaultUnit};
+use crate::record::Better;
 use anyhow::Result;
 use clap::Args;
 use rtlab_engine::probe::periodic::{Method, Sched};
@@ -25,6 +25,13 @@ use serde::{Deserialize, Serialize};
 /// of a `periodic` scenario step.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default)]
+#[command(
+    mut_arg("priority", |a| a.help("Real-time priority of the thread (1-99) [default: 90]")),
+    mut_arg("policy", |a| a.help("Scheduling policy of the thread")),
+    mut_arg("mlock", |a| a.short(None).help(
+        "Lock all memory (mlockall) while measuring; --mlock=false to skip"
+    ))
+)]
 pub struct Params {
     /// Toggles per second (Hz, kHz, MHz; bare number: Hz). The output toggles
     /// once a period, so a scope sees a square wave of half this frequency.
@@ -35,16 +42,14 @@ pub struct Params {
     /// this long with what it found (a bare number is seconds) [default: 1s;
     /// 120s with --sweep].
     #[arg(short = 'D', long, value_name = "DUR")]
-    #[serde(deserialize_with = "de::opt_duration")]
-    pub duration: Option<String>,
+    pub duration: Option<Dur<Sec>>,
     /// How the thread waits for each period (all: each in turn, with --sweep).
     #[arg(long, value_enum, default_value_t = MethodArg::Sleep)]
     pub method: MethodArg,
     /// With --method hybrid: busy-wait this long before each period (a bare
     /// number is µs).
     #[arg(long, default_value = "50us", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub spin: String,
+    pub spin: Dur<Us>,
     /// A period (and the achieved frequency) further than this from nominal
     /// fails: a percentage above 0% and below 100%.
     #[arg(long, default_value = "10%", value_name = "PCT")]
@@ -57,8 +62,7 @@ pub struct Params {
     pub sweep: Option<String>,
     /// How long each sweep point runs, 10ms-2s (a bare number is ms).
     #[arg(long, default_value = "200ms", value_name = "DUR")]
-    #[serde(deserialize_with = "de::duration")]
-    pub point_duration: String,
+    pub point_duration: Dur<Ms>,
     /// Sweep points per decade while stepping up (1-20).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub steps_per_decade: u32,
@@ -73,12 +77,9 @@ pub struct Params {
     /// others to the system].
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
-    /// Real-time priority of the thread (1-99) [default: 90].
-    #[arg(short, long, value_name = "PRIO")]
-    pub priority: Option<i32>,
-    /// Scheduling policy of the thread.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sched: SchedArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub dl: DeadlineArgs,
@@ -94,26 +95,24 @@ pub struct Params {
     /// edge-event timestamps: CHIP:LINE [default: no line wired back].
     #[arg(long, value_name = "CHIP:LINE", requires = "gpio")]
     pub gpio_in: Option<String>,
-    /// Lock all memory (mlockall) while measuring; --mlock=false to skip.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
-          num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub mlock: bool,
     #[command(flatten)]
     #[serde(flatten)]
-    pub load: LoadArgs,
+    pub lock: MlockArgs,
     #[command(flatten)]
     #[serde(flatten)]
-    pub perf: super::perf::PerfArgs,
+    pub shared: SharedArgs,
 }
 
-impl Default for Params {
-    fn default() -> Self {
-        super::defaults()
-    }
-}
-
-/// How a scenario reads `periodic` steps.
-pub const PROBE: super::Probe = super::Probe::of::<Params>("periodic", "duration");
+/// Periodic runs: period jitter, or a sweep's highest frequencies.
+pub const KIND: Kind = Kind::probe::<Params>("periodic", "duration")
+    .quantity("period jitter")
+    .view(View::Periodic)
+    .metrics(&[
+        ("best_hz.*", Better::Higher),
+        ("missed_periods", Better::Lower),
+        ("late_periods", Better::Lower),
+        ("dl_overruns", Better::Lower),
+    ]);
 
 /// `--method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -204,10 +203,6 @@ impl Plan {
     }
 }
 
-fn duration(flag: &str, text: &str, unit: DefaultUnit) -> Result<u64> {
-    parse_positive_duration(text, unit).map_err(|e| bad_flag(flag, e))
-}
-
 /// The longest a busy or hybrid run may keep a CPU at SCHED_FIFO.
 const MAX_BUSY_NS: u64 = 2_000_000_000;
 
@@ -215,16 +210,12 @@ impl Params {
     /// Every value checked on machine `m`.
     pub fn plan(&self, m: &Machine) -> Result<Plan> {
         let frequency_hz = parse_hz(&self.frequency).map_err(|e| bad_flag("--frequency", e))?;
-        let duration_ns = duration("--duration", self.duration_text(), DefaultUnit::Seconds)?;
-        let point_ns = duration(
-            "--point-duration",
-            &self.point_duration,
-            DefaultUnit::Millis,
-        )?;
+        let duration_ns = self.duration_ns()?;
+        let point_ns = self.point_duration.positive("--point-duration")?;
         if !(10_000_000..=MAX_BUSY_NS).contains(&point_ns) {
             return Err(bad_flag("--point-duration", "must be between 10ms and 2s"));
         }
-        let spin_ns = duration("--spin", &self.spin, DefaultUnit::Micros)?;
+        let spin_ns = self.spin.positive("--spin")?;
         let pct = self.tolerance.trim().trim_end_matches('%').trim();
         let tolerance = pct
             .parse::<f64>()
@@ -248,19 +239,7 @@ impl Params {
             ));
         }
         let methods = self.method.methods();
-        let policy = self.policy.policy();
-        let default = if policy.is_realtime() { 90 } else { 0 };
-        let priority = self.priority.unwrap_or(default);
-        let (lo, hi) = policy.priority_range();
-        if !(lo..=hi).contains(&priority) {
-            return Err(bad_flag(
-                "--priority",
-                format!(
-                    "{priority} is outside {lo}-{hi} for SCHED_{}",
-                    policy.name().to_uppercase()
-                ),
-            ));
-        }
+        let (policy, priority) = self.sched.checked()?;
         // The reservation is checked now at the highest frequency asked.
         self.dl.params(policy, (1e9 / frequency_hz) as u64)?;
         let cpu = match (self.cpu, policy) {
@@ -291,7 +270,6 @@ impl Params {
             ));
         }
         output::check(self)?;
-        self.perf.check()?;
         Ok(Plan {
             frequency_hz,
             sweep,
@@ -304,16 +282,16 @@ impl Params {
             policy,
             priority,
             dl: self.dl.clone(),
-            perf: self.perf.perf,
+            perf: self.shared.perf.perf,
         })
     }
 
-    /// --duration as given, or its default: 1s, 120s for a sweep.
-    fn duration_text(&self) -> &str {
+    /// --duration (ns) as given, or its default: 1s, 120s for a sweep.
+    fn duration_ns(&self) -> Result<u64> {
         match (&self.duration, &self.sweep) {
-            (Some(d), _) => d,
-            (None, Some(_)) => "120s",
-            (None, None) => "1s",
+            (Some(d), _) => d.positive("--duration"),
+            (None, Some(_)) => Ok(120_000_000_000),
+            (None, None) => Ok(1_000_000_000),
         }
     }
 
@@ -351,26 +329,13 @@ impl Params {
     }
 }
 
-impl super::Step for Params {
-    fn probe(&self) -> &'static super::Probe {
-        &PROBE
-    }
-
-    fn check(&self, m: &Machine) -> Result<()> {
-        self.plan(m)?;
-        self.load.check()
+step! {
+    fn options(&self) -> Options<'_> {
+        Options::of(&self.shared, Some(&self.sched))
     }
 
     fn planned_ns(&self) -> Option<u64> {
-        super::seconds(Some(self.duration_text()))
-    }
-
-    fn rt_need(&self) -> Option<(Policy, i32, &'static str)> {
-        let policy = self.policy.policy();
-        let priority = self.priority.unwrap_or(90);
-        policy
-            .is_realtime()
-            .then_some((policy, priority, "priority"))
+        self.duration_ns().ok()
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::step::rt::PolicyArg;
 
 fn machine() -> Machine {
     Machine {
@@ -58,7 +59,7 @@ fn a_sweep_reads_its_range_and_all_methods() {
 
 #[test]
 fn deadline_gives_a_reservation_per_period_and_no_pinning() {
-    let p = params(|p| p.policy = PolicyArg::Deadline)
+    let p = params(|p| p.sched.policy = PolicyArg::Deadline)
         .plan(&machine())
         .unwrap();
     assert_eq!(p.cpu, None);
@@ -83,7 +84,7 @@ fn refusals_name_their_flag() {
         (params(|p| p.tolerance = "-1%".into()), "--tolerance"),
         (params(|p| p.method = MethodArg::All), "--method"),
         (params(|p| p.cpu = Some(9)), "--cpu"),
-        (params(|p| p.priority = Some(100)), "--priority"),
+        (params(|p| p.sched.priority = Some(100)), "--priority"),
         (
             params(|p| p.point_duration = "1ms".into()),
             "--point-duration",

@@ -11,7 +11,8 @@ use super::journal::{Applied, Session};
 use super::judge::{self, Effect, Verdict};
 use crate::error::SystemError;
 use crate::record::{Run, Status};
-use crate::step::latency::{Params, PolicyArg};
+use crate::step::latency::Params;
+use crate::step::rt::{PolicyArg, SchedArgs};
 use crate::step::Observer;
 use anyhow::{bail, Result};
 use rtlab_engine::rt::sched::Policy;
@@ -144,8 +145,10 @@ fn probe_with(p: &Params, sched: Option<(Policy, i32)>) -> Params {
         _ => PolicyArg::Other,
     };
     Params {
-        policy,
-        priority: Some(prio),
+        sched: SchedArgs {
+            policy,
+            priority: Some(prio),
+        },
         ..p.clone()
     }
 }
