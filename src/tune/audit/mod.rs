@@ -6,12 +6,14 @@
 
 mod checks;
 
-pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, suggested_isolation};
+pub(crate) use checks::{
+    cmdline_param, config_symbols, format_mask, parse_mask, selected, suggested_isolation,
+};
 
 use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
 use crate::system::{self, kernel_config};
-use crate::tune::kconfig::Config;
+use crate::tune::kconfig::Selected;
 use crate::tune::text_table;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -69,8 +71,9 @@ pub struct Input {
     pub root: SysRoot,
     /// The system fingerprint, read from the same root.
     pub fp: Fingerprint,
-    /// The kernel configuration and where it came from, when found.
-    pub config: Option<(String, Config)>,
+    /// The symbols of the kernel configuration the checks read
+    /// ([`config_symbols`]) and where it came from, when found.
+    pub config: Option<(String, Selected)>,
 }
 
 impl Input {
@@ -94,7 +97,7 @@ impl Input {
             }
         };
         let config = kernel_config::candidates(&root, &uname.release).find_map(|(path, text)| {
-            let config = Config::parse(&text).ok()?;
+            let config = Selected::parse(&text, checks::config_symbols()).ok()?;
             Some((path.display().to_string(), text, config))
         });
         let fp = sysinfo::collect_from(
