@@ -1139,7 +1139,7 @@ fn rt_group_sched(i: &Input) -> Check {
 }
 
 /// The kernel configuration symbols the checks read: only these are looked up.
-pub(crate) fn config_symbols() -> impl Iterator<Item = &'static str> {
+pub(super) fn config_symbols() -> impl Iterator<Item = &'static str> {
     [
         "PREEMPT_DYNAMIC",
         "HIGH_RES_TIMERS",

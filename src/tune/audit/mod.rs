@@ -6,9 +6,7 @@
 
 mod checks;
 
-pub(crate) use checks::{
-    cmdline_param, config_symbols, format_mask, parse_mask, selected, suggested_isolation,
-};
+pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, suggested_isolation};
 
 use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
@@ -72,7 +70,7 @@ pub struct Input {
     /// The system fingerprint, read from the same root.
     pub fp: Fingerprint,
     /// The symbols of the kernel configuration the checks read
-    /// ([`config_symbols`]) and where it came from, when found.
+    /// ([`checks::config_symbols`]) and where it came from, when found.
     pub config: Option<(String, Selected)>,
 }
 
@@ -212,6 +210,22 @@ pub fn summary() -> AuditSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::kconfig::Config;
+
+    #[test]
+    fn the_checks_read_their_symbols_as_the_full_parse_does() {
+        for f in ["config-6.1.0-56-amd64.gz", "config-6.1.0-56-rt-amd64.gz"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/kconfig")
+                .join(f);
+            let text = kernel_config::read(&path).unwrap();
+            let full = Config::parse(&text).unwrap();
+            let some = Selected::parse(&text, checks::config_symbols()).unwrap();
+            for name in checks::config_symbols() {
+                assert_eq!(some.get(name), full.get(name), "{f}: CONFIG_{name}");
+            }
+        }
+    }
 
     #[test]
     fn an_empty_tree_renders_with_every_check_counted() {
