@@ -22,10 +22,10 @@
 //! changes nothing.
 
 use crate::compare_common::parse;
-use assert_cmd::Command;
 use chrono::{DateTime, Utc};
 use regex::Regex;
 use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, SystemTime};
@@ -147,9 +147,12 @@ impl Golden {
     }
 
     /// `rtlab ARGS` in the test's directory, with no state of the environment
-    /// leaking in.
+    /// leaking in, invoked as `rtlab` (its argv[0]) as a user types it, so that
+    /// a recorded command line, and where it wraps, does not depend on where
+    /// the checkout lies.
     fn output(&self, args: &[String]) -> Output {
-        let mut c = Command::cargo_bin("rtlab").unwrap();
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+        c.arg0("rtlab");
         for v in CLEARED_ENV {
             c.env_remove(v);
         }
@@ -304,8 +307,8 @@ fn framed<S: AsRef<str>>(args: &[S], out: &Output) -> String {
 
 /// Replaces what differs between runs of the test and between machines by
 /// placeholders, and leaves everything else as it is:
-/// - `<RTLAB>`: the path of the binary under test, which a run imported here
-///   records as the first word of its command line;
+/// - `<RTLAB>`: the path of the binary under test, should an output name it
+///   (a recorded command line starts with `rtlab`, the argv[0] it is given);
 /// - `<TMP>`: the test's temporary directory;
 /// - `<VERSION>`: rtlab's own version where it is printed as such (`rtlab X`,
 ///   `"rtlab_version": "X"`), so that a release does not touch every golden;

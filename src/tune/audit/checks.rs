@@ -1138,6 +1138,18 @@ fn rt_group_sched(i: &Input) -> Check {
     }
 }
 
+/// The kernel configuration symbols the checks read: only these are looked up.
+pub(super) fn config_symbols() -> impl Iterator<Item = &'static str> {
+    [
+        "PREEMPT_DYNAMIC",
+        "HIGH_RES_TIMERS",
+        "NO_HZ_FULL",
+        "RT_GROUP_SCHED",
+    ]
+    .into_iter()
+    .chain(LATENCY_DEBUG.iter().map(|(sym, _)| *sym))
+}
+
 fn debug_options(i: &Input) -> Check {
     let row = Row {
         id: "debug_options",

@@ -11,7 +11,7 @@ pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, sugges
 use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
 use crate::system::{self, kernel_config};
-use crate::tune::kconfig::Config;
+use crate::tune::kconfig::Selected;
 use crate::tune::text_table;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -69,8 +69,9 @@ pub struct Input {
     pub root: SysRoot,
     /// The system fingerprint, read from the same root.
     pub fp: Fingerprint,
-    /// The kernel configuration and where it came from, when found.
-    pub config: Option<(String, Config)>,
+    /// The symbols of the kernel configuration the checks read
+    /// ([`checks::config_symbols`]) and where it came from, when found.
+    pub config: Option<(String, Selected)>,
 }
 
 impl Input {
@@ -94,7 +95,7 @@ impl Input {
             }
         };
         let config = kernel_config::candidates(&root, &uname.release).find_map(|(path, text)| {
-            let config = Config::parse(&text).ok()?;
+            let config = Selected::parse(&text, checks::config_symbols()).ok()?;
             Some((path.display().to_string(), text, config))
         });
         let fp = sysinfo::collect_from(
@@ -209,6 +210,22 @@ pub fn summary() -> AuditSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::kconfig::Config;
+
+    #[test]
+    fn the_checks_read_their_symbols_as_the_full_parse_does() {
+        for f in ["config-6.1.0-56-amd64.gz", "config-6.1.0-56-rt-amd64.gz"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/kconfig")
+                .join(f);
+            let text = kernel_config::read(&path).unwrap();
+            let full = Config::parse(&text).unwrap();
+            let some = Selected::parse(&text, checks::config_symbols()).unwrap();
+            for name in checks::config_symbols() {
+                assert_eq!(some.get(name), full.get(name), "{f}: CONFIG_{name}");
+            }
+        }
+    }
 
     #[test]
     fn an_empty_tree_renders_with_every_check_counted() {

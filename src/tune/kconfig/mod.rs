@@ -75,39 +75,14 @@ impl Config {
     /// configuration.
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut c = Config::default();
-        for (i, raw) in text.lines().enumerate() {
-            let line = raw.trim_end_matches('\r').trim();
-            if line.is_empty() {
-                continue;
-            }
-            let (name, value) = if let Some(comment) = line.strip_prefix('#') {
-                let comment = comment.trim();
-                match comment
-                    .strip_prefix("CONFIG_")
-                    .and_then(|r| r.strip_suffix(" is not set"))
-                {
-                    Some(name) if valid_name(name) => (name, Value::NotSet),
-                    _ => {
-                        if c.version.is_none() {
-                            c.version = header_version(comment);
-                        }
-                        continue;
+        for line in lines(text) {
+            let (name, value) = match line? {
+                Line::Symbol(name, raw) => (name, raw.map_or(Value::NotSet, Value::parse)),
+                Line::Comment(comment) => {
+                    if c.version.is_none() {
+                        c.version = header_version(comment);
                     }
-                }
-            } else {
-                let parsed = line
-                    .strip_prefix("CONFIG_")
-                    .and_then(|r| r.split_once('='))
-                    .filter(|(name, _)| valid_name(name));
-                match parsed {
-                    Some((name, value)) => (name, Value::parse(value.trim())),
-                    None => {
-                        let shown: String = line.chars().take(60).collect();
-                        return Err(format!(
-                            "line {}: '{shown}' is neither CONFIG_NAME=value nor a comment",
-                            i + 1
-                        ));
-                    }
+                    continue;
                 }
             };
             if c.symbols.insert(name.to_string(), value).is_some() {
@@ -216,6 +191,103 @@ impl Config {
     }
 }
 
+/// The values of a few symbols of a configuration, read in one pass over its text
+/// without the map of every symbol that [`Config::parse`] builds: what the audit
+/// needs, read at the start of every run for its summary. The text is accepted or
+/// refused exactly as by [`Config::parse`], and the values are the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    wanted: Vec<&'static str>,
+    /// The value of each wanted symbol, in the order of `wanted`.
+    values: Vec<Value>,
+}
+
+impl Selected {
+    /// Reads the symbols `wanted` (without `CONFIG_`) from the text of a
+    /// configuration; absent ones are not set.
+    pub fn parse(
+        text: &str,
+        wanted: impl IntoIterator<Item = &'static str>,
+    ) -> Result<Selected, String> {
+        let wanted: Vec<&'static str> = wanted.into_iter().collect();
+        let mut values = vec![Value::NotSet; wanted.len()];
+        let mut any = false;
+        for line in lines(text) {
+            let Line::Symbol(name, raw) = line? else {
+                continue;
+            };
+            any = true;
+            if let Some(at) = wanted.iter().position(|w| *w == name) {
+                values[at] = raw.map_or(Value::NotSet, Value::parse);
+            }
+        }
+        if !any {
+            return Err("it contains no CONFIG_ symbol".into());
+        }
+        Ok(Selected { wanted, values })
+    }
+
+    /// The value of a wanted symbol (without `CONFIG_`).
+    ///
+    /// # Panics
+    /// If `name` was not asked for: its value was not read.
+    pub fn get(&self, name: &str) -> &Value {
+        let at = self.wanted.iter().position(|w| *w == name);
+        &self.values[at.unwrap_or_else(|| panic!("CONFIG_{name} was not read"))]
+    }
+
+    /// Whether a wanted symbol is `=y` or `=m`.
+    pub fn enabled(&self, name: &str) -> bool {
+        matches!(self.get(name), Value::Yes | Value::Module)
+    }
+}
+
+/// One line of a configuration that is not blank.
+enum Line<'a> {
+    /// A symbol (without `CONFIG_`) and its value as written, `None` for `# CONFIG_X
+    /// is not set`.
+    Symbol(&'a str, Option<&'a str>),
+    /// Any other comment, without its `#`.
+    Comment(&'a str),
+}
+
+/// The lines of a configuration that are not blank, each a symbol or a comment;
+/// any other line is an error naming it. CRLF line ends are accepted.
+fn lines(text: &str) -> impl Iterator<Item = Result<Line<'_>, String>> {
+    text.lines().enumerate().filter_map(|(i, raw)| {
+        let line = raw.trim_end_matches('\r').trim();
+        if line.is_empty() {
+            return None;
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            let comment = comment.trim();
+            return Some(Ok(
+                match comment
+                    .strip_prefix("CONFIG_")
+                    .and_then(|r| r.strip_suffix(" is not set"))
+                {
+                    Some(name) if valid_name(name) => Line::Symbol(name, None),
+                    _ => Line::Comment(comment),
+                },
+            ));
+        }
+        let parsed = line
+            .strip_prefix("CONFIG_")
+            .and_then(|r| r.split_once('='))
+            .filter(|(name, _)| valid_name(name));
+        Some(match parsed {
+            Some((name, value)) => Ok(Line::Symbol(name, Some(value.trim()))),
+            None => {
+                let shown: String = line.chars().take(60).collect();
+                Err(format!(
+                    "line {}: '{shown}' is neither CONFIG_NAME=value nor a comment",
+                    i + 1
+                ))
+            }
+        })
+    })
+}
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
@@ -274,6 +346,54 @@ mod tests {
         assert_eq!(c.tick_mode(), Some("NO_HZ_IDLE"));
         let rt = Config::parse("CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT_LAZY=y\n").unwrap();
         assert_eq!(rt.preempt_model(), "PREEMPT_RT");
+    }
+
+    /// Every symbol of `config` that `Config::parse` finds, asked of `Selected`.
+    fn selected_agrees(text: &str) {
+        let full = Config::parse(text).unwrap();
+        let names: Vec<&'static str> = full
+            .symbols
+            .keys()
+            .map(|k| &*k.clone().leak())
+            .chain(["NEVER_MENTIONED"])
+            .collect();
+        let some = Selected::parse(text, names.iter().copied()).unwrap();
+        for name in names {
+            assert_eq!(some.get(name), full.get(name), "CONFIG_{name}");
+        }
+    }
+
+    #[test]
+    fn selected_symbols_read_as_the_full_parse_reads_them() {
+        for f in ["config-6.1.0-56-amd64.gz", "config-6.1.0-56-rt-amd64.gz"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/kconfig")
+                .join(f);
+            let text = crate::system::kernel_config::read(&path).unwrap();
+            selected_agrees(&text);
+        }
+        selected_agrees(
+            "# Linux/arm 4.19.127 Kernel Configuration\r\nCONFIG_SND=m\r\n# CONFIG_BT is not set\r\n\
+             CONFIG_LOCALVERSION=\"-v7 rt\"\r\nCONFIG_HZ=300\r\nCONFIG_HZ=250\r\n\r\n# other\r\n",
+        );
+    }
+
+    #[test]
+    fn selected_refuses_what_the_full_parse_refuses() {
+        for bad in [
+            "hello world\n",
+            "CONFIG_A=y\n[Unit]\n",
+            "# only comments\n\n",
+            "CONFIG_BAD NAME=y\n",
+        ] {
+            assert_eq!(
+                Selected::parse(bad, ["A"]).unwrap_err(),
+                Config::parse(bad).unwrap_err(),
+                "{bad:?}"
+            );
+        }
+        let only_unset = Selected::parse("# CONFIG_A is not set\n", ["A", "B"]).unwrap();
+        assert!(!only_unset.enabled("A") && !only_unset.enabled("B"));
     }
 
     proptest! {
