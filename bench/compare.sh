@@ -19,7 +19,7 @@ for tool in cyclictest gnuplot; do
     command -v "$tool" >/dev/null || { echo "bench/compare.sh: $tool is missing (apt-get install rt-tests gnuplot-nox)" >&2; exit 2; }
 done
 cargo build --release -q 2>/dev/null || cargo build --release
-R=$PWD/target/release/rtlab
+R=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db=$work/store.db

@@ -23,7 +23,7 @@ for tool in perl chrt taskset timeout; do
     command -v "$tool" >/dev/null || { echo "bench/decisions.sh: $tool is missing" >&2; exit 2; }
 done
 cargo build --release -q 2>/dev/null || cargo build --release
-R=$PWD/target/release/rtlab
+R=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export RTLAB_DB=$work/store.db

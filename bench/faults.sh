@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 TRIES=${1:-10}
 
 cargo build --release --quiet
-RTLAB="$PWD/target/release/rtlab"
+RTLAB="${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab"
 WORK=$(mktemp -d /tmp/rtlab-faults.XXXXXX)
 export XDG_STATE_HOME="$WORK/state" RTLAB_DB="$WORK/default.db"
 trap 'pkill -KILL -f "$WORK" 2>/dev/null || true; rm -rf "$WORK"' EXIT

@@ -44,7 +44,7 @@ if ! command -v sqlite3 >/dev/null; then
     apt-get install -y -qq sqlite3 >/dev/null || { echo "bench/fleet.sh: needs the sqlite3 CLI (apt-get install sqlite3)" >&2; exit 2; }
 fi
 cargo build --release -q 2>/dev/null || cargo build --release
-R=$PWD/target/release/rtlab
+R=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=${KEEP:-$(mktemp -d)}
 mkdir -p "$work"
 pids=()

@@ -23,7 +23,7 @@ CPU_SECONDS=${CPU_SECONDS:-60}
 DAY_SECONDS=${DAY_SECONDS:-600}
 command -v cyclictest >/dev/null || { echo "bench/monitor.sh: cyclictest is missing (apt-get install rt-tests)" >&2; exit 2; }
 cargo build --release -q 2>/dev/null || cargo build --release
-R=$PWD/target/release/rtlab
+R=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT

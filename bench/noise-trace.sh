@@ -17,7 +17,7 @@ PAIRS=${PAIRS:-3}
 PRIO=${PRIO:-1}
 THRESHOLD=${THRESHOLD:-10us}
 cargo build --release -q
-RTLAB=$PWD/target/release/rtlab
+RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 
 printf '%-8s %12s %14s %10s %10s %10s\n' run "quiet ns/it" "all ns/it" gaps marked "events/s"
 for _ in $(seq "$PAIRS"); do

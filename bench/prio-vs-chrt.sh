@@ -23,7 +23,7 @@ for t in chrt pgrep; do
     command -v "$t" >/dev/null || { echo "missing $t (apt-get install util-linux procps)"; exit 3; }
 done
 cargo build --release -q
-RTLAB=$PWD/target/release/rtlab
+RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 export XDG_STATE_HOME=$work/state
 name=prioBench$$

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 HOSTS=${1:-50}
 WINDOWS=${2:-10000}
 cargo build --release -q
-BIN=$PWD/target/release/rtlab
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT

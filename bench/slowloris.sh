@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 SECONDS_RUN=${1:-30}
 if [ -z "${RTLAB_BIN:-}" ]; then
     cargo build --release -q
-    RTLAB_BIN=$PWD/target/release/rtlab
+    RTLAB_BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
 tmp=$(mktemp -d)
 pid=

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-1000}
 cargo build --release -q
-BIN=$PWD/target/release/rtlab
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

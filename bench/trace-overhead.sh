@@ -32,7 +32,7 @@ for t in jq /usr/bin/time; do
 done
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release -q
-    RTLAB=$PWD/target/release/rtlab
+    RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
 TRACEFS=/sys/kernel/tracing
 [ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS"

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 STEP=${STEP:-2s}
 REPEAT=${REPEAT:-3}
 cargo build --release -q 2>/dev/null || cargo build --release
-R=$PWD/target/release/rtlab
+R=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 app=
 trap '[[ -n $app ]] && kill "$app"; rm -rf "$work"' EXIT

@@ -30,7 +30,7 @@ for t in cyclictest stress-ng /usr/bin/time perf; do
 done
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release -q
-    RTLAB=$PWD/target/release/rtlab
+    RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT

@@ -26,7 +26,7 @@ PAIRS=${PAIRS:-3}
 LONG=${LONG:-3}
 PRIO=${PRIO:-90}
 cargo build --release -q
-RTLAB=$PWD/target/release/rtlab
+RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

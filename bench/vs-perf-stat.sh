@@ -18,7 +18,7 @@ done
 PAIRS=${PAIRS:-5}
 EVENTS=task-clock,context-switches,cpu-migrations,page-faults,minor-faults,major-faults
 cargo build --release -q
-RTLAB=$PWD/target/release/rtlab
+RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -25,7 +25,7 @@ for t in pmqtest ptsematest sigwaittest svsematest jq; do
     command -v "$t" >/dev/null || { echo "missing $t (apt-get install rt-tests jq)"; exit 3; }
 done
 cargo build --release -q
-RTLAB=$PWD/target/release/rtlab
+RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

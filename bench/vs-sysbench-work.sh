@@ -31,7 +31,7 @@ done
 [ -z "$CALLGRIND" ] || command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release --quiet 2>/dev/null || cargo build --release
-    RTLAB=$PWD/target/release/rtlab
+    RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

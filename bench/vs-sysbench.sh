@@ -39,7 +39,7 @@ done
 command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release --quiet 2>/dev/null || cargo build --release
-    RTLAB=$PWD/target/release/rtlab
+    RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
 export RTLAB_NO_STORE=1
 WORK=$(mktemp -d)
