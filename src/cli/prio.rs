@@ -5,6 +5,7 @@ mod args;
 use super::common::print;
 use crate::error::{SystemError, UsageError, EXIT_FAILED, EXIT_OK};
 use crate::format::json;
+use crate::format::text::table::paragraph;
 use crate::tune::prio::guard::guard;
 use crate::tune::prio::profile::Profile;
 use crate::tune::prio::restore::{restore, Restored};
@@ -50,7 +51,7 @@ enum PrioCommand {
 
 /// Prints a warning on stderr.
 fn warn(message: &str) {
-    eprintln!("warning: {message}");
+    eprint!("{}", paragraph("warning: ", message));
 }
 
 /// Runs `rtlab prio`.

@@ -14,6 +14,7 @@ use crate::error::{bad_flag, EXIT_INTERRUPTED};
 use crate::format::json::{self, CampaignDoc};
 use crate::format::text::campaign::{attribution_text, decision_text, run_text};
 use crate::format::text::decision::not_decided;
+use crate::format::text::table::paragraph;
 use crate::record;
 use crate::scenario::campaign::{source, Prepared, Setup, Stored};
 use crate::scenario::runner::{campaign_steps, Runner, StepRun};
@@ -236,7 +237,10 @@ fn campaign(
             stored.label
         );
         for w in system::fingerprint_warnings(fp) {
-            eprintln!("  ! {}: {}", w.code, w.message);
+            eprint!(
+                "{}",
+                paragraph("  ! ", &format!("{}: {}", w.code, w.message))
+            );
         }
     }
     let runner = Runner {

@@ -2,7 +2,8 @@
 //! the widest outputs (`rtlab audit -v`, the warnings of `compare
 //! --campaign`, `results list` of campaign steps, `results campaigns`) are
 //! rendered, and every line must fit and every word of what they show (as
-//! their JSON gives it) must appear whole.
+//! their JSON gives it) must appear whole; and a campaign run as root, with
+//! the warnings it prints as it starts.
 
 use crate::common::{expect, json, rtlab};
 use serde_json::Value;
@@ -138,4 +139,23 @@ fn campaign_warnings_steps_and_labels_fit() {
     let out = expect(at().args(["results", "campaigns"]), &[0]);
     let text = String::from_utf8(out.stdout).unwrap();
     fits_with_whole_words(&text, &labels.map(String::from));
+}
+
+#[test]
+#[ignore = "needs root: SCHED_FIFO measuring threads"]
+fn a_campaign_and_its_live_warnings_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = expect(
+        rtlab()
+            .current_dir(dir.path())
+            .arg("--db")
+            .arg(dir.path().join("w.db"))
+            .args(["run", "--preset", "quick", "--duration", "200ms"]),
+        &[0, 1, 4],
+    );
+    // What the machine warns of (a VM, a container, its kernel) is printed as
+    // the campaign starts, and the campaign's tables and decision at its end.
+    for text in [&out.stderr, &out.stdout] {
+        fits_with_whole_words(&String::from_utf8_lossy(text), &[]);
+    }
 }
