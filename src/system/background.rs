@@ -5,6 +5,7 @@
 
 use crate::record::Background;
 use rtlab_engine::rt::process::{clock_ticks_per_s, own_cpu_ns};
+use rtlab_engine::rt::sched;
 use std::time::Instant;
 
 /// What `/proc` says at one moment.
@@ -72,8 +73,11 @@ fn busy_ticks(text: &str) -> Option<u64> {
 
 /// The real-time threads of user-space processes other than this one and its
 /// children (its loads are recorded as loads), as `name fifo 95`, each name
-/// and policy once: `/proc/PID/task/TID/stat`, whose flags mark kernel
-/// threads.
+/// and policy once. Every thread's policy is asked of the kernel
+/// (`sched_getscheduler(2)`, no text to format or parse); only a real-time
+/// thread's `/proc/PID/task/TID/stat` is read, for its name, its parent and
+/// the flags that mark kernel threads. Reading every thread's `stat` instead
+/// cost more than the rest of a short run's start-up together.
 fn rt_threads() -> Vec<String> {
     let own = std::process::id().to_string();
     let mut out = Vec::new();
@@ -95,6 +99,15 @@ fn rt_threads() -> Vec<String> {
             continue;
         };
         for t in tasks.flatten() {
+            let realtime = t
+                .file_name()
+                .to_str()
+                .and_then(|tid| tid.parse().ok())
+                .and_then(|tid| sched::thread_policy(tid).ok())
+                .is_some_and(|(policy, _)| policy.is_some_and(sched::Policy::is_realtime));
+            if !realtime {
+                continue;
+            }
             let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
                 continue;
             };
@@ -203,6 +216,32 @@ mod tests {
         // Our own time is never counted as the others' less than nothing.
         let b = end.until(&end);
         assert_eq!(b.other_cpus, 0.0);
+    }
+
+    /// A real-time thread of another process is found and named, with its
+    /// policy and priority.
+    #[test]
+    #[ignore = "needs root: chrt -f"]
+    fn another_process_real_time_thread_is_named() {
+        // `sh` starts it and exits: its parent is not this process.
+        let started = |policy: &str| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("chrt {policy} sleep 30 >/dev/null 2>&1 & echo $!")])
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let fifo = started("-f 7");
+        // chrt execs sleep: wait until it has (60 s at most).
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        while std::fs::read_to_string(format!("/proc/{fifo}/comm")).unwrap_or_default() != "sleep\n"
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let rt = rt_threads();
+        std::process::Command::new("kill").arg(&fifo).status().unwrap();
+        assert!(rt.contains(&"sleep fifo 7".to_string()), "{rt:?}");
     }
 
     #[test]

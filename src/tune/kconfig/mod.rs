@@ -197,6 +197,7 @@ impl Config {
 /// refused exactly as by [`Config::parse`], and the values are the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selected {
+    /// The symbols asked for, sorted.
     wanted: Vec<&'static str>,
     /// The value of each wanted symbol, in the order of `wanted`.
     values: Vec<Value>,
@@ -209,7 +210,11 @@ impl Selected {
         text: &str,
         wanted: impl IntoIterator<Item = &'static str>,
     ) -> Result<Selected, String> {
-        let wanted: Vec<&'static str> = wanted.into_iter().collect();
+        let mut wanted: Vec<&'static str> = wanted.into_iter().collect();
+        // Sorted, so that each of the text's thousands of symbols is looked up
+        // in a few comparisons.
+        wanted.sort_unstable();
+        wanted.dedup();
         let mut values = vec![Value::NotSet; wanted.len()];
         let mut any = false;
         for line in lines(text) {
@@ -217,7 +222,7 @@ impl Selected {
                 continue;
             };
             any = true;
-            if let Some(at) = wanted.iter().position(|w| *w == name) {
+            if let Ok(at) = wanted.binary_search(&name) {
                 values[at] = raw.map_or(Value::NotSet, Value::parse);
             }
         }
@@ -232,8 +237,8 @@ impl Selected {
     /// # Panics
     /// If `name` was not asked for: its value was not read.
     pub fn get(&self, name: &str) -> &Value {
-        let at = self.wanted.iter().position(|w| *w == name);
-        &self.values[at.unwrap_or_else(|| panic!("CONFIG_{name} was not read"))]
+        let at = self.wanted.binary_search(&name);
+        &self.values[at.unwrap_or_else(|_| panic!("CONFIG_{name} was not read"))]
     }
 
     /// Whether a wanted symbol is `=y` or `=m`.
@@ -252,15 +257,18 @@ enum Line<'a> {
 }
 
 /// The lines of a configuration that are not blank, each a symbol or a comment;
-/// any other line is an error naming it. CRLF line ends are accepted.
+/// any other line is an error naming it. CRLF line ends are accepted. Spaces
+/// around a line, a comment and a value are ASCII whitespace: every line of the
+/// text is looked at on each read (a wrong file is refused, never read as an empty
+/// configuration), so this is written for the bytes, and a run reads it at start.
 fn lines(text: &str) -> impl Iterator<Item = Result<Line<'_>, String>> {
-    text.lines().enumerate().filter_map(|(i, raw)| {
-        let line = raw.trim_end_matches('\r').trim();
+    text.split('\n').enumerate().filter_map(|(i, raw)| {
+        let line = raw.trim_ascii();
         if line.is_empty() {
             return None;
         }
         if let Some(comment) = line.strip_prefix('#') {
-            let comment = comment.trim();
+            let comment = comment.trim_ascii();
             return Some(Ok(
                 match comment
                     .strip_prefix("CONFIG_")
@@ -276,7 +284,7 @@ fn lines(text: &str) -> impl Iterator<Item = Result<Line<'_>, String>> {
             .and_then(|r| r.split_once('='))
             .filter(|(name, _)| valid_name(name));
         Some(match parsed {
-            Some((name, value)) => Ok(Line::Symbol(name, Some(value.trim()))),
+            Some((name, value)) => Ok(Line::Symbol(name, Some(value.trim_ascii()))),
             None => {
                 let shown: String = line.chars().take(60).collect();
                 Err(format!(
