@@ -68,7 +68,11 @@ fn the_same_command_lines_print_the_same_lines() {
 fn the_json_files_have_cyclictests_keys() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("ct.json"), dir.path().join("rt.json"));
-    let line = ["-l", "100", "-q", "-t", "2", "-p", "80", "-h", "30"];
+    // A histogram wide enough that each thread has values in it on a loaded
+    // machine too: an empty one is written `{}` on its key's line, which changes
+    // the layout (with -h 30 beside stress-ng every wake-up of a thread was
+    // sometimes later than 30 us).
+    let line = ["-l", "100", "-q", "-t", "2", "-p", "80", "-h", "20000"];
     cyclictest(&[&line[..], &[&format!("--json={}", a.display())]].concat());
     ours(&[&line[..], &[&format!("--json={}", b.display())]].concat());
     let read =

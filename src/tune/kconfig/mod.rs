@@ -10,7 +10,7 @@ pub use groups::group_of;
 use crate::error::UsageError;
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
@@ -211,18 +211,18 @@ impl Selected {
         wanted: impl IntoIterator<Item = &'static str>,
     ) -> Result<Selected, String> {
         let mut wanted: Vec<&'static str> = wanted.into_iter().collect();
-        // Sorted, so that each of the text's thousands of symbols is looked up
-        // in a few comparisons.
         wanted.sort_unstable();
         wanted.dedup();
         let mut values = vec![Value::NotSet; wanted.len()];
+        // Each of the text's thousands of symbols is looked up by its hash.
+        let at: HashMap<&str, usize> = wanted.iter().enumerate().map(|(i, w)| (*w, i)).collect();
         let mut any = false;
         for line in lines(text) {
             let Line::Symbol(name, raw) = line? else {
                 continue;
             };
             any = true;
-            if let Ok(at) = wanted.binary_search(&name) {
+            if let Some(&at) = at.get(name) {
                 values[at] = raw.map_or(Value::NotSet, Value::parse);
             }
         }
@@ -258,41 +258,54 @@ enum Line<'a> {
 
 /// The lines of a configuration that are not blank, each a symbol or a comment;
 /// any other line is an error naming it. CRLF line ends are accepted. Spaces
-/// around a line, a comment and a value are ASCII whitespace: every line of the
-/// text is looked at on each read (a wrong file is refused, never read as an empty
-/// configuration), so this is written for the bytes, and a run reads it at start.
+/// around a line, a comment and a value are ASCII whitespace. Every line of the
+/// text is looked at on each read (a wrong file is refused, never read as an
+/// empty configuration) and a run reads it as it starts, so the text is scanned
+/// byte by byte: lines of a few dozen bytes cost more to find with a general
+/// search than with a loop.
 fn lines(text: &str) -> impl Iterator<Item = Result<Line<'_>, String>> {
-    text.split('\n').enumerate().filter_map(|(i, raw)| {
-        let line = raw.trim_ascii();
-        if line.is_empty() {
-            return None;
-        }
-        if let Some(comment) = line.strip_prefix('#') {
-            let comment = comment.trim_ascii();
-            return Some(Ok(
-                match comment
-                    .strip_prefix("CONFIG_")
-                    .and_then(|r| r.strip_suffix(" is not set"))
-                {
-                    Some(name) if valid_name(name) => Line::Symbol(name, None),
-                    _ => Line::Comment(comment),
-                },
-            ));
-        }
-        let parsed = line
-            .strip_prefix("CONFIG_")
-            .and_then(|r| r.split_once('='))
-            .filter(|(name, _)| valid_name(name));
-        Some(match parsed {
-            Some((name, value)) => Ok(Line::Symbol(name, Some(value.trim_ascii()))),
-            None => {
-                let shown: String = line.chars().take(60).collect();
-                Err(format!(
-                    "line {}: '{shown}' is neither CONFIG_NAME=value nor a comment",
-                    i + 1
-                ))
+    let mut rest = text;
+    let mut number = 0;
+    std::iter::from_fn(move || {
+        while !rest.is_empty() {
+            let end = rest.bytes().position(|b| b == b'\n').unwrap_or(rest.len());
+            let raw = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or_default();
+            number += 1;
+            let line = raw.trim_ascii();
+            if !line.is_empty() {
+                return Some(line_of(line, number));
             }
-        })
+        }
+        None
+    })
+}
+
+/// One line that is not blank, trimmed, numbered from 1.
+fn line_of(line: &str, number: usize) -> Result<Line<'_>, String> {
+    if let Some(comment) = line.strip_prefix('#') {
+        let comment = comment.trim_ascii();
+        return Ok(
+            match comment
+                .strip_prefix("CONFIG_")
+                .and_then(|r| r.strip_suffix(" is not set"))
+            {
+                Some(name) if valid_name(name) => Line::Symbol(name, None),
+                _ => Line::Comment(comment),
+            },
+        );
+    }
+    // `CONFIG_`, a name of letters, digits and `_`, then `=`.
+    let symbol = line.strip_prefix("CONFIG_").and_then(|body| {
+        let at = body
+            .bytes()
+            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+        (at > 0 && body.as_bytes()[at] == b'=')
+            .then(|| Line::Symbol(&body[..at], Some(body[at + 1..].trim_ascii())))
+    });
+    symbol.ok_or_else(|| {
+        let shown: String = line.chars().take(60).collect();
+        format!("line {number}: '{shown}' is neither CONFIG_NAME=value nor a comment")
     })
 }
 

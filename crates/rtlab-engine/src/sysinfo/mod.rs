@@ -236,14 +236,26 @@ pub fn config_value<'a>(config: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// The lines of `text` that start (after blanks) with one of `prefixes`.
+/// The lines of `text` that start (after blanks) with one of `prefixes`, in
+/// the order of the text. Each prefix is searched for in the whole text (a
+/// substring search, much cheaper than looking at every line of a
+/// configuration) and kept where it starts a line.
 fn lines_starting_with(text: &str, prefixes: &[&str]) -> String {
+    let mut starts: Vec<usize> = prefixes
+        .iter()
+        .flat_map(|p| text.match_indices(p))
+        .filter_map(|(at, _)| {
+            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            text[line_start..at].trim().is_empty().then_some(line_start)
+        })
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
     let mut out = String::new();
-    for line in text.lines() {
-        if prefixes.iter().any(|p| line.trim_start().starts_with(p)) {
-            out.push_str(line);
-            out.push('\n');
-        }
+    for start in starts {
+        let line = text[start..].split('\n').next().unwrap_or_default();
+        out.push_str(line.strip_suffix('\r').unwrap_or(line));
+        out.push('\n');
     }
     out
 }
@@ -335,6 +347,28 @@ mod tests {
         assert_eq!(fp.preempt, PreemptModel::Unknown);
         assert_eq!(fp.cpu_count, 0);
         assert!(fp.governors.is_empty());
+    }
+
+    /// The lines a prefix starts, as a reading of every line would find them:
+    /// in order, each once, indented ones too, never one where the prefix is not
+    /// at its start; CRLF ends dropped.
+    #[test]
+    fn lines_starting_with_a_prefix_are_found_in_order() {
+        let text = "# Linux 6.1 Kernel Configuration\r\nCONFIG_HZ_250=y\r\nCONFIG_HZ=250\r\n\
+            # CONFIG_PREEMPT_NONE is not set\n  CONFIG_PREEMPT=y\nX CONFIG_PREEMPT_RT=y\n\
+            CONFIG_PREEMPT_DYNAMIC=y CONFIG_HZ=1\nCONFIG_PREEMPT_RT=n";
+        let by_line: String = text
+            .lines()
+            .filter(|l| ["CONFIG_PREEMPT", "CONFIG_HZ="].iter().any(|p| l.trim_start().starts_with(p)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let found = lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]);
+        assert_eq!(found, by_line);
+        assert_eq!(
+            found,
+            "CONFIG_HZ=250\n  CONFIG_PREEMPT=y\nCONFIG_PREEMPT_DYNAMIC=y CONFIG_HZ=1\nCONFIG_PREEMPT_RT=n\n"
+        );
+        assert_eq!(lines_starting_with("", &["CONFIG_HZ="]), "");
     }
 
     #[test]
