@@ -226,7 +226,10 @@ mod tests {
         // `sh` starts it and exits: its parent is not this process.
         let started = |policy: &str| {
             let out = std::process::Command::new("sh")
-                .args(["-c", &format!("chrt {policy} sleep 30 >/dev/null 2>&1 & echo $!")])
+                .args([
+                    "-c",
+                    &format!("chrt {policy} sleep 30 >/dev/null 2>&1 & echo $!"),
+                ])
                 .output()
                 .unwrap();
             String::from_utf8(out.stdout).unwrap().trim().to_string()
@@ -240,7 +243,10 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let rt = rt_threads();
-        std::process::Command::new("kill").arg(&fifo).status().unwrap();
+        std::process::Command::new("kill")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(rt.contains(&"sleep fifo 7".to_string()), "{rt:?}");
     }
 

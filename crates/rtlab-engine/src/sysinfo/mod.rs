@@ -359,7 +359,11 @@ mod tests {
             CONFIG_PREEMPT_DYNAMIC=y CONFIG_HZ=1\nCONFIG_PREEMPT_RT=n";
         let by_line: String = text
             .lines()
-            .filter(|l| ["CONFIG_PREEMPT", "CONFIG_HZ="].iter().any(|p| l.trim_start().starts_with(p)))
+            .filter(|l| {
+                ["CONFIG_PREEMPT", "CONFIG_HZ="]
+                    .iter()
+                    .any(|p| l.trim_start().starts_with(p))
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         let found = lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]);
