@@ -224,17 +224,11 @@ mod tests {
     #[ignore = "needs root: chrt -f"]
     fn another_process_real_time_thread_is_named() {
         // `sh` starts it and exits: its parent is not this process.
-        let started = |policy: &str| {
-            let out = std::process::Command::new("sh")
-                .args([
-                    "-c",
-                    &format!("chrt {policy} sleep 30 >/dev/null 2>&1 & echo $!"),
-                ])
-                .output()
-                .unwrap();
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
-        };
-        let fifo = started("-f 7");
+        let out = std::process::Command::new("sh")
+            .args(["-c", "chrt -f 7 sleep 30 >/dev/null 2>&1 & echo $!"])
+            .output()
+            .unwrap();
+        let fifo = String::from_utf8(out.stdout).unwrap().trim().to_string();
         // chrt execs sleep: wait until it has (60 s at most).
         let deadline = Instant::now() + std::time::Duration::from_secs(60);
         while std::fs::read_to_string(format!("/proc/{fifo}/comm")).unwrap_or_default() != "sleep\n"
