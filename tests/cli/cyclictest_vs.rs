@@ -27,10 +27,21 @@ const LINES: &[&str] = &[
     "-l 200 -q --latency=10 -p 80 -H 20 -t 2",
 ];
 
+/// cyclictest's output for `args`. A run in which cyclictest itself printed a
+/// negative latency (`Act: -983 Avg:-9223372036854775808`, seen with `-x` on a
+/// virtual machine) is the anchor's own bad run, not a layout: it is run again,
+/// three times at most.
 fn cyclictest(args: &[&str]) -> String {
-    let out = Command::new("cyclictest").args(args).output().unwrap();
-    assert!(out.status.success(), "cyclictest {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut text = String::new();
+    for _ in 0..3 {
+        let out = Command::new("cyclictest").args(args).output().unwrap();
+        assert!(out.status.success(), "cyclictest {args:?}: {out:?}");
+        text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !text.contains("Avg:-") {
+            break;
+        }
+    }
+    text
 }
 
 fn ours(args: &[&str]) -> String {
