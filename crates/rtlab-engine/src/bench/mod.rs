@@ -180,12 +180,10 @@ pub struct ThreadStats {
     pub index: usize,
     /// Kernel thread id.
     pub tid: i32,
-    /// Exact moments of the per-event times (ns).
-    pub moments: Moments,
     /// Per-event times (ns).
     pub hist: LatencyHistogram,
     /// The per-event times in windows of the run, for the intervals of its
-    /// figures.
+    /// figures; their exact moments added are the run's ([`ThreadStats::moments`]).
     pub windows: Windows,
     /// Work counted.
     pub tally: Tally,
@@ -200,7 +198,6 @@ impl ThreadStats {
         ThreadStats {
             index,
             tid: 0,
-            moments: Moments::default(),
             hist: LatencyHistogram::new(),
             windows: Windows::new(),
             tally: Tally::default(),
@@ -211,17 +208,21 @@ impl ThreadStats {
 
     /// Events done.
     pub fn events(&self) -> u64 {
-        self.moments.count
+        self.windows.moments().count
+    }
+
+    /// Exact moments of the per-event times (ns): the windows', added.
+    pub fn moments(&self) -> Moments {
+        self.windows.moments()
     }
 
     /// The summary of the per-event times.
     pub fn summary(&self) -> Summary {
-        Summary::new(&self.moments, &self.hist)
+        Summary::new(&self.moments(), &self.hist)
     }
 
     /// Folds another thread's stats into these (for the total).
     pub fn merge(&mut self, o: &ThreadStats) {
-        self.moments.merge(&o.moments);
         self.hist.merge(&o.hist);
         self.windows.merge(&o.windows);
         self.tally.merge(&o.tally);
@@ -296,16 +297,17 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
         Accounting::Lean => {
             let hist = sh.hists.get(index);
             let mut t0 = start;
+            let mut events = 0;
             while may_start(sh) && event(w, &mut state, &mut st, &ctl, sh) {
                 let t1 = clock.now();
                 let d = t1.saturating_sub(t0);
-                st.moments.record(d);
                 st.hist.record(d);
                 st.windows.record(d);
                 if let Some(h) = hist {
                     h.record(d);
                 }
-                slot.publish(st.moments.count, &st.tally);
+                events += 1;
+                slot.publish(events, &st.tally);
                 t0 = t1;
                 if t1 >= deadline {
                     break;
@@ -317,6 +319,7 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
             let timer = account::TimerLock::new();
             let log = sh.log.as_ref().expect("made for sysbench's accounting");
             let mut rng = Xoroshiro::from_clock(index as u64);
+            let mut events = 0;
             while may_start(sh) {
                 if sh.limits.time_ns > 0 && clock.now() >= deadline {
                     break;
@@ -327,13 +330,13 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
                 }
                 let d = timer.read(&clock, |t1| {
                     let d = t1.saturating_sub(t0);
-                    st.moments.record(d);
                     st.hist.record(d);
                     st.windows.record(d);
                     d
                 });
                 log.record(d, &mut rng);
-                slot.publish(st.moments.count, &st.tally);
+                events += 1;
+                slot.publish(events, &st.tally);
             }
         }
     }
@@ -344,7 +347,7 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
         }
     }
     let end = clock.now();
-    slot.publish(st.moments.count, &st.tally);
+    slot.publish(st.events(), &st.tally);
     st.busy_ns = end.saturating_sub(start);
     sh.ends[index].store(end, Ordering::Relaxed);
     sh.done.fetch_add(1, Ordering::Release);
@@ -580,7 +583,7 @@ mod tests {
             assert_eq!(all.hist.len(), 1000);
             // Per-event times chain end to start (lean) or are parts of it
             // (sysbench), so they sum to at most the window.
-            assert!(all.moments.sum as u64 <= out.elapsed_ns * 3, "{a:?}");
+            assert!(all.moments().sum as u64 <= out.elapsed_ns * 3, "{a:?}");
         }
     }
 

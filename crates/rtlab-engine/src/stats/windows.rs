@@ -189,6 +189,15 @@ impl Windows {
         self.len == 0
     }
 
+    /// The exact moments of every value recorded (the windows' added).
+    pub fn moments(&self) -> Moments {
+        let mut all = Moments::default();
+        for w in &self.windows[..self.len] {
+            all.merge(&w.moments);
+        }
+        all
+    }
+
     /// Adds another run's windows, window by window (for the series of all
     /// threads): window `i` of both holds their samples `i·block ..`, so
     /// threads that wake at the same rate are added over the same time.
@@ -448,6 +457,8 @@ mod tests {
             prop_assert!(d.readable());
             prop_assert!(d.windows.len() <= WINDOWS);
             let (counts, m) = expected(&values);
+            // The run's moments are the windows', exactly.
+            prop_assert_eq!(w.moments(), m);
             let (c, n, min, max, sum) = totals(&d);
             prop_assert_eq!(c, counts);
             prop_assert_eq!(n, m.count);
@@ -482,6 +493,7 @@ mod tests {
             wa.merge(&wb);
             let all: Vec<u64> = a.iter().chain(&b).copied().collect();
             let (counts, m) = expected(&all);
+            prop_assert_eq!(wa.moments(), m);
             for d in [wa.to_data(), portable] {
                 prop_assert!(d.windows.len() <= WINDOWS);
                 let (c, n, min, max, _) = totals(&d);
