@@ -53,10 +53,13 @@ impl Rng {
 /// random numbers from; [`Xoroshiro::unit`] turns 52 of its bits into a double
 /// in `[0, 1)` as sysbench does. Used where a workload must cost what
 /// sysbench's costs per random number.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Xoroshiro([u64; 2]);
 
 impl Xoroshiro {
+    /// An all-zero state, a placeholder only: it draws zeros for ever.
+    pub const ZERO: Xoroshiro = Xoroshiro([0; 2]);
+
     /// A generator from any seed (its state is never all zero).
     pub fn new(seed: u64) -> Self {
         let mut r = Rng::new(seed);
