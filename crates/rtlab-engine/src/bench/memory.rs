@@ -390,10 +390,9 @@ mod sysbench {
     thread_local! {
         /// [`Loop`] where sysbench keeps it: in thread-local memory, not on
         /// the stack. Where it lives sets the speed of a loop whose every
-        /// turn waits for the stores of the previous one (a CPU forwards a
-        /// stack slot's store to its next load faster than another
-        /// address's): on the stack, the same loop ran 6-10 % faster than
-        /// sysbench's.
+        /// turn waits for the stores of the previous one: with it on the
+        /// stack, the same loop read 1 KiB blocks 7 % faster than
+        /// sysbench's, and 2 % faster from here (bench/RESULTS.md).
         static LOOP: Cell<Loop> = const {
             Cell::new(Loop {
                 base: std::ptr::null(),
