@@ -764,6 +764,24 @@ mod tests {
         assert!(values(&b).iter().all(|x| *x == 0));
     }
 
+    /// The random loop stores each byte offset at the word sysbench's draw
+    /// names, and its generator goes on from one event to the next (its
+    /// state lives apart from the loop's caller while an event runs).
+    #[test]
+    fn the_random_loop_draws_sysbenchs_sequence_and_keeps_its_generator() {
+        let b = words(64);
+        let mut rng = Xoroshiro::new(11);
+        let mut draws = rng;
+        let mut expected = vec![0; 64];
+        for event in 0..3 {
+            sysbench::rnd_write(&b, &mut rng);
+            for i in 0..64 {
+                expected[(draws.unit() * 64.0) as usize] = i * 8;
+            }
+            assert_eq!(values(&b), expected, "event {event}");
+        }
+    }
+
     #[test]
     fn the_bandwidth_walk_touches_every_word_once() {
         for n in [1, 2, 7, 64, 100, 1000] {
