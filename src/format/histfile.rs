@@ -133,20 +133,20 @@ pub fn write(cols: &[HistColumn], layout: Layout, out: &mut dyn io::Write) -> io
     // One line at a time in a buffer of its own: `write!` through the
     // formatter costs more than a thousand instructions a line, and these are
     // most of what a run with a long histogram does after measuring.
-    let mut line = Vec::with_capacity(8 * (cols.len() + 2));
+    let mut row = Vec::with_capacity(8 * (cols.len() + 2));
     for i in 0..rows {
-        line.clear();
-        push_padded(&mut line, i as u64, 6);
+        row.clear();
+        push_padded(&mut row, i as u64, 6);
         for (n, c) in cols.iter().enumerate() {
-            line.push(if n == 0 { b' ' } else { b'\t' });
-            push_padded(&mut line, bucket(c, i), 6);
+            row.push(if n == 0 { b' ' } else { b'\t' });
+            push_padded(&mut row, bucket(c, i), 6);
         }
         if all {
-            line.push(b'\t');
-            push_padded(&mut line, cols.iter().map(|c| bucket(c, i)).sum(), 6);
+            row.push(b'\t');
+            push_padded(&mut row, cols.iter().map(|c| bucket(c, i)).sum(), 6);
         }
-        line.push(b'\n');
-        out.write_all(&line)?;
+        row.push(b'\n');
+        out.write_all(&row)?;
     }
     let line = |out: &mut dyn io::Write,
                 name: &str,
