@@ -379,7 +379,6 @@ mod sysbench {
     /// What sysbench's random loops read from memory again for every word
     /// (the access to the block is a compiler barrier): the block, its size
     /// in bytes, and the generator.
-    #[derive(Clone, Copy)]
     #[repr(C)]
     struct Loop {
         base: *const AtomicUsize,
@@ -414,7 +413,7 @@ mod sysbench {
             cell.set(Loop {
                 base: buf.as_ptr(),
                 bytes: buf.len() as u64 * WORD,
-                rng: *rng,
+                rng: rng.clone(),
             });
             let p = cell.as_ptr();
             let mut i = 0;
@@ -439,7 +438,8 @@ mod sysbench {
                 f(w, i as usize);
                 i += WORD;
             }
-            *rng = cell.get().rng;
+            // SAFETY: as above; the loop is over.
+            *rng = unsafe { (*p).rng.clone() };
         });
     }
 
@@ -771,7 +771,7 @@ mod tests {
     fn the_random_loop_draws_sysbenchs_sequence_and_keeps_its_generator() {
         let b = words(64);
         let mut rng = Xoroshiro::new(11);
-        let mut draws = rng;
+        let mut draws = rng.clone();
         let mut expected = vec![0; 64];
         for event in 0..3 {
             sysbench::rnd_write(&b, &mut rng);

@@ -53,12 +53,14 @@ impl Rng {
 /// random numbers from; [`Xoroshiro::unit`] turns 52 of its bits into a double
 /// in `[0, 1)` as sysbench does. Used where a workload must cost what
 /// sysbench's costs per random number.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Xoroshiro([u64; 2]);
 
 impl Xoroshiro {
-    /// An all-zero state, a placeholder only: it draws zeros for ever.
-    pub const ZERO: Xoroshiro = Xoroshiro([0; 2]);
+    /// The all-zero state, which draws zeros for ever: what the memory
+    /// bench's thread-local loop state holds before a thread's first event
+    /// copies its generator in. Never drawn from.
+    pub(super) const ZERO: Xoroshiro = Xoroshiro([0; 2]);
 
     /// A generator from any seed (its state is never all zero).
     pub fn new(seed: u64) -> Self {
