@@ -391,7 +391,8 @@ mod sysbench {
         /// the stack. Where it lives sets the speed of a loop whose every
         /// turn waits for the stores of the previous one: with it on the
         /// stack, the same loop read 1 KiB blocks 7 % faster than
-        /// sysbench's, and 2 % faster from here (bench/RESULTS.md).
+        /// sysbench's; from here 2-8 % faster, with where the linker puts
+        /// the loop's code (bench/RESULTS.md).
         static LOOP: Cell<Loop> = const {
             Cell::new(Loop {
                 base: std::ptr::null(),
