@@ -6,6 +6,9 @@
 use crate::record::Background;
 use rtlab_engine::rt::process::{clock_ticks_per_s, own_cpu_ns};
 use rtlab_engine::rt::sched;
+use rtlab_engine::sysinfo::read_text;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::time::Instant;
 
 /// What `/proc` says at one moment.
@@ -24,8 +27,8 @@ pub struct Sample {
 impl Sample {
     /// Now; `None` when `/proc` cannot be read.
     pub fn now() -> Option<Sample> {
-        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let loadavg = read_text(Path::new("/proc/loadavg")).ok()?;
+        let stat = read_text(Path::new("/proc/stat")).ok()?;
         Some(Sample {
             at: Instant::now(),
             loadavg: first_loadavg(&loadavg)?,
@@ -95,20 +98,28 @@ fn rt_threads() -> Vec<String> {
         if pid == own {
             continue;
         }
-        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
-            continue;
+        let task_dir = p.path().join("task");
+        // A process of one thread (every kernel thread, most daemons) needs no
+        // listing: its task directory counts 2 links plus one per thread, and
+        // its only thread's id is its own.
+        let tids: Vec<i32> = if std::fs::metadata(&task_dir).is_ok_and(|m| m.nlink() == 3) {
+            pid.parse().into_iter().collect()
+        } else {
+            let Ok(tasks) = std::fs::read_dir(&task_dir) else {
+                continue;
+            };
+            tasks
+                .flatten()
+                .filter_map(|t| t.file_name().to_str()?.parse().ok())
+                .collect()
         };
-        for t in tasks.flatten() {
-            let realtime = t
-                .file_name()
-                .to_str()
-                .and_then(|tid| tid.parse().ok())
-                .and_then(|tid| sched::thread_policy(tid).ok())
-                .is_some_and(|(policy, _)| policy.is_some_and(sched::Policy::is_realtime));
+        for tid in tids {
+            let realtime = sched::thread_policy(tid)
+                .is_ok_and(|(policy, _)| policy.is_some_and(sched::Policy::is_realtime));
             if !realtime {
                 continue;
             }
-            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            let Ok(stat) = read_text(&task_dir.join(tid.to_string()).join("stat")) else {
                 continue;
             };
             if let Some(rt) = rt_thread(&stat, &own) {

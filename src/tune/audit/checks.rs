@@ -902,8 +902,19 @@ fn process_running(i: &Input, name: &str) -> Option<bool> {
         e.file_name()
             .to_str()
             .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            && std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == name)
+            && comm_is(&e.path().join("comm"), name)
     }))
+}
+
+/// Whether a `/proc/PID/comm` file names `name`: one read into a buffer of
+/// the file's most (a name of 15 bytes and its newline), where reading it
+/// into a string would also ask for its size, and read again for the end.
+fn comm_is(path: &std::path::Path, name: &str) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut buf))
+        .is_ok_and(|n| buf[..n].trim_ascii_end() == name.as_bytes())
 }
 
 fn irqbalance(i: &Input) -> Check {

@@ -94,7 +94,7 @@ impl SysRoot {
 
     /// A file's content with surrounding whitespace trimmed, or `None`.
     pub fn read(&self, abs: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(abs))
+        read_text(&self.path(abs))
             .ok()
             .map(|s| s.trim().to_string())
     }
@@ -113,6 +113,17 @@ impl SysRoot {
     pub fn root(&self) -> &Path {
         &self.root
     }
+}
+
+/// A whole text file of `/proc` or `/sys`, read into a buffer of 8 KiB and
+/// more. These files say they are empty (`stat` size 0), and a string of
+/// unknown size is read 32 bytes first, then in growing pieces; each read of
+/// a `/proc` file makes all of it again (`/proc/meminfo`: five times).
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(8192);
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// This system's `uname(2)` fields.
@@ -157,12 +168,15 @@ pub struct Uname {
     pub machine: String,
 }
 
+/// The lines of a kernel configuration the fingerprint reads: those that start
+/// (after blanks) with one of these.
+pub const CONFIG_LINES: [&str; 2] = ["CONFIG_PREEMPT", "CONFIG_HZ="];
+
 /// Collects a fingerprint from the files under `root`.
 pub fn collect_from(root: &SysRoot, u: Uname, kernel_config: Option<(&str, &str)>) -> Fingerprint {
     // The few lines read here, found in one pass over the thousands of a
     // configuration rather than in one pass per name.
-    let config =
-        kernel_config.map(|(_, text)| lines_starting_with(text, &["CONFIG_PREEMPT", "CONFIG_HZ="]));
+    let config = kernel_config.map(|(_, text)| lines_starting_with(text, &CONFIG_LINES));
     let config = config.as_deref();
     let (preempt, preempt_dynamic_mode, preempt_source) = preempt::detect(root, &u.version, config);
     let hz = config
