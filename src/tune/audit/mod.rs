@@ -11,7 +11,7 @@ pub(crate) use checks::{cmdline_param, format_mask, parse_mask, selected, sugges
 use crate::format::text::table::paragraph;
 use crate::record::AuditSummary;
 use crate::system::{self, kernel_config};
-use crate::tune::kconfig::Selected;
+use crate::tune::kconfig::{self, Selected};
 use crate::tune::text_table;
 use rtlab_engine::sysinfo::{self, Fingerprint, SysRoot, Uname};
 use serde::{Deserialize, Serialize};
@@ -94,10 +94,11 @@ impl Input {
                 machine: String::new(),
             }
         };
-        let config = kernel_config::candidates(&root, &uname.release).find_map(|(path, text)| {
-            let config = Selected::parse(&text, checks::config_symbols()).ok()?;
-            Some((path.display().to_string(), text, config))
-        });
+        // The lines of the configuration that the checks and the fingerprint
+        // read, kept for the boot in /run by the runs on this machine.
+        let cache = (root.root() == std::path::Path::new("/"))
+            .then_some(std::path::Path::new(kernel_config::CACHE_DIR));
+        let config = Self::config(&root, &uname.release, cache);
         let fp = sysinfo::collect_from(
             &root,
             uname,
@@ -110,6 +111,27 @@ impl Input {
             fp,
             config: config.map(|(src, _, c)| (src, c)),
         }
+    }
+
+    /// The kernel configuration below `root`: where it is, the lines the
+    /// checks ([`checks::config_symbols`]) and the fingerprint
+    /// ([`sysinfo::CONFIG_LINES`]) read, and the checks' symbols; through
+    /// `cache` ([`kernel_config::first_reduced`]).
+    fn config(
+        root: &SysRoot,
+        release: &str,
+        cache: Option<&std::path::Path>,
+    ) -> Option<(String, String, Selected)> {
+        let wanted: Vec<&str> = checks::config_symbols().collect();
+        let keep = |line: &str| {
+            sysinfo::CONFIG_LINES
+                .iter()
+                .any(|p| line.trim_start().starts_with(p))
+                || kconfig::symbol_of(line).is_some_and(|name| wanted.contains(&name))
+        };
+        let accept = |text: &str| Selected::parse(text, checks::config_symbols()).ok();
+        kernel_config::first_reduced(root, release, cache, keep, accept)
+            .map(|(path, text, config)| (path.display().to_string(), text, config))
     }
 }
 
@@ -211,6 +233,7 @@ pub fn summary() -> AuditSummary {
 mod tests {
     use super::*;
     use crate::tune::kconfig::Config;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn the_checks_read_their_symbols_as_the_full_parse_does() {
@@ -225,6 +248,74 @@ mod tests {
                 assert_eq!(some.get(name), full.get(name), "{f}: CONFIG_{name}");
             }
         }
+    }
+
+    /// The lines a run reads of the kernel configuration are kept for the boot
+    /// and read as the whole file reads; a new boot, a changed file or a
+    /// directory others may write makes the run read the file again.
+    #[test]
+    fn the_configuration_lines_are_kept_for_the_boot_and_read_as_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path());
+        let write = |rel: &str, text: &str| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("proc/sys/kernel/random/boot_id", "b1\n");
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kconfig/config-6.1.0-56-amd64.gz");
+        let whole = kernel_config::read(&fixture).unwrap();
+        let config = "boot/config-6.1.0-56-amd64";
+        write(config, &whole);
+        let cache = dir.path().join("run/rtlab");
+        std::fs::create_dir_all(dir.path().join("run")).unwrap();
+        let read = || Input::config(&root, "6.1.0-56-amd64", Some(&cache)).unwrap();
+
+        let uncached = Input::config(&root, "6.1.0-56-amd64", None).unwrap();
+        let first = read();
+        assert!(cache.join("kernel-config").is_file());
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let again = read();
+        assert_eq!(first, uncached);
+        assert_eq!(again, first);
+        assert!(
+            again.1.len() * 20 < whole.len(),
+            "{} of {}",
+            again.1.len(),
+            whole.len()
+        );
+        // Read as the whole file reads: every symbol, and the fingerprint.
+        let all = Selected::parse(&whole, checks::config_symbols()).unwrap();
+        assert_eq!(again.2, all);
+        let fp = |text: &str| sysinfo::collect_from(&root, Uname::default(), Some(("c", text)));
+        assert_eq!(fp(&again.1), fp(&whole));
+        assert_eq!(fp(&whole).hz, Some(250));
+
+        // What is kept is what a run reads, while boot and file are the same.
+        let kept = cache.join("kernel-config");
+        let tamper = || {
+            let text = std::fs::read_to_string(&kept).unwrap();
+            assert!(text.contains("CONFIG_HZ=250\n"), "{text}");
+            std::fs::write(&kept, text.replace("CONFIG_HZ=250\n", "CONFIG_HZ=999\n")).unwrap();
+        };
+        tamper();
+        assert!(read().1.contains("CONFIG_HZ=999\n"));
+        // Another boot: read again (and kept again).
+        write("proc/sys/kernel/random/boot_id", "b2\n");
+        assert!(read().1.contains("CONFIG_HZ=250\n"));
+        // Another file.
+        tamper();
+        write(config, &format!("{whole}# changed\n"));
+        assert!(read().1.contains("CONFIG_HZ=250\n"));
+        // A directory others may write is neither read nor written.
+        tamper();
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(read().1.contains("CONFIG_HZ=250\n"));
+        assert!(std::fs::read_to_string(&kept)
+            .unwrap()
+            .contains("CONFIG_HZ=999\n"));
     }
 
     #[test]

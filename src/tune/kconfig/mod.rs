@@ -247,6 +247,15 @@ impl Selected {
     }
 }
 
+/// The symbol (without `CONFIG_`) that one line of a configuration sets or
+/// says is not set, if it is such a line.
+pub fn symbol_of(line: &str) -> Option<&str> {
+    match line_of(line.trim_ascii(), 0) {
+        Ok(Line::Symbol(name, _)) => Some(name),
+        _ => None,
+    }
+}
+
 /// The order [`Selected`] keeps its symbols in: by length, then by name. Each of
 /// a configuration's thousands of names is looked up, and most differ in length
 /// from every wanted one: told apart without comparing their bytes.

@@ -33,6 +33,12 @@ pub fn parent_pid() -> i32 {
     unsafe { libc::getppid() }
 }
 
+/// The effective user id (`geteuid(2)`).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid(2) takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// Makes the calling process (a child of `parent`) get `sig` when its parent
 /// thread exits, and fails with `ESRCH` if `parent` has already gone (it may
 /// have died before the request took effect). Async-signal-safe: usable between
