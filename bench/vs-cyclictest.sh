@@ -107,10 +107,11 @@ for cond in idle stress; do
         sleep 1
     fi
     for i in $(seq 1 "$PAIRS"); do
-        run_one cyclictest "$cond" "$i"
-        run_one rtlab "$cond" "$i"
-        task_clock cyclictest "$cond" "$i"
-        task_clock rtlab "$cond" "$i"
+        # Each tool goes first in every other pair: neither always runs right
+        # after the other.
+        if [ $((i % 2)) = 1 ]; then order="cyclictest rtlab"; else order="rtlab cyclictest"; fi
+        for tool in $order; do run_one "$tool" "$cond" "$i"; done
+        for tool in $order; do task_clock "$tool" "$cond" "$i"; done
     done
     [ "$cond" = stress ] && { kill %1; wait %1 2>/dev/null || true; }
 done
