@@ -192,18 +192,8 @@ pub fn write(cols: &[HistColumn], layout: Layout, out: &mut dyn io::Write) -> io
 /// prints it (a wider value is written whole). By hand: the file has a line
 /// per bucket, mostly zeros, and going through a formatter cost more than
 /// the rest of a short run's start-up.
-fn push_padded(line: &mut Vec<u8>, mut v: u64, width: usize) {
-    // u64::MAX has 20 digits; the zeros before the first digit are the padding.
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
+fn push_padded(line: &mut Vec<u8>, v: u64, width: usize) {
+    let (digits, at) = rtlab_engine::decimal::digits(v);
     if width > digits.len() {
         line.resize(line.len() + width - digits.len(), b'0');
     }

@@ -9,6 +9,7 @@
 //! Time is integer nanoseconds everywhere in this crate.
 
 pub mod bench;
+pub mod decimal;
 pub mod load;
 pub mod perf;
 pub mod probe;

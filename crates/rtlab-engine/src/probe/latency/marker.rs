@@ -58,18 +58,9 @@ impl Line {
         self.len = end;
     }
 
-    pub(crate) fn number(&mut self, mut v: u64) {
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        self.put(&digits[i..]);
+    pub(crate) fn number(&mut self, v: u64) {
+        let (digits, at) = crate::decimal::digits(v);
+        self.put(&digits[at..]);
     }
 }
 
