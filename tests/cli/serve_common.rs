@@ -163,10 +163,14 @@ impl Server {
         let t = Instant::now();
         loop {
             let text = std::fs::read_to_string(&server.log).unwrap_or_default();
+            // The line may be read while it is being written (in pieces): only
+            // a whole line, with its end, gives the address.
             if let Some(addr) = text
                 .split("http://")
                 .nth(1)
-                .and_then(|r| r.split('/').next())
+                .and_then(|r| r.split_once('\n'))
+                .and_then(|(line, _)| line.split('/').next())
+                .filter(|a| a.parse::<std::net::SocketAddr>().is_ok())
             {
                 server.addr = addr.to_string();
                 return server;
