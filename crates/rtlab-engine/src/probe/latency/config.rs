@@ -69,8 +69,9 @@ pub struct LatencyConfig {
     /// Every wake-up goes to the main thread ([`Watch::samples`]) through a
     /// ring of this many samples per thread (0: none).
     pub sample_ring: usize,
-    /// How often the main thread takes the samples from the rings and looks
-    /// at the live values (ns; at most the `tick` given to [`run`]).
+    /// How often the main thread takes the samples from the rings (ns; at
+    /// most the `tick` given to [`run`]). Without rings it wakes once a tick,
+    /// for the live values, and when the threads end.
     pub poll_ns: u64,
     /// Each thread keeps its histograms and time series (false: its moments
     /// and counters only, for a watcher that histograms the samples itself).

@@ -15,8 +15,8 @@ use crate::rt::{gettid, mem};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex};
-use std::time::Duration;
+use std::sync::{Barrier, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// What the main thread sees while the probe runs. Called on the thread that
 /// called [`run`], never from a measuring thread.
@@ -81,6 +81,34 @@ fn start_time(now: u64, second_aligned: Option<u64>) -> u64 {
 }
 
 /// Hands every thread's new samples to `watch`.
+/// How many probe threads have ended, told to the thread that waits for them:
+/// it sleeps until the next live tick or until the last one ends, not in
+/// short polls (a run's main thread then wakes 4 times a second, not 50).
+#[derive(Default)]
+struct Ended {
+    count: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Ended {
+    /// One more thread has ended.
+    fn one(&self) {
+        *self.count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.changed.notify_all();
+    }
+
+    /// Waits until `all` threads have ended or `timeout` has passed; whether
+    /// they all have.
+    fn wait(&self, all: usize, timeout: Duration) -> bool {
+        let count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        let (count, _) = self
+            .changed
+            .wait_timeout_while(count, timeout, |n| *n < all)
+            .unwrap_or_else(PoisonError::into_inner);
+        *count >= all
+    }
+}
+
 fn drain(lives: &[LiveStats], batch: &mut Vec<Sample>, watch: &mut dyn Watch) {
     for (i, live) in lives.iter().enumerate() {
         if let Some(ring) = live.samples() {
@@ -257,17 +285,22 @@ pub fn run(
         clock,
     };
 
+    let ended = Ended::default();
     std::thread::scope(|s| {
         let handles: Vec<_> = cfg
             .threads
             .iter()
             .enumerate()
             .map(|(i, &cpu)| {
-                let (env, err_slot, live) = (&env, &errors[i], &lives[i]);
+                let (env, err_slot, live, ended) = (&env, &errors[i], &lives[i], &ended);
                 std::thread::Builder::new()
                     .name(format!("rtlab-lat{i}"))
                     .stack_size(256 * 1024)
-                    .spawn_scoped(s, move || env.run(i, cpu, err_slot, live))
+                    .spawn_scoped(s, move || {
+                        let result = env.run(i, cpu, err_slot, live);
+                        ended.one();
+                        result
+                    })
                     .expect("spawning a probe thread")
             })
             .collect();
@@ -286,14 +319,19 @@ pub fn run(
         let mut snaps = vec![LiveSnapshot::default(); n];
         let mut batch = Vec::with_capacity(cfg.sample_ring);
         if first_error.is_none() {
-            let step = Duration::from_nanos(cfg.poll_ns.max(1)).min(tick);
-            let mut since_tick = Duration::ZERO;
-            while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(step);
-                since_tick += step;
+            // Samples to take out of the rings: as often as asked; else only
+            // the live values, once a tick.
+            let step = if cfg.sample_ring > 0 {
+                Duration::from_nanos(cfg.poll_ns.max(1)).min(tick)
+            } else {
+                tick
+            };
+            let mut next_tick = Instant::now() + tick;
+            // A thread that panicked never says it ended: its handle does.
+            while !ended.wait(n, step) && !handles.iter().all(|h| h.is_finished()) {
                 drain(&lives, &mut batch, watch);
-                if since_tick >= tick {
-                    since_tick = Duration::ZERO;
+                if Instant::now() >= next_tick {
+                    next_tick += tick;
                     for (snap, live) in snaps.iter_mut().zip(&lives) {
                         *snap = live.snapshot();
                     }
@@ -390,6 +428,55 @@ mod tests {
             thread_histograms: true,
             perf: false,
         }
+    }
+
+    /// Without sample rings the thread that runs the probe sleeps a tick at a
+    /// time and wakes when the threads end, not every `poll_ns`: its voluntary
+    /// switches are about its live ticks (20 ms polls would be five a tick).
+    #[test]
+    fn without_rings_the_waiting_thread_wakes_once_a_tick() {
+        struct Ticks(usize);
+        impl Watch for Ticks {
+            fn live(&mut self, _: &[LiveSnapshot]) {
+                self.0 += 1;
+            }
+            fn samples(&mut self, _: usize, _: &[Sample]) {
+                unreachable!("no ring, no samples");
+            }
+        }
+        let switches = || {
+            std::fs::read_to_string("/proc/thread-self/status")
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap()
+        };
+        let cfg = LatencyConfig {
+            interval_ns: 1_000_000,
+            loops: 500,
+            sample_ring: 0,
+            ..config(TimerMode::Absolute)
+        };
+        let mut ticks = Ticks(0);
+        let before = switches();
+        let out = run(
+            &cfg,
+            &AtomicBool::new(false),
+            Duration::from_millis(100),
+            &mut ticks,
+        )
+        .unwrap();
+        let woke = switches() - before;
+        assert!(out.threads.iter().all(|t| t.end == LoopEnd::LoopsDone));
+        // The run takes 0.5 s at least: ticks, and the final values.
+        assert!(ticks.0 >= 5, "{} ticks", ticks.0);
+        // Setting up and ending (barriers, joins) take a few more.
+        assert!(
+            woke <= ticks.0 as u64 + 8,
+            "{woke} wake-ups for {} ticks",
+            ticks.0
+        );
     }
 
     #[test]
