@@ -430,6 +430,17 @@ mod tests {
         }
     }
 
+    /// Runs `cfg` to its end with a live tick every `tick_ms`.
+    fn run_ticking(cfg: &LatencyConfig, tick_ms: u64, watch: &mut dyn Watch) -> LatencyOutcome {
+        run(
+            cfg,
+            &AtomicBool::new(false),
+            Duration::from_millis(tick_ms),
+            watch,
+        )
+        .unwrap()
+    }
+
     /// Without sample rings the thread that runs the probe sleeps a tick at a
     /// time and wakes when the threads end, not every `poll_ns`: its voluntary
     /// switches are about its live ticks (20 ms polls would be five a tick).
@@ -460,13 +471,7 @@ mod tests {
         };
         let mut ticks = Ticks(0);
         let before = switches();
-        let out = run(
-            &cfg,
-            &AtomicBool::new(false),
-            Duration::from_millis(100),
-            &mut ticks,
-        )
-        .unwrap();
+        let out = run_ticking(&cfg, 100, &mut ticks);
         let woke = switches() - before;
         assert!(out.threads.iter().all(|t| t.end == LoopEnd::LoopsDone));
         // The run takes 0.5 s at least: ticks, and the final values.
@@ -492,13 +497,7 @@ mod tests {
                 samples: vec![Vec::new(); 2],
                 last: Vec::new(),
             };
-            let out = run(
-                &cfg,
-                &AtomicBool::new(false),
-                Duration::from_millis(5),
-                &mut w,
-            )
-            .unwrap();
+            let out = run_ticking(&cfg, 5, &mut w);
             for (t, r) in out.threads.iter().enumerate() {
                 assert_eq!(r.end, LoopEnd::LoopsDone, "{timer:?}");
                 assert_eq!(r.interval_ns, cfg.interval_of(t));
