@@ -82,7 +82,11 @@ fn busy_ticks(text: &str) -> Option<u64> {
 /// the flags that mark kernel threads. Reading every thread's `stat` instead
 /// cost more than the rest of a short run's start-up together.
 fn rt_threads() -> Vec<String> {
-    let own = std::process::id().to_string();
+    rt_threads_apart_from(&std::process::id().to_string())
+}
+
+/// [`rt_threads`] of every process but `own` and its children.
+fn rt_threads_apart_from(own: &str) -> Vec<String> {
     let mut out = Vec::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return out;
@@ -122,7 +126,7 @@ fn rt_threads() -> Vec<String> {
             let Ok(stat) = read_text(&task_dir.join(tid.to_string()).join("stat")) else {
                 continue;
             };
-            if let Some(rt) = rt_thread(&stat, &own) {
+            if let Some(rt) = rt_thread(&stat, own) {
                 if !out.contains(&rt) {
                     out.push(rt);
                 }
@@ -253,6 +257,43 @@ mod tests {
             .status()
             .unwrap();
         assert!(rt.contains(&"sleep fifo 7".to_string()), "{rt:?}");
+    }
+
+    /// A real-time thread among others of a process of many threads is
+    /// found: its task directory is listed (this test's process, seen as
+    /// another's; its harness has several threads).
+    #[test]
+    #[ignore = "needs root: SCHED_FIFO"]
+    fn a_real_time_thread_of_a_process_of_many_is_named() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::Builder::new()
+            .name("rtlab-bg-fifo".into())
+            .spawn(move || {
+                let tid = rtlab_engine::rt::gettid();
+                sched::set_thread_policy(tid, sched::Policy::Fifo, 3).unwrap();
+                tid_tx.send(tid).unwrap();
+                // Blocked, not spinning, while it is looked for.
+                let _ = done_rx.recv();
+            })
+            .unwrap();
+        let tid = tid_rx.recv().unwrap();
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let threads = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .unwrap()
+            .trim()
+            .parse::<u32>()
+            .unwrap();
+        let rt = rt_threads_apart_from("0");
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+        assert!(threads > 1, "{threads} threads");
+        assert!(
+            rt.contains(&"rtlab-bg-fifo fifo 3".to_string()),
+            "tid {tid}: {rt:?}"
+        );
     }
 
     #[test]

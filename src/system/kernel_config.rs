@@ -56,18 +56,19 @@ const CACHE_MAGIC: &str = "rtlab kernel configuration lines 1";
 /// makes of the reduction. Decompressing and scanning a whole configuration
 /// costs a run about a millisecond; with `cache` (a directory), the reduction
 /// is read from there while the boot and the candidate files are those it was
-/// made from (boot id; device, inode, size and time of each file), and
-/// written there otherwise. A run reads the same lines either way. A
-/// reduction that `accept` refuses is never kept: the whole text is used.
+/// made from (boot id; device, inode, size and time of each file) and `kept`
+/// names what `keep` keeps (a build that reads other lines reads the file
+/// again), and written there otherwise. A run reads the same lines either
+/// way. A reduction that `accept` refuses is never kept: the whole text is used.
 pub fn first_reduced<T>(
     root: &SysRoot,
     release: &str,
     cache: Option<&Path>,
-    keep: impl Fn(&str) -> bool,
+    (kept, keep): (&str, impl Fn(&str) -> bool),
     accept: impl Fn(&str) -> Option<T>,
 ) -> Option<(PathBuf, String, T)> {
     let paths = candidate_paths(root, release);
-    let cache = cache.and_then(|dir| Some((dir, cache_key(root, &paths)?)));
+    let cache = cache.and_then(|dir| Some((dir, cache_key(root, &paths, kept)?)));
     if let Some((path, text)) = cache
         .as_ref()
         .and_then(|(dir, key)| cached(dir, key, &paths))
@@ -97,14 +98,15 @@ pub fn first_reduced<T>(
     }
 }
 
-/// What a reduction is valid for: this boot, and each candidate file as it is
-/// (or its absence).
-fn cache_key(root: &SysRoot, paths: &[PathBuf]) -> Option<String> {
+/// What a reduction is valid for: the lines it keeps (`kept`), this boot, and
+/// each candidate file as it is (or its absence).
+fn cache_key(root: &SysRoot, paths: &[PathBuf], kept: &str) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let boot = root
         .read("/proc/sys/kernel/random/boot_id")
         .filter(|b| !b.is_empty() && !b.contains('\n'))?;
-    let mut key = format!("boot {boot}\n");
+    let kept = kept.replace('\n', " ");
+    let mut key = format!("keeps {kept}\nboot {boot}\n");
     for path in paths {
         let path = path.to_str().filter(|p| !p.contains('\n'))?;
         match std::fs::metadata(path) {

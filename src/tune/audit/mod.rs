@@ -123,6 +123,11 @@ impl Input {
         cache: Option<&std::path::Path>,
     ) -> Option<(String, String, Selected)> {
         let wanted: Vec<&str> = checks::config_symbols().collect();
+        let kept = format!(
+            "lines {} symbols {}",
+            sysinfo::CONFIG_LINES.join(" "),
+            wanted.join(" ")
+        );
         let keep = |line: &str| {
             sysinfo::CONFIG_LINES
                 .iter()
@@ -130,7 +135,7 @@ impl Input {
                 || kconfig::symbol_of(line).is_some_and(|name| wanted.contains(&name))
         };
         let accept = |text: &str| Selected::parse(text, checks::config_symbols()).ok();
-        kernel_config::first_reduced(root, release, cache, keep, accept)
+        kernel_config::first_reduced(root, release, cache, (&kept, keep), accept)
             .map(|(path, text, config)| (path.display().to_string(), text, config))
     }
 }
@@ -308,6 +313,12 @@ mod tests {
         // Another file.
         tamper();
         write(config, &format!("{whole}# changed\n"));
+        assert!(read().1.contains("CONFIG_HZ=250\n"));
+        // A reduction made for other lines (another build's checks) is not
+        // read: the key names the lines kept.
+        tamper();
+        let text = std::fs::read_to_string(&kept).unwrap();
+        std::fs::write(&kept, text.replacen("symbols ", "symbols OTHER ", 1)).unwrap();
         assert!(read().1.contains("CONFIG_HZ=250\n"));
         // A directory others may write is neither read nor written.
         tamper();

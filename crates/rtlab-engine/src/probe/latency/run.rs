@@ -80,7 +80,6 @@ fn start_time(now: u64, second_aligned: Option<u64>) -> u64 {
     }
 }
 
-/// Hands every thread's new samples to `watch`.
 /// How many probe threads have ended, told to the thread that waits for them:
 /// it sleeps until the next live tick or until the last one ends, not in
 /// short polls (a run's main thread then wakes 4 times a second, not 50).
@@ -109,6 +108,7 @@ impl Ended {
     }
 }
 
+/// Hands every thread's new samples to `watch`.
 fn drain(lives: &[LiveStats], batch: &mut Vec<Sample>, watch: &mut dyn Watch) {
     for (i, live) in lives.iter().enumerate() {
         if let Some(ring) = live.samples() {
