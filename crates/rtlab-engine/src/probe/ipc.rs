@@ -14,6 +14,7 @@
 
 pub mod pi;
 
+use super::ended::Ended;
 use super::latency::{LiveSnapshot, LiveStats};
 use super::net::client::{SetupError, ThreadSetup, TimeStats};
 use crate::perf::{Counters, Reading, EVENTS};
@@ -134,6 +135,7 @@ pub fn run(
         .collect::<Result<_, IpcError>>()?;
     let barrier = Barrier::new(2 * cfg.pairs.len());
     let clock = SystemClock::new(ClockId::Monotonic);
+    let ended = Ended::default();
     std::thread::scope(|s| {
         let handles: Vec<_> = cfg
             .pairs
@@ -141,11 +143,12 @@ pub fn run(
             .zip(&shared)
             .enumerate()
             .map(|(n, (spec, sh))| {
-                let b = &barrier;
+                let (b, ended) = (&barrier, &ended);
                 let recv = std::thread::Builder::new()
                     .name(format!("rtlab-ipc-r{n}"))
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
+                        let _end = ended.guard();
                         let ready = ready(n, Side::Receiver, &spec.receiver, sh);
                         let mut counters = cfg.perf.then(Counters::this_thread);
                         b.wait();
@@ -166,6 +169,7 @@ pub fn run(
                     .name(format!("rtlab-ipc-s{n}"))
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
+                        let _end = ended.guard();
                         let ready = ready(n, Side::Sender, &spec.sender, sh);
                         let mut counters = cfg.perf.then(Counters::this_thread);
                         b.wait();
@@ -189,19 +193,11 @@ pub fn run(
                 .map(|sh| sh.live.snapshot())
                 .collect::<Vec<_>>()
         };
-        let step = Duration::from_millis(20).min(tick);
-        let mut since = Duration::ZERO;
-        while !handles
-            .iter()
-            .all(|(s, r)| s.is_finished() && r.is_finished())
-        {
-            std::thread::sleep(step);
-            since += step;
-            if since >= tick {
-                since = Duration::ZERO;
+        ended.wait_ticking(2 * handles.len(), tick, tick, |due| {
+            if due {
                 observe(&snaps());
             }
-        }
+        });
         observe(&snaps());
         let mut out = Vec::new();
         let mut err = None;

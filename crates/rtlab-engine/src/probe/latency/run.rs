@@ -7,6 +7,7 @@ use super::config::{
 use super::{
     run_loop, warm_up_loop, LiveSnapshot, LiveStats, LoopEnd, LoopSpec, SpikeMarker, ThreadStats,
 };
+use crate::probe::ended::Ended;
 use crate::probe::samples::Sample;
 use crate::rt::clock::{Clock, NanosleepClock, SleepError, SystemClock, NS_PER_SEC};
 use crate::rt::sched;
@@ -15,8 +16,8 @@ use crate::rt::{gettid, mem};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Barrier, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
 
 /// What the main thread sees while the probe runs. Called on the thread that
 /// called [`run`], never from a measuring thread.
@@ -77,34 +78,6 @@ fn start_time(now: u64, second_aligned: Option<u64>) -> u64 {
             let ahead = if now % NS_PER_SEC > 900_000_000 { 2 } else { 1 };
             whole + ahead * NS_PER_SEC + offset
         }
-    }
-}
-
-/// How many probe threads have ended, told to the thread that waits for them:
-/// it sleeps until the next live tick or until the last one ends, not in
-/// short polls (a run's main thread then wakes 4 times a second, not 50).
-#[derive(Default)]
-struct Ended {
-    count: Mutex<usize>,
-    changed: Condvar,
-}
-
-impl Ended {
-    /// One more thread has ended.
-    fn one(&self) {
-        *self.count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.changed.notify_all();
-    }
-
-    /// Waits until `all` threads have ended or `timeout` has passed; whether
-    /// they all have.
-    fn wait(&self, all: usize, timeout: Duration) -> bool {
-        let count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        let (count, _) = self
-            .changed
-            .wait_timeout_while(count, timeout, |n| *n < all)
-            .unwrap_or_else(PoisonError::into_inner);
-        *count >= all
     }
 }
 
@@ -297,9 +270,8 @@ pub fn run(
                     .name(format!("rtlab-lat{i}"))
                     .stack_size(256 * 1024)
                     .spawn_scoped(s, move || {
-                        let result = env.run(i, cpu, err_slot, live);
-                        ended.one();
-                        result
+                        let _end = ended.guard();
+                        env.run(i, cpu, err_slot, live)
                     })
                     .expect("spawning a probe thread")
             })
@@ -326,18 +298,15 @@ pub fn run(
             } else {
                 tick
             };
-            let mut next_tick = Instant::now() + tick;
-            // A thread that panicked never says it ended: its handle does.
-            while !ended.wait(n, step) && !handles.iter().all(|h| h.is_finished()) {
+            ended.wait_ticking(n, step, tick, |due| {
                 drain(&lives, &mut batch, watch);
-                if Instant::now() >= next_tick {
-                    next_tick += tick;
+                if due {
                     for (snap, live) in snaps.iter_mut().zip(&lives) {
                         *snap = live.snapshot();
                     }
                     watch.live(&snaps);
                 }
-            }
+            });
         }
         let threads: Vec<ThreadResult> = handles
             .into_iter()

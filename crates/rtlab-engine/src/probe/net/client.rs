@@ -12,6 +12,7 @@
 //! drive it with scripted time and a scripted network. It never allocates.
 
 use super::transport::{NetError, Transport};
+use crate::probe::ended::Ended;
 use crate::probe::latency::LiveSnapshot;
 use crate::proto::{self, Header, Kind, HEADER_LEN, MAX_MESSAGE};
 use crate::rt::clock::{Clock, SleepError, SystemClock};
@@ -555,11 +556,13 @@ pub fn run<T: Transport + Send>(
     observe: &mut dyn FnMut(LiveSnapshot),
 ) -> Result<PingOutcome, SetupError> {
     let live = PingLive::default();
+    let ended = Ended::default();
     std::thread::scope(|s| {
         let handle = std::thread::Builder::new()
             .name("rtlab-ping".into())
             .stack_size(512 * 1024)
             .spawn_scoped(s, || {
+                let _end = ended.guard();
                 setup.apply()?;
                 let clock = SystemClock::new(crate::rt::clock::ClockId::Monotonic);
                 let mut stats = PingStats::new(cfg);
@@ -575,16 +578,11 @@ pub fn run<T: Transport + Send>(
                 })
             })
             .expect("spawning the client thread");
-        let step = Duration::from_millis(20).min(tick);
-        let mut since = Duration::ZERO;
-        while !handle.is_finished() {
-            std::thread::sleep(step);
-            since += step;
-            if since >= tick {
-                since = Duration::ZERO;
+        ended.wait_ticking(1, tick, tick, |due| {
+            if due {
                 observe(live.snapshot());
             }
-        }
+        });
         handle.join().expect("the client thread panicked")
     })
 }
