@@ -16,7 +16,8 @@
 //! - [`Store::save`] writes a whole [`Run`] (header, tags, every series with its
 //!   summary columns and serialized histograms) and returns its id. A run whose
 //!   `campaign` is set must name an existing campaign. Time series longer than
-//!   [`MAX_STORED_TRACE_POINTS`] are decimated (block maxima, no peak lost).
+//!   [`MAX_STORED_TRACE_POINTS`](crate::record::MAX_STORED_TRACE_POINTS) are
+//!   decimated (block maxima, no peak lost); `blob.rs` says how a series is stored.
 //! - [`Store::load`] reads it back, equal field by field (plus `id`, with the
 //!   current label, tags, status and campaign).
 //! - [`Store::list_where`] gives [`RunRow`]s, newest first, with
@@ -40,6 +41,7 @@
 //! - [`Store::load_campaign`]`(id)` and [`Store::list_campaigns`]`()`.
 
 mod backup;
+mod blob;
 mod campaign;
 pub mod damage;
 mod db;
@@ -59,15 +61,11 @@ pub use transfer::{write_bundle, Bundle, Tally};
 pub use windows::{Level, Retention, Window, WindowFilter, PASS_ROWS};
 
 use crate::error::UsageError;
-use crate::record::{Run, Series, Status, MAX_STORED_TRACE_POINTS};
+use crate::record::{Run, Series, Status};
 use anyhow::{bail, Context, Result};
 use db::{args, url, Conn, Row, Value};
-use flate2::read::ZlibDecoder;
-use flate2::write::ZlibEncoder;
-use flate2::Compression;
 use rtlab_engine::stats::trace::TracePoint;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the database file (or PostgreSQL URL).
@@ -384,7 +382,7 @@ impl Store {
         run.tags = self.tags(id)?;
         for row in self.conn.query(sql, args![id])? {
             let idx: i64 = row.get(0)?;
-            let s = series_from_column(&row.get(1)?)
+            let s = blob::from_column(&row.get(1)?)
                 .with_context(|| format!("series {idx} of run {id} is damaged"))?;
             if idx < 0 {
                 run.total = Some(s);
@@ -585,7 +583,7 @@ fn series_blobs(run: &Run) -> Result<Vec<Vec<u8>>> {
     run.series
         .iter()
         .chain(&run.total)
-        .map(series_to_blob)
+        .map(blob::to_blob)
         .collect()
 }
 
@@ -667,37 +665,6 @@ pub fn decimate(points: &[TracePoint], limit: usize) -> Vec<TracePoint> {
             .collect();
     }
     out
-}
-
-/// A series as stored: its JSON, zlib-compressed (histogram buckets and time
-/// series shrink about tenfold). Version 1 stored plain JSON text, which
-/// [`series_from_column`] still reads.
-fn series_to_blob(s: &Series) -> Result<Vec<u8>> {
-    let json = if s.trace.len() > MAX_STORED_TRACE_POINTS {
-        let mut bounded = s.clone();
-        bounded.trace = decimate(&s.trace, MAX_STORED_TRACE_POINTS);
-        serde_json::to_vec(&bounded)?
-    } else {
-        serde_json::to_vec(s)?
-    };
-    // One write: the encoder zeroes its output buffer on every write call, so
-    // serde_json's many small writes straight into it cost 100 times more.
-    let mut z = ZlibEncoder::new(Vec::with_capacity(json.len() / 4), Compression::fast());
-    z.write_all(&json)?;
-    Ok(z.finish()?)
-}
-
-/// Reads a stored series: compressed JSON, or plain JSON text (version 1).
-fn series_from_column(v: &Value) -> Result<Series> {
-    Ok(match v {
-        Value::Blob(b) => {
-            let mut json = Vec::with_capacity(b.len() * 8);
-            ZlibDecoder::new(&b[..]).read_to_end(&mut json)?;
-            serde_json::from_slice(&json)?
-        }
-        Value::Text(t) => serde_json::from_str(t)?,
-        other => bail!("a series is stored as {other:?}"),
-    })
 }
 
 fn insert_series(c: &dyn Conn, run: i64, idx: i64, s: &Series, data: Vec<u8>) -> Result<()> {

@@ -132,6 +132,12 @@ const V4_FILL: &str = concat!(
 const V7: &str = "ALTER TABLE campaign_runs ADD COLUMN base_name TEXT;
     ALTER TABLE campaign_runs ADD COLUMN repeat_index BIGINT;";
 
+/// Version 9: series written in the third form of `blob.rs` (the time series
+/// and the histogram's buckets in binary beside the compressed JSON). No table changes: the version tells
+/// an older rtlab, which reads only the first two, to refuse the store rather
+/// than take its series for damaged ones.
+const V9: &str = "";
+
 /// One step of the schema: its DDL (both backends, see [`ddl`]) and what
 /// fills the new columns of rows already stored. The fills are SQLite's: a
 /// PostgreSQL store is always created at the current version, with no rows.
@@ -165,6 +171,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         ddl: super::windows::V8,
         fill: "",
     },
+    Migration { ddl: V9, fill: "" },
 ];
 
 /// `text` for `kind`: `{ID}` is the id column (a rowid alias in SQLite, an

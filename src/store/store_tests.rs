@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::{BreakRecord, Counters, LoadRecord, Warning};
+use crate::record::{BreakRecord, Counters, LoadRecord, Warning, MAX_STORED_TRACE_POINTS};
 use proptest::prelude::*;
 use rtlab_engine::stats::hist::{LatencyHistogram, UsBuckets};
 use rtlab_engine::stats::windows::Windows;
