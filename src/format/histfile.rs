@@ -485,7 +485,9 @@ mod tests {
     fn a_long_histogram_is_every_line_the_formatter_would_print() {
         // Past one write's chunk, with cells empty, small and wide, two
         // threads and their total: line for line what `format!` makes.
-        let a: Vec<u64> = (0..5_000u64).map(|i| if i % 7 == 0 { i * 1_001 } else { 0 }).collect();
+        let a: Vec<u64> = (0..5_000u64)
+            .map(|i| if i % 7 == 0 { i * 1_001 } else { 0 })
+            .collect();
         let b: Vec<u64> = (0..4_000u64).map(|i| (i % 3) * 123_456_789).collect();
         let cols = [a, b].map(|buckets| HistColumn {
             buckets,
