@@ -123,7 +123,7 @@ pub fn finish(
     run.audit.get_or_insert_with(crate::tune::audit::summary);
     let mut saved = None;
     if !save.no_save {
-        // Compressed first, its memory and code given back, then written: the
+        // Encoded first, its memory and code given back, then written: the
         // two never hold memory at once.
         let ready = store::Ready::of(run)?;
         rtlab_engine::rt::mem::release_unused();

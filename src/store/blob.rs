@@ -1,28 +1,27 @@
 //! How a series is stored in the `data` column.
 //!
 //! - Version 1 (schema 1): the series' JSON as text.
-//! - Version 2: the JSON, zlib-compressed (histogram buckets and windows
-//!   shrink about tenfold). A zlib stream starts with a byte whose low four
-//!   bits are 8 (deflate).
+//! - Version 2: the JSON, zlib-compressed. A zlib stream starts with a byte
+//!   whose low four bits are 8 (deflate).
 //! - Version 3 (schema 9): the tag byte [`TABLES_APART`], the length of the
-//!   compressed part, the JSON without its time series and its histogram's
-//!   buckets, zlib-compressed, and then those two in binary, as tables
-//!   ([`put_table`]): the time series' points (first sample, time, maximum)
-//!   and the buckets (value, count). They are most of a long run's JSON (a
-//!   point is about 55 bytes of text and 7 here, a bucket 15 and 4), and
-//!   serialising and compressing them as text was most of what saving such a
-//!   run cost.
+//!   JSON, the JSON without its time series and its histogram's buckets, and
+//!   then those two in binary, as tables ([`put_table`]): the time series'
+//!   points (first sample, time, maximum) and the buckets (value, count).
+//!   They were most of a long run's JSON (a point is about 55 bytes of text
+//!   and 7 here, a bucket 15 and 4), and serialising and compressing them as
+//!   text most of what saving such a run cost. What is left of the JSON (the
+//!   counters, summary, 1-µs buckets and time windows: a few KB) is not
+//!   compressed: a compressor's tables (a quarter of a MB, zeroed, for each
+//!   series) cost more to make than the few KB it would save.
 //!
 //! Every version is read; only version 3 is written.
 
 use crate::record::{Series, MAX_STORED_TRACE_POINTS};
 use anyhow::{bail, ensure, Context, Result};
 use flate2::read::ZlibDecoder;
-use flate2::write::ZlibEncoder;
-use flate2::Compression;
 use rtlab_engine::stats::hist::HistogramData;
 use rtlab_engine::stats::trace::TracePoint;
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::db::Value;
 
@@ -47,11 +46,6 @@ pub(super) fn to_blob(s: &Series) -> Result<Vec<u8>> {
         ..s.clone()
     };
     let json = serde_json::to_vec(&rest)?;
-    // One write: the encoder zeroes its output buffer on every write call, so
-    // serde_json's many small writes straight into it cost 100 times more.
-    let mut z = ZlibEncoder::new(Vec::with_capacity(json.len() / 4), Compression::fast());
-    z.write_all(&json)?;
-    let packed = z.finish()?;
     let decimated;
     let trace = if s.trace.len() > MAX_STORED_TRACE_POINTS {
         decimated = super::decimate(&s.trace, MAX_STORED_TRACE_POINTS);
@@ -60,10 +54,10 @@ pub(super) fn to_blob(s: &Series) -> Result<Vec<u8>> {
         &s.trace
     };
     let buckets = &s.histogram.buckets;
-    let mut out = Vec::with_capacity(packed.len() + 24 + 8 * trace.len() + 6 * buckets.len());
+    let mut out = Vec::with_capacity(json.len() + 24 + 8 * trace.len() + 6 * buckets.len());
     out.push(TABLES_APART);
-    put(&mut out, packed.len() as u64);
-    out.extend_from_slice(&packed);
+    put(&mut out, json.len() as u64);
+    out.extend_from_slice(&json);
     let points = trace
         .iter()
         .map(|p| [p.first_sample, p.offset_ns, p.max_ns]);
@@ -80,7 +74,11 @@ pub(super) fn to_blob(s: &Series) -> Result<Vec<u8>> {
 pub(super) fn from_column(v: &Value) -> Result<Series> {
     Ok(match v {
         Value::Blob(b) if b.first() == Some(&TABLES_APART) => tables_apart(&b[1..])?,
-        Value::Blob(b) => serde_json::from_slice(&inflate(b)?)?,
+        Value::Blob(b) => {
+            let mut json = Vec::with_capacity(b.len() * 8);
+            ZlibDecoder::new(&b[..]).read_to_end(&mut json)?;
+            serde_json::from_slice(&json)?
+        }
         Value::Text(t) => serde_json::from_str(t)?,
         other => bail!("a series is stored as {other:?}"),
     })
@@ -88,14 +86,10 @@ pub(super) fn from_column(v: &Value) -> Result<Series> {
 
 /// A version 3 blob after its tag byte.
 fn tables_apart(mut b: &[u8]) -> Result<Series> {
-    let len = usize::try_from(get(&mut b)?).context("the compressed part is too long")?;
-    ensure!(
-        len <= b.len(),
-        "the compressed part claims {len} bytes of {}",
-        b.len()
-    );
-    let (packed, mut b) = b.split_at(len);
-    let mut s: Series = serde_json::from_slice(&inflate(packed)?)?;
+    let len = usize::try_from(get(&mut b)?).context("the JSON is too long")?;
+    ensure!(len <= b.len(), "the JSON claims {len} bytes of {}", b.len());
+    let (json, mut b) = b.split_at(len);
+    let mut s: Series = serde_json::from_slice(json)?;
     s.trace = get_table(&mut b, TRACE_DELTAS)?
         .into_iter()
         .map(|[first_sample, offset_ns, max_ns]| TracePoint {
@@ -158,13 +152,6 @@ fn get_table<const K: usize>(b: &mut &[u8], deltas: [bool; K]) -> Result<Vec<[u6
         .collect()
 }
 
-/// The bytes of a zlib stream.
-fn inflate(b: &[u8]) -> Result<Vec<u8>> {
-    let mut json = Vec::with_capacity(b.len() * 8);
-    ZlibDecoder::new(b).read_to_end(&mut json)?;
-    Ok(json)
-}
-
 /// A difference of two `u64`s taken modulo 2^64, as an `i64` mapped so that
 /// small values either way are small: 0, -1, 1, -2 → 0, 1, 2, 3.
 fn zigzag(d: u64) -> u64 {
@@ -211,7 +198,10 @@ fn get(b: &mut &[u8]) -> Result<u64> {
 mod tests {
     use super::*;
     use crate::record::Counters;
+    use flate2::write::ZlibEncoder;
+    use flate2::Compression;
     use rtlab_engine::stats::Summary;
+    use std::io::Write;
 
     fn point(first_sample: u64, offset_ns: u64, max_ns: u64) -> TracePoint {
         TracePoint {

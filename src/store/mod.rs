@@ -560,16 +560,16 @@ fn set_record_field(c: &dyn Conn, id: i64, field: &str, value: serde_json::Value
     Ok(())
 }
 
-/// A run ready to be saved: its series compressed (see [`series_blobs`]).
-/// Made before the store is opened, so that compressing (the encoder's tables
-/// take a few hundred KB) and the store's own memory are never held at once.
+/// A run ready to be saved: its series in their stored form (see
+/// [`series_blobs`]). Made before the store is opened, so that the memory of
+/// encoding them and the store's own are never held at once.
 pub struct Ready<'a> {
     run: &'a Run,
     blobs: Vec<Vec<u8>>,
 }
 
 impl<'a> Ready<'a> {
-    /// Compresses the series of `run`.
+    /// Encodes the series of `run`.
     pub fn of(run: &'a Run) -> Result<Ready<'a>> {
         Ok(Ready {
             run,
