@@ -8,11 +8,16 @@
 # show` of single runs, and reports the database size per run. The anchor side:
 # RUNS copies of a real `cyclictest -t4 -h1000` file, "listed" with grep over
 # them all and "loaded" with cat. Target: list under 1 s for 1000 runs.
+# RTLAB=/path/to/rtlab bench/store.sh: another build (e.g. an older one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-1000}
-cargo build --release -q
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
+if [ -n "${RTLAB:-}" ]; then
+    BIN=$RTLAB
+else
+    cargo build --release -q
+    BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
