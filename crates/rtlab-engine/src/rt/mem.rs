@@ -165,12 +165,20 @@ fn unmap_read_only_segments() {
             if is_vdso || textrel {
                 return 0;
             }
+            // The pages of the program headers stay: every call reads them
+            // (here), and would fault them back each time.
+            let headers = info.dlpi_phdr as usize / page * page;
+            let headers_end =
+                (info.dlpi_phdr as usize + std::mem::size_of_val(phdrs)).next_multiple_of(page);
             for p in phdrs
                 .iter()
                 .filter(|p| p.p_type == libc::PT_LOAD && p.p_flags & libc::PF_W == 0)
             {
-                let start = (base + p.p_vaddr as usize).next_multiple_of(page);
+                let mut start = (base + p.p_vaddr as usize).next_multiple_of(page);
                 let end = (base + (p.p_vaddr + p.p_memsz) as usize) / page * page;
+                if (start..end).contains(&headers) {
+                    start = start.max(headers_end);
+                }
                 if end > start {
                     // A refusal (memory locked) leaves the pages mapped.
                     libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
