@@ -37,13 +37,27 @@ const BUCKET_DELTAS: [bool; 2] = [true, false];
 /// The stored form of `s`: version 3, its time series decimated to
 /// [`MAX_STORED_TRACE_POINTS`] (block maxima, no peak lost).
 pub(super) fn to_blob(s: &Series) -> Result<Vec<u8>> {
+    // Field by field: the time series and buckets are not copied only to be
+    // left out.
+    let h = &s.histogram;
     let rest = Series {
-        trace: Vec::new(),
+        name: s.name.clone(),
+        thread: s.thread,
+        cpu: s.cpu,
+        tid: s.tid,
+        interval_ns: s.interval_ns,
+        counters: s.counters,
+        summary: s.summary,
+        max_at: s.max_at,
         histogram: HistogramData {
+            lowest_ns: h.lowest_ns,
+            highest_ns: h.highest_ns,
+            sigfig: h.sigfig,
             buckets: Vec::new(),
-            ..s.histogram.clone()
         },
-        ..s.clone()
+        us_histogram: s.us_histogram.clone(),
+        trace: Vec::new(),
+        windows: s.windows.clone(),
     };
     let json = serde_json::to_vec(&rest)?;
     let decimated;
