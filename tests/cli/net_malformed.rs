@@ -55,23 +55,6 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-/// `TIME_WAIT` in /proc/net/tcp: the side that closed first, once the other
-/// side has closed too.
-const TIME_WAIT: u8 = 0x06;
-
-/// The state of the IPv4 TCP connection from local port `from` to port `to`
-/// (/proc/net/tcp).
-fn tcp_state(from: u16, to: u16) -> Option<u8> {
-    let port = |a: &str| u16::from_str_radix(a.rsplit(':').next()?, 16).ok();
-    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
-    table.lines().skip(1).find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        (port(f[1])? == from && port(f[2])? == to)
-            .then(|| u8::from_str_radix(f[3], 16).ok())
-            .flatten()
-    })
-}
-
 /// Deterministic pseudo-random bytes (xorshift), so a failure can be replayed.
 fn random_datagrams(n: usize) -> Vec<Vec<u8>> {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -189,7 +172,8 @@ fn udp_server_survives_every_malformed_case_and_keeps_answering() {
 
 #[test]
 fn tcp_server_drops_bad_connections_and_keeps_serving() {
-    let server = Server::start(&["--tcp", "--max-clients", "4"]);
+    // Stopped by the test, not by the clock, however slowly the machine runs it.
+    let server = Server::start(&["--tcp", "--max-clients", "4", "--duration", "600s"]);
     for (name, bytes) in cases() {
         let mut c = TcpStream::connect(&server.addr).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -215,22 +199,35 @@ fn tcp_server_drops_bad_connections_and_keeps_serving() {
         .map(|_| TcpStream::connect(&server.addr).unwrap())
         .collect();
     let mut extra = TcpStream::connect(&server.addr).unwrap();
-    extra
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    let mut one = [0u8; 1];
-    assert!(matches!(extra.read(&mut one), Ok(0) | Err(_)));
-    // Closed, and the server has closed them too (TIME_WAIT on our side), so
-    // that the next client finds room.
-    let to = extra.peer_addr().unwrap().port();
-    let ports: Vec<u16> = held
-        .iter()
-        .map(|s| s.local_addr().unwrap().port())
+    // Events, not time: each read below ends when the server closes its side
+    // (the bound only turns a server that never does into a failure).
+    let until_closed = |s: &mut TcpStream| {
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).map(|_| rest.len())
+    };
+    let refused = until_closed(&mut extra);
+    // We end the four held connections; the server sees each end and closes its
+    // side, which is the end of file read here. Its slots are then free, before
+    // the next client connects.
+    let ended: Vec<_> = held
+        .into_iter()
+        .map(|mut s| {
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+            until_closed(&mut s)
+        })
         .collect();
-    drop(held);
-    crate::common::wait_for("the server to close the four connections", || {
-        ports.iter().all(|&p| tcp_state(p, to) == Some(TIME_WAIT))
-    });
+    let fine = |r: &std::io::Result<usize>| match r {
+        Ok(n) => *n == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+    };
+    if !fine(&refused) || !ended.iter().all(fine) {
+        let (summary, code) = server.stop();
+        panic!(
+            "the fifth connection ({refused:?}) and the four held ones ({ended:?}) \
+             should each end with nothing read; server exit {code:?}: {summary}"
+        );
+    }
 
     let (run, code) = ping(&[
         &server.addr,
