@@ -260,20 +260,23 @@ impl Cluster {
         text.push_str("\nssl = on\n");
         std::fs::write(&conf, text).unwrap();
         self.run("pg_ctl", &["-D", &p(&data), "-w", "reload"]);
-        // The reload is asynchronous: wait until TLS is offered.
-        for _ in 0..100 {
-            if self
-                .client("postgres")
-                .query_one("SHOW ssl", &[])
-                .unwrap()
-                .get::<_, String>(0)
-                == "on"
-            {
-                return ca;
-            }
+        // The reload is asynchronous: wait until TLS is offered (60 s at
+        // most: a bound for a server that never does, not a speed).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self
+            .client("postgres")
+            .query_one("SHOW ssl", &[])
+            .unwrap()
+            .get::<_, String>(0)
+            != "on"
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server did not turn TLS on within 60 s"
+            );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        panic!("the server did not turn TLS on");
+        ca
     }
 
     /// Stops the server at once (as a crash or a lost network would).
