@@ -133,9 +133,10 @@ const V7: &str = "ALTER TABLE campaign_runs ADD COLUMN base_name TEXT;
     ALTER TABLE campaign_runs ADD COLUMN repeat_index BIGINT;";
 
 /// Version 9: series written in the third form of `blob.rs` (the time series
-/// and the histogram's buckets in binary beside the compressed JSON). No table changes: the version tells
-/// an older rtlab, which reads only the first two, to refuse the store rather
-/// than take its series for damaged ones.
+/// and the histogram's buckets in binary beside the plain JSON of the rest).
+/// No table changes: the version tells an older rtlab, which reads only the
+/// first two forms, to refuse the store rather than take its series for
+/// damaged ones.
 const V9: &str = "";
 
 /// One step of the schema: its DDL (both backends, see [`ddl`]) and what
@@ -175,7 +176,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
 ];
 
 /// `text` for `kind`: `{ID}` is the id column (a rowid alias in SQLite, an
-/// identity column in PostgreSQL), `{BLOB}` the type of compressed series
+/// identity column in PostgreSQL), `{BLOB}` the type of stored series
 /// (TEXT in SQLite, where version 1 stored JSON text there; BYTEA).
 pub(super) fn ddl(text: &str, kind: Kind) -> String {
     let (id, blob) = match kind {
