@@ -119,17 +119,47 @@ fn caught_signals(pid: u32) -> u64 {
     field("SigCgt:").map_or(0, |v| u64::from_str_radix(v, 16).unwrap_or(0))
 }
 
+/// How long a test waits for something that must come (an answer, a close, a
+/// state): generous, a bound on waiting for ever, not a measure of speed.
+pub const BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Polls `done` every 10 ms until it holds; panics, naming `what`, if it still
-/// does not after 60 s (a generous bound: a busy machine may start rtlab slowly).
+/// does not after [`BOUND`] (a busy machine may start rtlab slowly).
 pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + BOUND;
     while !done() {
         assert!(
             std::time::Instant::now() < deadline,
-            "waited 60 s for {what}"
+            "waited {BOUND:?} for {what}"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+}
+
+/// What the peer sends on `s` until it closes it (a reset counts as closed);
+/// panics when it is still open after `bound`.
+pub fn read_until_closed(s: &mut std::net::TcpStream, bound: std::time::Duration) -> Vec<u8> {
+    use std::io::{ErrorKind, Read};
+    let t = std::time::Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let left = bound.saturating_sub(t.elapsed());
+        assert!(
+            !left.is_zero(),
+            "the server kept the connection open over {bound:?}; got {:?}",
+            String::from_utf8_lossy(&out)
+        );
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    out
 }
 
 /// Waits until `pid` catches SIGINT (bit 2 of SigCgt), so that a SIGINT

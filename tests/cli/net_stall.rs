@@ -6,6 +6,7 @@
 //! Every loop here is bounded in count and in time; time limits are generous hang
 //! checks, never speed assertions.
 
+use crate::common::{read_until_closed, BOUND};
 use crate::net_common::{assert_sound_run, counter, ping_run_in, PingRun, Server};
 use rtlab_engine::proto::{write_header, Header, Kind, HEADER_LEN, MAX_PAYLOAD};
 use std::io::{ErrorKind, Read, Write};
@@ -99,21 +100,6 @@ fn round_trip(s: &mut TcpStream) -> bool {
     }
     let mut back = vec![0u8; req.len()];
     s.read_exact(&mut back).is_ok()
-}
-
-/// Whether the server closed `s` (end of stream or reset) within 60 s (a bound
-/// for a server that never does, not a speed).
-fn closed_by_server(s: &mut TcpStream) -> bool {
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let mut buf = [0u8; 256];
-    loop {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
-        }
-    }
 }
 
 fn tcp_ping(addr: &str, count: &str) -> PingRun {
@@ -211,8 +197,8 @@ fn connections_beyond_max_clients_are_refused_counted_and_slots_come_back() {
     for i in 0..5 {
         let mut extra = TcpStream::connect(&server.addr).unwrap();
         assert!(
-            closed_by_server(&mut extra),
-            "extra connection {i} beyond --max-clients 3 was kept open"
+            read_until_closed(&mut extra, BOUND).is_empty(),
+            "extra connection {i} beyond --max-clients 3 was served"
         );
     }
     // So is a real client while the server is full (exit 3: the server closed).
@@ -227,8 +213,8 @@ fn connections_beyond_max_clients_are_refused_counted_and_slots_come_back() {
     for (i, mut s) in held.into_iter().enumerate() {
         s.shutdown(std::net::Shutdown::Write).unwrap();
         assert!(
-            closed_by_server(&mut s),
-            "held connection {i} was not closed after it ended"
+            read_until_closed(&mut s, BOUND).is_empty(),
+            "held connection {i} got bytes after it ended"
         );
     }
     let run = tcp_ping(&server.addr, "20");
@@ -250,7 +236,10 @@ fn idle_connections_are_closed_and_free_their_slots() {
         .collect();
     idle.push(half_header(&server.addr));
     for (i, s) in idle.iter_mut().enumerate() {
-        assert!(closed_by_server(s), "idle connection {i} was never closed");
+        assert!(
+            read_until_closed(s, BOUND).is_empty(),
+            "idle connection {i} got bytes"
+        );
     }
     let run = tcp_ping(&server.addr, "20");
     run.assert_code(0);

@@ -2,10 +2,11 @@
 //! run, a campaign and scripted monitor windows; a server on a free loopback
 //! port; raw HTTP requests; clients that send nothing or trickle.
 
-use crate::common::{expect, rtlab};
+pub use crate::common::BOUND;
+use crate::common::{expect, read_until_closed, rtlab};
 use crate::golden::imported_store;
 use assert_cmd::cargo::cargo_bin;
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -13,10 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// How long a test waits for an answer or a close that must come: generous,
-/// a bound on waiting forever, not a measure of speed.
-pub const BOUND: Duration = Duration::from_secs(60);
 
 /// A scripted window: (host, kernel, cpu, start s, samples, overruns,
 /// misses, p50, p99, p99.9, max ns).
@@ -244,29 +241,10 @@ impl Drop for Server {
     }
 }
 
-/// What the server sends on `s` until it closes it (a reset counts as
-/// closed); panics when it is still open after `bound`.
+/// What the server sends on `s` until it closes it, as text (see
+/// [`read_until_closed`]).
 pub fn until_closed(s: &mut TcpStream, bound: Duration) -> String {
-    let t = Instant::now();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let left = bound.saturating_sub(t.elapsed());
-        assert!(
-            !left.is_zero(),
-            "the server kept the connection open over {bound:?}; got {:?}",
-            String::from_utf8_lossy(&out)
-        );
-        s.set_read_timeout(Some(left)).unwrap();
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&read_until_closed(s, bound)).into_owned()
 }
 
 /// Clients that each send a request head a byte every 100 ms and never end
