@@ -401,6 +401,11 @@ pub trait Observer {
     fn interval_percentile(&self) -> f64 {
         0.0
     }
+    /// Whether a bench with sysbench's accounting counts each event in
+    /// sysbench's latency histogram, as sysbench does by default.
+    fn latency_histogram(&self) -> bool {
+        true
+    }
     /// What the step does before it measures (fileio preparing its files).
     fn note(&mut self, _text: &str) {}
 }

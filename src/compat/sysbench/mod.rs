@@ -106,6 +106,11 @@ impl Observer for Lines<'_> {
     fn interval_percentile(&self) -> f64 {
         f64::from(self.0.percentile)
     }
+
+    /// sysbench skips its latency histogram with `--percentile=0`.
+    fn latency_histogram(&self) -> bool {
+        self.0.percentile > 0
+    }
 }
 
 /// `run`: every check first, then the options, the measuring with its

@@ -317,6 +317,7 @@ fn measure<W: Bench>(
     let report = Report {
         every: lim.interval,
         percentile: obs.interval_percentile(),
+        latency_histogram: obs.latency_histogram(),
     };
     let outcome = w.run(lim.limits, stop, report, &mut |snap| {
         obs.bench_interval(rates, &prev, snap);

@@ -23,7 +23,8 @@
 //! the time limit (when one is set), the timer's lock around both clock reads,
 //! the event timed from its own start to its own end (without the loop around
 //! it), and sysbench's histogram ([`LogHistogram`]: the logarithm, a random
-//! copy, an atomic increment), which gives the percentile of the interval
+//! copy, an atomic increment; left out, as sysbench leaves it out, when the
+//! run's `Report::latency_histogram` says so), which gives the percentile of the interval
 //! reports as sysbench's gives its own. The event's time also goes into the
 //! thread's exact moments and HdrHistogram, which are the run's statistics.
 //! The lock guards nothing that another thread reads: it is there because

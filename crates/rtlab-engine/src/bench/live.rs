@@ -17,6 +17,10 @@ pub struct Report {
     pub every: Duration,
     /// Percentile (0-100) of the interval's event times in each report; 0: none.
     pub percentile: f64,
+    /// sysbench's accounting: each event's time goes into sysbench's latency
+    /// histogram, whose cost is part of an event's, as sysbench does unless
+    /// `--percentile=0`. The lean accounting has no such histogram.
+    pub latency_histogram: bool,
 }
 
 impl Report {
@@ -24,6 +28,7 @@ impl Report {
     pub const NONE: Report = Report {
         every: Duration::ZERO,
         percentile: 0.0,
+        latency_histogram: true,
     };
 }
 

@@ -317,7 +317,7 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
         Accounting::Sysbench => {
             // sysbench's steps, numbered as in the `account` module.
             let timer = account::TimerLock::new();
-            let log = sh.log.as_ref().expect("made for sysbench's accounting");
+            let log = sh.log.as_ref();
             let mut rng = Xoroshiro::from_clock(index as u64);
             let mut events = 0;
             while may_start(sh) {
@@ -334,7 +334,9 @@ fn drive<W: Workload>(w: &W, index: usize, sh: &Shared) -> ThreadStats {
                     st.windows.record(d);
                     d
                 });
-                log.record(d, &mut rng);
+                if let Some(log) = log {
+                    log.record(d, &mut rng);
+                }
                 events += 1;
                 slot.publish(events, &st.tally);
             }
@@ -442,7 +444,7 @@ fn run<W: Workload>(
             true => Vec::new(),
             false => (0..n).map(|_| IntervalHist::new()).collect(),
         },
-        log: sysbench.then(account::LogHistogram::new),
+        log: (sysbench && report.latency_histogram).then(account::LogHistogram::new),
         done: AtomicU64::new(0),
     };
     let mut pct = Percentiles::new(match &sh.log {
@@ -598,6 +600,7 @@ mod tests {
         let report = Report {
             every: Duration::from_millis(30),
             percentile: 95.0,
+            latency_histogram: true,
         };
         for a in BOTH {
             let mut snaps = Vec::new();
@@ -613,6 +616,23 @@ mod tests {
                 snaps.iter().any(|s| (1..1_000_000).contains(&s.pct_ns)),
                 "{a:?}"
             );
+        }
+        // Without sysbench's latency histogram (`--percentile=0` there), its
+        // accounting has no event times to give a percentile from; the lean
+        // accounting keeps its own.
+        let without = Report {
+            latency_histogram: false,
+            ..report
+        };
+        for a in BOTH {
+            let mut snaps = Vec::new();
+            Empty(a).run(limits, &never, without, &mut |s| snaps.push(*s));
+            assert!(snaps.iter().any(|s| s.events > 0), "{a:?}");
+            let with_pct = snaps.iter().filter(|s| s.pct_ns > 0).count();
+            match a {
+                Accounting::Sysbench => assert_eq!(with_pct, 0),
+                Accounting::Lean => assert!(with_pct > 0),
+            }
         }
     }
 
