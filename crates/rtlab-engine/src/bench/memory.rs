@@ -377,50 +377,197 @@ mod sysbench {
     }
 
     /// What sysbench's random loops read from memory again for every word
-    /// (the access to the block is a compiler barrier): the block, its size
-    /// in bytes, and the generator.
-    #[repr(C)]
+    /// (the access to the block is a compiler barrier): the generator, the
+    /// block and its size in bytes. The generator comes first and the whole
+    /// is aligned to a cache line, as sysbench's thread-local generator is.
+    #[repr(C, align(64))]
     struct Loop {
+        rng: Xoroshiro,
         base: *const AtomicUsize,
         bytes: u64,
-        rng: Xoroshiro,
     }
 
     thread_local! {
-        /// [`Loop`] where sysbench keeps it: in thread-local memory, not on
-        /// the stack. Where it lives sets the speed of a loop whose every
-        /// turn waits for the stores of the previous one: with it on the
-        /// stack, the same loop read 1 KiB blocks 7 % faster than
-        /// sysbench's; from here 2-8 % faster, with where the linker puts
-        /// the loop's code (bench/RESULTS.md).
+        /// [`Loop`] where sysbench keeps its generator: in thread-local
+        /// memory, not on the stack. Where it lives, and how the loop
+        /// addresses it, set the speed of a loop whose every turn waits for
+        /// the stores of the previous one (bench/RESULTS.md).
         static LOOP: Cell<Loop> = const {
             Cell::new(Loop {
+                rng: Xoroshiro::ZERO,
                 base: std::ptr::null(),
                 bytes: 0,
-                rng: Xoroshiro::ZERO,
             })
         };
     }
 
-    /// Runs sysbench's random loop over `buf`: for each byte offset `i` of a
-    /// word, reloads the block and its size, converts the block's word
-    /// count to a double, draws a double in `[0, 1)` (state through memory,
-    /// see [`Xoroshiro::unit_in_memory`]) and calls `f` with the word at the
-    /// truncated product and `i`. The generator's state is `rng`'s before
-    /// and after.
+    /// Which word a turn of the random loop touches, and how.
+    #[derive(Clone, Copy)]
+    enum Touch {
+        Store,
+        Load,
+    }
+
+    /// Runs sysbench's random loop over `buf` with `rng`'s state, which it
+    /// leaves where the loop stopped: as many times as the block has words,
+    /// stores the byte offset reached at (or loads) the word a draw names.
     #[inline(always)]
-    fn rnd(buf: &[AtomicUsize], rng: &mut Xoroshiro, mut f: impl FnMut(&AtomicUsize, usize)) {
+    fn rnd(buf: &[AtomicUsize], rng: &mut Xoroshiro, touch: Touch) {
+        // SAFETY: `in_loop` hands over this thread's own `Loop`, holding
+        // `buf` and its size, as both loops require.
+        in_loop(buf, rng, |p| unsafe {
+            #[cfg(target_arch = "x86_64")]
+            x86_64::rnd(p, touch);
+            #[cfg(not(target_arch = "x86_64"))]
+            portable::rnd(p, touch);
+        });
+    }
+
+    /// Puts `buf`, its size and `rng` into this thread's [`Loop`], runs
+    /// `run` on it and takes the generator back.
+    #[inline(always)]
+    fn in_loop(buf: &[AtomicUsize], rng: &mut Xoroshiro, run: impl FnOnce(*mut Loop)) {
         LOOP.with(|cell| {
             cell.set(Loop {
+                rng: rng.clone(),
                 base: buf.as_ptr(),
                 bytes: buf.len() as u64 * WORD,
-                rng: rng.clone(),
             });
-            let p = cell.as_ptr();
+            run(cell.as_ptr());
+            // SAFETY: the thread's own `Loop`; the loop is over.
+            *rng = unsafe { (*cell.as_ptr()).rng.clone() };
+        });
+    }
+
+    /// The portable random loop, which the machines without an assembly
+    /// loop run, for the tests to hold the two to the same results.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(super) fn rnd_portable(buf: &[AtomicUsize], rng: &mut Xoroshiro, write: bool) {
+        let touch = if write { Touch::Store } else { Touch::Load };
+        // SAFETY: as in `rnd`.
+        in_loop(buf, rng, |p| unsafe { portable::rnd(p, touch) });
+    }
+
+    /// The random loop as sysbench's compiled one runs on x86-64, instruction
+    /// for instruction (gcc 12 at -O2, sysbench 1.0.20): the optimiser here
+    /// schedules the same work differently, and the difference is the speed
+    /// of the loop. Written out, it runs the same whatever the compiler or
+    /// the code around it.
+    #[cfg(target_arch = "x86_64")]
+    mod x86_64 {
+        use super::{Loop, Touch};
+        use std::mem::offset_of;
+
+        /// One turn of the loop reads the generator's two words, the block
+        /// and its size from thread-local memory (segment `fs`) at an offset
+        /// held in a register, as code that reaches a thread-local variable
+        /// of another unit does; stores the generator's new words back; and
+        /// touches the word at the truncated product of the draw and the
+        /// block's word count. The draw is xoroshiro128+'s sum of the two
+        /// words, its top 52 bits as a double in `[1, 2)`, minus 1. A product
+        /// from 2^63 up (never, here) takes the conversion for such values.
+        macro_rules! sysbench_rnd_loop {
+            ($p:expr, $touch:literal) => {
+                std::arch::asm!(
+                    // The offset of the `Loop` from the thread pointer,
+                    // whose first word holds the pointer itself (x86-64 ABI).
+                    "mov r10, qword ptr fs:0",
+                    "sub rsi, r10",
+                    "mov r10, qword ptr fs:[rsi + {bytes}]",
+                    "xor edi, edi",
+                    "movabs r8, 0x3ff0000000000000",
+                    "movabs r9, 0x8000000000000000",
+                    "jmp 3f",
+                    ".p2align 5",
+                    "2:",
+                    "cvttsd2si r10, xmm0",
+                    "4:",
+                    "mov rax, qword ptr fs:[rsi + {base}]",
+                    $touch,
+                    "mov r10, qword ptr fs:[rsi + {bytes}]",
+                    "add rdi, 8",
+                    "cmp r10, rdi",
+                    "jle 5f",
+                    "3:",
+                    "mov rax, qword ptr fs:[rsi]",
+                    "mov r11, qword ptr fs:[rsi + 8]",
+                    "sar r10, 3",
+                    "pxor xmm1, xmm1",
+                    "cvtsi2sd xmm1, r10",
+                    "mov rdx, rax",
+                    "mov rcx, rax",
+                    "add rax, r11",
+                    "shr rax, 12",
+                    "xor rdx, r11",
+                    "ror rcx, 9",
+                    "or rax, r8",
+                    "mov r12, rdx",
+                    "xor rcx, rdx",
+                    "ror rdx, 28",
+                    "movq xmm0, rax",
+                    "shl r12, 14",
+                    "mov qword ptr fs:[rsi + 8], rdx",
+                    "subsd xmm0, xmm3",
+                    "xor rcx, r12",
+                    "mov qword ptr fs:[rsi], rcx",
+                    "mulsd xmm0, xmm1",
+                    "comisd xmm0, xmm2",
+                    "jb 2b",
+                    "subsd xmm0, xmm2",
+                    "cvttsd2si r10, xmm0",
+                    "xor r10, r9",
+                    "jmp 4b",
+                    "5:",
+                    base = const offset_of!(Loop, base),
+                    bytes = const offset_of!(Loop, bytes),
+                    inout("rsi") $p => _,
+                    in("xmm2") 9_223_372_036_854_775_808.0f64,
+                    in("xmm3") 1.0f64,
+                    out("rax") _, out("rcx") _, out("rdx") _, out("rdi") _,
+                    out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+                    out("r12") _, out("xmm0") _, out("xmm1") _,
+                    options(nostack),
+                )
+            };
+        }
+
+        /// The loop over the block that `p` holds, with its generator.
+        ///
+        /// # Safety
+        /// `p` points to the calling thread's own thread-local `Loop`, whose
+        /// `base` and `bytes` are a valid block of words and its size.
+        #[inline(always)]
+        pub(super) unsafe fn rnd(p: *mut Loop, touch: Touch) {
+            // SAFETY: the loop reads and writes `*p` through `fs`, which is
+            // where the thread's own `Loop` lives, and touches only words at
+            // indices below the block's word count (the draw is in [0, 1)).
+            // It stores the byte offset reached, or loads into a register.
+            unsafe {
+                match touch {
+                    Touch::Store => sysbench_rnd_loop!(p, "mov qword ptr [rax + r10*8], rdi"),
+                    Touch::Load => sysbench_rnd_loop!(p, "mov rax, qword ptr [rax + r10*8]"),
+                }
+            }
+        }
+    }
+
+    /// The random loop in Rust, for other machines: the same draws and
+    /// accesses, with the block, its size and the generator read from
+    /// memory again for every word.
+    #[cfg(any(test, not(target_arch = "x86_64")))]
+    mod portable {
+        use super::{Loop, Touch, R, WORD};
+
+        /// The loop over the block that `p` holds, with its generator.
+        ///
+        /// # Safety
+        /// `p` is valid and aligned, and its `base` and `bytes` are a valid
+        /// block of words and its size; nothing else refers to it meanwhile.
+        #[inline(always)]
+        pub(super) unsafe fn rnd(p: *mut Loop, touch: Touch) {
             let mut i = 0;
             loop {
-                // SAFETY: volatile reads of this thread's own `Loop`, valid
-                // and aligned; nothing else refers to it during the loop.
+                // SAFETY: volatile reads of the caller's `Loop` (see above).
                 let (base, bytes) = unsafe {
                     (
                         std::ptr::read_volatile(std::ptr::addr_of!((*p).base)),
@@ -433,51 +580,52 @@ mod sysbench {
                 let words = (bytes as i64 >> 3) as f64;
                 // SAFETY: as above; the generator is a field apart.
                 let x = unsafe { (*p).rng.unit_in_memory() } * words;
-                // SAFETY: the index is inside the block that `base` starts
-                // (unchanged since it was taken from `buf`): `x` is in `[0, words)`.
+                // SAFETY: the index is inside the block (`x` is in
+                // `[0, words)`).
                 let w = unsafe { &*base.add(to_size(x)) };
-                f(w, i as usize);
+                match touch {
+                    Touch::Store => w.store(i as usize, R),
+                    Touch::Load => {
+                        w.load(R);
+                    }
+                }
                 i += WORD;
             }
-            // SAFETY: as above; the loop is over.
-            *rng = unsafe { (*p).rng.clone() };
-        });
-    }
-
-    /// `x` (finite, at least 0) truncated to a `size_t` as sysbench's
-    /// compiled code converts it: a comparison with 2^63, then one signed
-    /// conversion (the other branch, for values from 2^63, never runs here).
-    #[inline(always)]
-    fn to_size(x: f64) -> usize {
-        const TWO63: f64 = 9_223_372_036_854_775_808.0;
-        if x < TWO63 {
-            // SAFETY: `x` is finite and in `[0, 2^63)`: exact truncation.
-            unsafe { x.to_int_unchecked::<i64>() as usize }
-        } else {
-            above_i64(x - TWO63)
         }
-    }
 
-    /// `x + 2^63` truncated, for `x` in `[0, 2^63)`; out of the hot path.
-    #[cold]
-    #[inline(never)]
-    fn above_i64(x: f64) -> usize {
-        (x as u64 | 1 << 63) as usize
+        /// `x` (finite, at least 0) truncated to a `size_t` as sysbench's
+        /// compiled code converts it: a comparison with 2^63, then one signed
+        /// conversion (the other branch, for values from 2^63, never runs here).
+        #[inline(always)]
+        fn to_size(x: f64) -> usize {
+            const TWO63: f64 = 9_223_372_036_854_775_808.0;
+            if x < TWO63 {
+                // SAFETY: `x` is finite and in `[0, 2^63)`: exact truncation.
+                unsafe { x.to_int_unchecked::<i64>() as usize }
+            } else {
+                above_i64(x - TWO63)
+            }
+        }
+
+        /// `x + 2^63` truncated, for `x` in `[0, 2^63)`; out of the hot path.
+        #[cold]
+        #[inline(never)]
+        fn above_i64(x: f64) -> usize {
+            (x as u64 | 1 << 63) as usize
+        }
     }
 
     /// As many times as the block has words, stores the byte offset reached
     /// at a random word.
     #[inline(always)]
     pub(super) fn rnd_write(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        rnd(buf, rng, |w, i| w.store(i, R));
+        rnd(buf, rng, Touch::Store);
     }
 
     /// As many times as the block has words, loads a random word.
     #[inline(always)]
     pub(super) fn rnd_read(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        rnd(buf, rng, |w, _| {
-            w.load(R);
-        });
+        rnd(buf, rng, Touch::Load);
     }
 
     /// The random draws of [`rnd_read`] alone, the generator kept in
@@ -780,6 +928,32 @@ mod tests {
                 expected[(draws.unit() * 64.0) as usize] = i * 8;
             }
             assert_eq!(values(&b), expected, "event {event}");
+        }
+    }
+
+    /// On x86-64 the random loop is sysbench's, written in assembly; other
+    /// machines run the portable loop. Both store the same words and leave
+    /// the generator in the same state, event after event.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_assembly_and_the_portable_random_loops_agree() {
+        for n in [1, 2, 7, 64, 1000] {
+            for write in [true, false] {
+                let (asm, portable) = (words(n), words(n));
+                let (mut a, mut p) = (Xoroshiro::new(n as u64), Xoroshiro::new(n as u64));
+                for event in 0..3 {
+                    if write {
+                        sysbench::rnd_write(&asm, &mut a);
+                    } else {
+                        sysbench::rnd_read(&asm, &mut a);
+                    }
+                    sysbench::rnd_portable(&portable, &mut p, write);
+                    let what = format!("{n} words, write {write}, event {event}");
+                    assert_eq!(values(&asm), values(&portable), "{what}");
+                    assert_eq!(a.clone().next_u64(), p.clone().next_u64(), "{what}");
+                }
+                assert_eq!(values(&asm).iter().any(|v| *v != 0), write && n > 1);
+            }
         }
     }
 
