@@ -13,22 +13,23 @@
 //! flag (and a time limit, when one is set) every 16 locks, so Ctrl-C and
 //! `--time` end it early (then fewer locks were taken: compare `ops_per_s`).
 
-use super::pmutex::PthreadMutex;
+use super::pmutex::Spaced;
 use super::{EventCtl, EventError, Tally, Workload, Xoroshiro};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::AtomicU32;
 
 /// The mutex workload.
 pub struct MutexBench {
     locks: u64,
     /// Turns of the empty loop, a 32-bit count as sysbench's.
     loops: u32,
-    mutexes: Vec<PthreadMutex>,
+    mutexes: Spaced,
     /// sysbench's `global_var`, on a cache line of its own.
     count: Padded,
 }
 
 #[repr(align(128))]
-struct Padded(AtomicU64);
+struct Padded(AtomicU32);
 
 /// A thread's state: its generator and whether its one event ran.
 pub struct MutexThread {
@@ -44,8 +45,8 @@ impl MutexBench {
         MutexBench {
             locks,
             loops: u32::try_from(loops).unwrap_or(u32::MAX),
-            mutexes: (0..mutexes.max(1)).map(|_| PthreadMutex::new()).collect(),
-            count: Padded(AtomicU64::new(0)),
+            mutexes: Spaced::new(mutexes),
+            count: Padded(AtomicU32::new(0)),
         }
     }
 }
@@ -70,35 +71,180 @@ impl Workload for MutexBench {
             return Ok(false);
         }
         t.done = true;
-        let n = self.mutexes.len() as f64;
-        let c = &self.count.0;
-        for i in 0..self.locks {
-            if i % 16 == 0 && i > 0 && ctl.should_stop() {
+        let mut turn = Turn {
+            left: 0,
+            loops: self.loops,
+            mutexes: self.mutexes.len() as u32,
+            _gap: 0,
+            first: self.mutexes.first(),
+            count: self.count.0.as_ptr(),
+        };
+        DRAWS.with(|d| d.set(t.rng.clone()));
+        let mut left = self.locks;
+        while left > 0 {
+            let n = left.min(16);
+            turn.left = n as u32;
+            // SAFETY: `turn` holds this bench's mutexes (`first`, `mutexes`
+            // of them, 296 bytes apart) and its counter.
+            unsafe {
+                #[cfg(target_arch = "x86_64")]
+                x86_64::take(&mut turn);
+                #[cfg(not(target_arch = "x86_64"))]
+                portable::take(&mut turn);
+            }
+            tally.ops += n;
+            left -= n;
+            if left > 0 && ctl.should_stop() {
                 break;
             }
-            // Truncated to 32 bits as sysbench's `unsigned int`: the product
-            // is below the count of mutexes.
-            let m = &self.mutexes[(t.rng.unit() * n) as u32 as usize];
-            spin(&self.loops);
-            let _g = m.lock();
-            // A plain load and store (no atomic read-modify-write), like
-            // sysbench's `global_var++`.
-            c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            tally.ops += 1;
         }
+        t.rng = DRAWS.with(|d| d.replace(Xoroshiro::ZERO));
         Ok(true)
     }
 }
 
 super::compiled_here!(MutexBench);
 
+/// What sysbench's loop reads from memory at every lock: the locks left (its
+/// request's `nlocks`, counted down in memory), the turns of the empty loop,
+/// the count of mutexes, where they start and the shared counter.
+#[repr(C)]
+struct Turn {
+    left: u32,
+    loops: u32,
+    mutexes: u32,
+    _gap: u32,
+    first: *mut u8,
+    count: *mut u32,
+}
+
+thread_local! {
+    /// The generator the draws take their numbers from, in thread-local
+    /// memory as sysbench's.
+    static DRAWS: Cell<Xoroshiro> = const { Cell::new(Xoroshiro::ZERO) };
+}
+
+/// sysbench's `sb_rand_uniform(a, b)`: a number in `a..=b` from a double
+/// drawn with the thread's generator (its state loaded from and stored to
+/// thread-local memory), out of line as sysbench's is: a call per lock.
+#[inline(never)]
+extern "C" fn uniform(a: u32, b: u32) -> u32 {
+    // SAFETY: the thread's own generator; nothing else refers to it.
+    let u = DRAWS.with(|d| unsafe { (*d.as_ptr()).unit_in_memory() });
+    let x = f64::from(a) + u * f64::from(b.wrapping_sub(a).wrapping_add(1));
+    // SAFETY: `x` is finite and in `[a, b + 1)`, below 2^32: exact as i64.
+    unsafe { x.to_int_unchecked::<i64>() as u32 }
+}
+
+/// The locks as sysbench's compiled loop takes them on x86-64, instruction
+/// for instruction (gcc 12 at -O2, sysbench 1.0.20): the draw is a call, the
+/// mutex functions are called through the procedure linkage table, the counts
+/// live in memory, and the empty loop reads its count at every turn (the
+/// shape is the speed: on the machine of bench/RESULTS.md the same loop with
+/// 64-bit registers runs its turns in half the time, and an unrolled one
+/// faster still, which made rtlab's mutex events 1.5× sysbench's).
+#[cfg(target_arch = "x86_64")]
+mod x86_64 {
+    use super::{uniform, Turn};
+    use std::mem::{offset_of, size_of};
+
+    // The loop finds mutex `i` at `first + 37 * 8 * i`, sysbench's stride.
+    const _: () = assert!(size_of::<super::super::pmutex::SpacedSlot>() == 296);
+
+    /// Takes `turn.left` locks (at least one): each time draws a mutex, spins
+    /// the empty loop, locks the mutex, adds one to the counter with a plain
+    /// read-modify-write (as sysbench's `global_var++`: increments may be
+    /// lost between threads) and unlocks it.
+    ///
+    /// # Safety
+    /// `turn.first` starts `turn.mutexes` initialised mutexes 296 bytes apart
+    /// that outlive the call, and `turn.count` is a valid counter.
+    #[inline(always)]
+    pub(super) unsafe fn take(turn: &mut Turn) {
+        // SAFETY: the loop reads and writes `*turn`, calls `uniform` and the
+        // pthread functions on the mutexes the caller vouches for, and adds
+        // to the counter; it keeps its own values in callee-saved registers.
+        unsafe {
+            std::arch::asm!(
+                ".p2align 4",
+                "2:",
+                "mov eax, dword ptr [r12 + {mutexes}]",
+                "xor edi, edi",
+                "lea esi, [rax - 1]",
+                "call {uniform}",
+                "mov edx, dword ptr [r12 + {loops}]",
+                "test edx, edx",
+                "je 4f",
+                "xor ecx, ecx",
+                ".p2align 4",
+                "3:",
+                "add ecx, 1",
+                "cmp dword ptr [r12 + {loops}], ecx",
+                "ja 3b",
+                "4:",
+                "mov esi, eax",
+                "lea rdi, [rsi + rsi*8]",
+                "lea r13, [rsi + rdi*4]",
+                "mov rdi, qword ptr [r12 + {first}]",
+                "shl r13, 3",
+                "add rdi, r13",
+                "call {lock}",
+                "mov rdi, qword ptr [r12 + {first}]",
+                "add dword ptr [r14], 1",
+                "add rdi, r13",
+                "call {unlock}",
+                "mov eax, dword ptr [r12 + {left}]",
+                "sub eax, 1",
+                "mov dword ptr [r12 + {left}], eax",
+                "jne 2b",
+                left = const offset_of!(Turn, left),
+                loops = const offset_of!(Turn, loops),
+                mutexes = const offset_of!(Turn, mutexes),
+                first = const offset_of!(Turn, first),
+                uniform = sym uniform,
+                lock = sym libc::pthread_mutex_lock,
+                unlock = sym libc::pthread_mutex_unlock,
+                in("r12") turn as *mut Turn,
+                in("r14") turn.count,
+                out("r13") _,
+                clobber_abi("C"),
+            );
+        }
+    }
+}
+
+/// The locks in Rust, for other machines: the same draws, loop, locks and
+/// counter.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+mod portable {
+    use super::{spin, uniform, Turn};
+
+    /// As the x86-64 `take`.
+    ///
+    /// # Safety
+    /// As the x86-64 `take`.
+    pub(super) unsafe fn take(turn: &mut Turn) {
+        while turn.left > 0 {
+            let i = uniform(0, turn.mutexes - 1) as usize;
+            spin(&turn.loops);
+            // SAFETY: mutex `i` is one of the caller's, 296 bytes apart.
+            let m = unsafe { turn.first.add(i * 296) }.cast::<libc::pthread_mutex_t>();
+            // SAFETY: an initialised mutex (see above), and the counter.
+            unsafe {
+                libc::pthread_mutex_lock(m);
+                *turn.count = (*turn.count).wrapping_add(1);
+                libc::pthread_mutex_unlock(m);
+            }
+            turn.left -= 1;
+        }
+    }
+}
+
 /// sysbench's empty loop of `*loops` turns, as its compiler wrote it: a 32-bit
 /// count (sysbench's `unsigned int`) goes up by one and is compared with the
 /// count read from memory again (sysbench's `ck_pr_barrier` is a compiler
-/// barrier), one taken branch per turn, the loop on a 16-byte boundary. The
-/// shape is the speed: on the machine of bench/RESULTS.md the same loop with
-/// 64-bit registers runs its turns in half the time, and an unrolled one
-/// faster still, which made rtlab's mutex events 1.5× sysbench's.
+/// barrier), one taken branch per turn, the loop on a 16-byte boundary.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn spin(loops: &u32) {
     #[cfg(target_arch = "x86_64")]
@@ -131,6 +277,46 @@ fn spin(loops: &u32) {
 mod tests {
     use super::super::{test_run, ThreadStats};
     use super::*;
+    use std::sync::atomic::Ordering;
+
+    /// On x86-64 the locks are taken by sysbench's loop in assembly; other
+    /// machines run the portable loop. Both take as many locks, count them
+    /// and draw as many numbers from the thread's generator as sysbench's
+    /// `sb_rand_uniform` would.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_assembly_and_the_portable_loops_take_the_same_locks() {
+        for (mutexes, loops) in [(1, 0), (16, 3), (4096, 0)] {
+            let w = MutexBench::new(mutexes, 0, loops);
+            let mut expected = Xoroshiro::new(5);
+            for _ in 0..37 {
+                expected.unit();
+            }
+            for asm in [true, false] {
+                let mut turn = Turn {
+                    left: 37,
+                    loops: w.loops,
+                    mutexes: w.mutexes.len() as u32,
+                    _gap: 0,
+                    first: w.mutexes.first(),
+                    count: w.count.0.as_ptr(),
+                };
+                DRAWS.with(|d| d.set(Xoroshiro::new(5)));
+                // SAFETY: `turn` holds `w`'s mutexes and counter.
+                unsafe {
+                    match asm {
+                        true => x86_64::take(&mut turn),
+                        false => portable::take(&mut turn),
+                    }
+                }
+                let mut left = DRAWS.with(|d| d.replace(Xoroshiro::ZERO));
+                let what = format!("{mutexes} mutexes, assembly {asm}");
+                assert_eq!(turn.left, 0, "{what}");
+                assert_eq!(left.next_u64(), expected.clone().next_u64(), "{what}");
+            }
+            assert_eq!(w.count.0.load(Ordering::Relaxed), 2 * 37);
+        }
+    }
 
     #[test]
     fn one_event_per_thread_and_the_locks_add_up() {

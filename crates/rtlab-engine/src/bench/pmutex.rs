@@ -1,70 +1,101 @@
-//! A POSIX mutex with default attributes, the lock sysbench's `threads` and
-//! `mutex` tests use. Unlike `std::sync::Mutex` it does not spin before
-//! sleeping, so contention behaves as in sysbench.
+//! POSIX mutexes with default attributes, the locks sysbench's `threads` and
+//! `mutex` tests use, laid out in memory as sysbench lays out its own. Unlike
+//! `std::sync::Mutex` they do not spin before sleeping, so contention behaves
+//! as in sysbench; and where neighbouring mutexes share a cache line in
+//! sysbench, they share one here, so that contention costs the same.
 
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 
-/// A `pthread_mutex_t` (default attributes) at a fixed heap address, alone on
-/// its cache lines so that neighbouring mutexes do not slow each other down
-/// (sysbench pads its mutexes too).
-pub struct PthreadMutex {
-    m: Box<Padded>,
+/// One mutex followed by `PAD` bytes, as sysbench declares its lock structs
+/// (`PAD` 0: a bare `pthread_mutex_t`).
+#[repr(C)]
+pub(super) struct Slot<const PAD: usize> {
+    mutex: UnsafeCell<libc::pthread_mutex_t>,
+    _pad: [u8; PAD],
 }
 
-#[repr(align(128))]
-struct Padded(UnsafeCell<libc::pthread_mutex_t>);
+/// `n` mutexes in one heap block, one after the other: the `threads` test's
+/// array of bare mutexes ([`Bare`]), or the `mutex` test's array of mutexes
+/// each followed by 256 bytes ([`Spaced`]).
+pub struct PthreadMutexes<const PAD: usize> {
+    slots: Box<[Slot<PAD>]>,
+}
 
-// SAFETY: a pthread mutex exists to be shared between threads; it is only used
-// through pthread_mutex_lock/unlock, which synchronise.
-unsafe impl Send for PthreadMutex {}
+/// sysbench's `threads` test: bare mutexes, 40 bytes apart on Linux x86-64,
+/// so that neighbours share cache lines.
+pub type Bare = PthreadMutexes<0>;
+
+/// sysbench's `mutex` test: each mutex followed by 256 bytes of padding.
+pub type Spaced = PthreadMutexes<256>;
+
+/// One mutex of [`Spaced`] with its padding.
+pub(super) type SpacedSlot = Slot<256>;
+
+// SAFETY: pthread mutexes exist to be shared between threads; they are only
+// used through pthread_mutex_lock/unlock, which synchronise.
+unsafe impl<const PAD: usize> Send for PthreadMutexes<PAD> {}
 // SAFETY: as above.
-unsafe impl Sync for PthreadMutex {}
+unsafe impl<const PAD: usize> Sync for PthreadMutexes<PAD> {}
 
-/// Holds the lock; unlocks when dropped. Not `Send`: a pthread mutex must be
-/// unlocked by the thread that locked it.
-pub struct PthreadGuard<'a>(&'a PthreadMutex, PhantomData<*const ()>);
+/// Holds one lock; unlocks it when dropped. Not `Send`: a pthread mutex must
+/// be unlocked by the thread that locked it.
+pub struct PthreadGuard<'a>(*mut libc::pthread_mutex_t, PhantomData<&'a ()>);
 
-impl Default for PthreadMutex {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl PthreadMutex {
-    /// An unlocked mutex (`PTHREAD_MUTEX_INITIALIZER`). Boxed: a pthread mutex
-    /// must not move once used.
-    pub fn new() -> Self {
-        PthreadMutex {
-            m: Box::new(Padded(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER))),
-        }
+impl<const PAD: usize> PthreadMutexes<PAD> {
+    /// `n` unlocked mutexes (`PTHREAD_MUTEX_INITIALIZER`), at least one. They
+    /// never move: the block is allocated once and never grows.
+    pub fn new(n: usize) -> Self {
+        let slots = (0..n.max(1))
+            .map(|_| Slot {
+                mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+                _pad: [0; PAD],
+            })
+            .collect();
+        PthreadMutexes { slots }
     }
 
-    /// Locks, waiting as long as needed.
+    /// How many mutexes there are (at least one).
+    pub(super) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Where the first mutex starts: the others follow it, each
+    /// `size_of::<Slot<PAD>>()` bytes after the one before, for code that
+    /// locks them through the pthread functions directly.
+    pub(super) fn first(&self) -> *mut u8 {
+        self.slots[0].mutex.get().cast()
+    }
+
+    /// Locks mutex `i` (below [`Self::len`]), waiting as long as needed.
     #[inline]
-    pub fn lock(&self) -> PthreadGuard<'_> {
-        // SAFETY: pthread_mutex_lock(3) on an initialised mutex that never moves
-        // (boxed). A default mutex only fails on EDEADLK-style misuse, which the
-        // guard's scoping rules out.
-        unsafe { libc::pthread_mutex_lock(self.m.0.get()) };
-        PthreadGuard(self, PhantomData)
+    pub(super) fn lock(&self, i: usize) -> PthreadGuard<'_> {
+        let m = self.slots[i].mutex.get();
+        // SAFETY: pthread_mutex_lock(3) on an initialised mutex that never
+        // moves (the block is not resized). A default mutex only fails on
+        // EDEADLK-style misuse, which the guard's scoping rules out.
+        unsafe { libc::pthread_mutex_lock(m) };
+        PthreadGuard(m, PhantomData)
     }
 }
 
 impl Drop for PthreadGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: pthread_mutex_unlock(3) of a mutex this guard locked, on the
-        // thread that locked it (the guard is not Send).
-        unsafe { libc::pthread_mutex_unlock(self.0.m.0.get()) };
+        // SAFETY: pthread_mutex_unlock(3) of a mutex this guard locked, on
+        // the thread that locked it (the guard is not Send), while the block
+        // it lives in is borrowed.
+        unsafe { libc::pthread_mutex_unlock(self.0) };
     }
 }
 
-impl Drop for PthreadMutex {
+impl<const PAD: usize> Drop for PthreadMutexes<PAD> {
     fn drop(&mut self) {
-        // SAFETY: pthread_mutex_destroy(3) on an unlocked mutex: no guard can
-        // outlive the mutex it borrows.
-        unsafe { libc::pthread_mutex_destroy(self.m.0.get()) };
+        for s in self.slots.iter() {
+            // SAFETY: pthread_mutex_destroy(3) on an unlocked mutex: no guard
+            // can outlive the block it borrows.
+            unsafe { libc::pthread_mutex_destroy(s.mutex.get()) };
+        }
     }
 }
 
@@ -74,20 +105,36 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     #[test]
-    fn excludes_other_threads() {
-        let m = PthreadMutex::new();
-        let c = AtomicU64::new(0);
+    fn each_mutex_excludes_other_threads() {
+        let m = Bare::new(2);
+        let c = [AtomicU64::new(0), AtomicU64::new(0)];
         std::thread::scope(|s| {
-            for _ in 0..4 {
-                s.spawn(|| {
+            for t in 0..4 {
+                let (m, c) = (&m, &c);
+                s.spawn(move || {
                     for _ in 0..10_000 {
-                        let _g = m.lock();
-                        // A non-atomic read-modify-write: only exclusion keeps it exact.
+                        let _g = m.lock(t % 2);
+                        // A non-atomic read-modify-write: only exclusion
+                        // keeps it exact.
+                        let c = &c[t % 2];
                         c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                     }
                 });
             }
         });
-        assert_eq!(c.load(Ordering::Relaxed), 40_000);
+        assert_eq!(c.map(|c| c.load(Ordering::Relaxed)), [20_000, 20_000]);
+    }
+
+    #[test]
+    fn the_mutexes_lie_as_sysbench_lays_them_out() {
+        fn gap<const PAD: usize>(m: &PthreadMutexes<PAD>) -> usize {
+            m.slots[1].mutex.get() as usize - m.slots[0].mutex.get() as usize
+        }
+        let size = std::mem::size_of::<libc::pthread_mutex_t>();
+        assert_eq!(gap(&Bare::new(3)), size);
+        assert_eq!(gap(&Spaced::new(3)), size + 256);
+        assert_eq!((Bare::new(3).len(), Bare::new(0).len()), (3, 1));
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        assert_eq!(size, 40);
     }
 }

@@ -6,14 +6,14 @@
 //! mutexes, threads queue on the same mutex and the scheduler hands the CPU
 //! around on every yield.
 
-use super::pmutex::PthreadMutex;
+use super::pmutex::Bare;
 use super::{EventCtl, EventError, Tally, Workload};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The threads workload.
 pub struct Threads {
     yields: u32,
-    locks: Vec<PthreadMutex>,
+    locks: Bare,
     next: AtomicU32,
 }
 
@@ -23,7 +23,7 @@ impl Threads {
     pub fn new(yields: u32, locks: usize) -> Self {
         Threads {
             yields,
-            locks: (0..locks.max(1)).map(|_| PthreadMutex::new()).collect(),
+            locks: Bare::new(locks),
             next: AtomicU32::new(0),
         }
     }
@@ -36,9 +36,8 @@ impl Workload for Threads {
     fn event(&self, _: &mut (), tally: &mut Tally, _: &EventCtl) -> Result<bool, EventError> {
         // A wrapping 32-bit counter and a 32-bit remainder, as in sysbench.
         let n = self.next.fetch_add(1, Ordering::Relaxed) % self.locks.len() as u32;
-        let m = &self.locks[n as usize];
         for _ in 0..self.yields {
-            let guard = m.lock();
+            let guard = self.locks.lock(n as usize);
             // sched_yield(2) on Linux.
             std::thread::yield_now();
             drop(guard);
