@@ -49,6 +49,18 @@ impl MutexBench {
             count: Padded(AtomicU32::new(0)),
         }
     }
+
+    /// What the loop reads from memory, with `left` locks to take.
+    fn turn(&self, left: u32) -> Turn {
+        Turn {
+            left,
+            loops: self.loops,
+            mutexes: self.mutexes.len() as u32,
+            _gap: 0,
+            first: self.mutexes.first(),
+            count: self.count.0.as_ptr(),
+        }
+    }
 }
 
 impl Workload for MutexBench {
@@ -71,14 +83,7 @@ impl Workload for MutexBench {
             return Ok(false);
         }
         t.done = true;
-        let mut turn = Turn {
-            left: 0,
-            loops: self.loops,
-            mutexes: self.mutexes.len() as u32,
-            _gap: 0,
-            first: self.mutexes.first(),
-            count: self.count.0.as_ptr(),
-        };
+        let mut turn = self.turn(0);
         DRAWS.with(|d| d.set(t.rng.clone()));
         let mut left = self.locks;
         while left > 0 {
@@ -296,14 +301,7 @@ mod tests {
                 expected.unit();
             }
             for asm in [true, false] {
-                let mut turn = Turn {
-                    left: 37,
-                    loops: w.loops,
-                    mutexes: w.mutexes.len() as u32,
-                    _gap: 0,
-                    first: w.mutexes.first(),
-                    count: w.count.0.as_ptr(),
-                };
+                let mut turn = w.turn(37);
                 DRAWS.with(|d| d.set(Xoroshiro::new(5)));
                 // SAFETY: `turn` holds `w`'s mutexes and counter.
                 unsafe {
