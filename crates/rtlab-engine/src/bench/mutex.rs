@@ -45,7 +45,8 @@ impl MutexBench {
         MutexBench {
             locks,
             loops: u32::try_from(loops).unwrap_or(u32::MAX),
-            mutexes: Spaced::new(mutexes),
+            // sysbench's count is an `unsigned int`, as the loop's.
+            mutexes: Spaced::new(mutexes.min(u32::MAX as usize)),
             count: Padded(AtomicU32::new(0)),
         }
     }
@@ -58,7 +59,7 @@ impl MutexBench {
             mutexes: self.mutexes.len() as u32,
             _gap: 0,
             first: self.mutexes.first(),
-            count: self.count.0.as_ptr(),
+            count: &self.count.0,
         }
     }
 }
@@ -90,7 +91,7 @@ impl Workload for MutexBench {
             let n = left.min(16);
             turn.left = n as u32;
             // SAFETY: `turn` holds this bench's mutexes (`first`, `mutexes`
-            // of them, 296 bytes apart) and its counter.
+            // of them, one slot of `Spaced` apart) and its counter.
             unsafe {
                 #[cfg(target_arch = "x86_64")]
                 x86_64::take(&mut turn);
@@ -120,7 +121,7 @@ struct Turn {
     mutexes: u32,
     _gap: u32,
     first: *mut u8,
-    count: *mut u32,
+    count: *const AtomicU32,
 }
 
 thread_local! {
@@ -158,8 +159,9 @@ mod x86_64 {
 
     /// Takes `turn.left` locks (at least one): each time draws a mutex, spins
     /// the empty loop, locks the mutex, adds one to the counter with a plain
-    /// read-modify-write (as sysbench's `global_var++`: increments may be
-    /// lost between threads) and unlocks it.
+    /// read-modify-write, no `lock` prefix (as sysbench's `global_var++`: its
+    /// load and its store are each atomic on x86-64, the pair is not, and
+    /// increments may be lost between threads) and unlocks it.
     ///
     /// # Safety
     /// `turn.first` starts `turn.mutexes` initialised mutexes 296 bytes apart
@@ -225,22 +227,30 @@ mod x86_64 {
 /// counter.
 #[cfg(any(test, not(target_arch = "x86_64")))]
 mod portable {
+    use super::super::pmutex::SpacedSlot;
     use super::{spin, uniform, Turn};
+    use std::sync::atomic::Ordering::Relaxed;
 
     /// As the x86-64 `take`.
     ///
     /// # Safety
-    /// As the x86-64 `take`.
+    /// `turn.first` starts `turn.mutexes` initialised mutexes, one
+    /// [`SpacedSlot`] apart, that outlive the call, and `turn.count` points
+    /// to a live counter.
     pub(super) unsafe fn take(turn: &mut Turn) {
+        let stride = std::mem::size_of::<SpacedSlot>();
         while turn.left > 0 {
             let i = uniform(0, turn.mutexes - 1) as usize;
             spin(&turn.loops);
-            // SAFETY: mutex `i` is one of the caller's, 296 bytes apart.
-            let m = unsafe { turn.first.add(i * 296) }.cast::<libc::pthread_mutex_t>();
-            // SAFETY: an initialised mutex (see above), and the counter.
+            // SAFETY: mutex `i` is one of the caller's (see above).
+            let m = unsafe { turn.first.add(i * stride) }.cast::<libc::pthread_mutex_t>();
+            // SAFETY: an initialised mutex and a live counter (see above).
             unsafe {
                 libc::pthread_mutex_lock(m);
-                *turn.count = (*turn.count).wrapping_add(1);
+                // A plain load and store, no atomic read-modify-write, as
+                // sysbench's `global_var++`.
+                let c = &*turn.count;
+                c.store(c.load(Relaxed).wrapping_add(1), Relaxed);
                 libc::pthread_mutex_unlock(m);
             }
             turn.left -= 1;
