@@ -5,37 +5,49 @@
 # rate (MiB/s, events/s, operations/s; for mutex, 1 / total time), higher meaning rtlab did
 # more.
 #
-# Each comparison runs ROUNDS rounds; a round runs both tools back to back,
+# Each comparison runs rounds; a round runs both tools back to back,
 # sysbench first in odd rounds and rtlab first in even ones, so that drift
 # hits both alike, and gives one ratio. The line shows each tool's median
-# rate, the median ratio and the range of the rounds' ratios (the spread),
-# and whether the median is within the target. Single-thread runs are pinned
-# to one CPU (the last one) for both tools.
+# rate, the median ratio, an interval that holds the median ratio with at
+# least 90% confidence (from the order statistics of the rounds' ratios, no
+# assumption on their distribution; with fewer than 5 rounds it is the range
+# of the rounds, which holds less), the rounds run, and the verdict: "ok"
+# when the whole interval is within the target, "OFF" when it is wholly
+# outside, "undecided" when it straddles a bound. An undecided comparison
+# runs two more rounds at a time, up to MAX rounds, so that a noisy machine
+# gives a longer run, not a wrong verdict. Single-thread runs are pinned to
+# one CPU (the last one) for both tools.
 #
 # Before measuring it waits (up to 5 minutes) for the 1-minute load average
 # to drop below 0.3 per CPU and says so if it did not: figures from a busy
-# machine are printed but marked. At the end: the load average, and rtlab's
-# timing overhead per event.
+# machine are printed but marked. At the end: the count of each verdict, the
+# load average, and rtlab's timing overhead per event.
 #
-# Usage: bench/vs-sysbench.sh [-r ROUNDS] [-t SECONDS] [-k PATTERN] [-n]
-#   -r  rounds per comparison (default 5)
+# Usage: bench/vs-sysbench.sh [-r ROUNDS] [-m MAX] [-t SECONDS] [-k PATTERN] [-n]
+#   -r  rounds per comparison before deciding (default 5)
+#   -m  rounds at most for an undecided comparison (default 15)
 #   -t  seconds per run (default 2)
 #   -k  only the comparisons whose name contains PATTERN
 #   -n  do not wait for a quiet machine
-# About 12 minutes with the defaults. RTLAB=BINARY: another rtlab build.
+# About 15 minutes with the defaults on a quiet machine, longer on a noisy
+# one. RTLAB=BINARY: another rtlab build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ROUNDS=5 T=2 ONLY= WAIT=1
-while getopts "r:t:k:n" o; do
+ROUNDS=5 MAX=15 T=2 ONLY= WAIT=1
+while getopts "r:m:t:k:n" o; do
     case $o in
     r) ROUNDS=$OPTARG ;;
+    m) MAX=$OPTARG ;;
     t) T=$OPTARG ;;
     k) ONLY=$OPTARG ;;
     n) WAIT= ;;
     *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
+[[ $ROUNDS =~ ^[1-9][0-9]*$ && $MAX =~ ^[1-9][0-9]*$ ]] ||
+    { echo "-r and -m take a number of rounds (at least 1), e.g. -r 5 -m 15" >&2; exit 2; }
+[ "$MAX" -ge "$ROUNDS" ] || MAX=$ROUNDS
 command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
 if [ -z "${RTLAB:-}" ]; then
     cargo build --release --quiet 2>/dev/null || cargo build --release
@@ -75,18 +87,48 @@ rate() {
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# interval VALUES...: "LO HI", order statistics k and n+1-k of the values
+# with k the largest for which 2 P(Binomial(n, 1/2) < k) <= 0.10: the
+# median lies between them with at least 90% confidence (the extremes when
+# there are too few values for that).
+interval() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        n = NR; k = 1; c = 1; cum = 0
+        for (j = 0; j < n; j++) {
+            if (j > 0) c = c * (n - j + 1) / j
+            cum += c / 2 ^ n
+            if (2 * cum > 0.10) break
+            k = j + 1
+        }
+        print v[k], v[n + 1 - k] }'
+}
+
+# verdict LO HI TARGET: ok, OFF or undecided (TARGET is "A-B").
+verdict() {
+    awk -v lo="$1" -v hi="$2" -v t="$3" 'BEGIN {
+        split(t, b, "-")
+        if (lo >= b[1] && hi <= b[2]) print "ok"
+        else if (hi < b[1] || lo > b[2]) print "OFF"
+        else print "undecided" }'
+}
+
 echo "sysbench $(sysbench --version | awk '{print $2}'), $($RTLAB --version); $CPUS CPUs;" \
     "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)$BUSY"
-echo "${T}s per run, $ROUNDS rounds in alternating order; ratio = rtlab / sysbench of the rate"
-printf '%-34s %12s %12s %7s %13s  %s\n' comparison sysbench rtlab ratio "spread" target
+echo "${T}s per run, $ROUNDS rounds (up to $MAX while undecided) in alternating order"
+echo "ratio = rtlab / sysbench of the rate; interval: the median ratio's, 90% confidence"
+printf '%-34s %12s %12s %7s %13s %3s  %s\n' comparison sysbench rtlab ratio interval n "target verdict"
+COUNTS=$WORK/verdicts
 
-# cmp NAME KIND TARGET PIN|- ARGS: ROUNDS rounds of `sysbench ARGS run` and
-# `rtlab sysbench ARGS run`; KIND is the rate (mib, ops, eps, evt, rd, inv).
+# cmp NAME KIND TARGET PIN|- ARGS: rounds of `sysbench ARGS run` and
+# `rtlab sysbench ARGS run` until decided (see the top); KIND is the rate
+# (mib, ops, eps, evt, rd, inv).
 cmp() {
-    local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() round tool out a b
+    local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() round=0 tool out a b
     [[ -z $ONLY || $name == *$ONLY* ]] || return 0
     [ "$pin" = - ] && pin= || pin=$PIN
-    for round in $(seq "$ROUNDS"); do
+    local lo hi v=undecided
+    while [ "$v" = undecided ] && [ "$round" -lt "$MAX" ]; do
+        round=$((round + 1))
         for tool in $([ $((round % 2)) = 1 ] && echo "sb rt" || echo "rt sb"); do
             out=$WORK/$tool
             if [ "$tool" = sb ]; then
@@ -97,16 +139,17 @@ cmp() {
         done
         a=$(rate "$kind" <"$WORK/sb") b=$(rate "$kind" <"$WORK/rt")
         s+=("$a") r+=("$b") q+=("$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')")
+        # Decide after the first ROUNDS rounds, then after every second one.
+        if [ "$round" -ge "$ROUNDS" ] && [ $(((round - ROUNDS) % 2)) = 0 ]; then
+            read -r lo hi < <(interval "${q[@]}")
+            v=$(verdict "$lo" "$hi" "$target")
+        fi
     done
-    local m lo hi ok
-    m=$(median "${q[@]}")
-    lo=$(printf '%s\n' "${q[@]}" | sort -g | head -1)
-    hi=$(printf '%s\n' "${q[@]}" | sort -g | tail -1)
-    ok=$(awk -v m="$m" -v t="$target" 'BEGIN {
-        if (split(t, b, "-") != 2) { print ""; exit }
-        print (m >= b[1] && m <= b[2]) ? "ok" : "OFF" }')
-    printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f  %s %s\n' "$name" "$(median "${s[@]}")" \
-        "$(median "${r[@]}")" "$m" "$lo" "$hi" "$target" "$ok"
+    read -r lo hi < <(interval "${q[@]}")
+    v=$(verdict "$lo" "$hi" "$target")
+    echo "$v" >>"$COUNTS"
+    printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f %3d  %s %s\n' "$name" "$(median "${s[@]}")" \
+        "$(median "${r[@]}")" "$(median "${q[@]}")" "$lo" "$hi" "$round" "$target" "$v"
 }
 
 MEM="memory --time=$T"
@@ -137,6 +180,10 @@ if [[ -z $ONLY || "fileio" == *$ONLY* ]]; then
     (cd "$WORK" && sysbench $FIO cleanup >/dev/null)
 fi
 
+if [ -s "$COUNTS" ]; then
+    echo "verdicts: $(grep -c '^ok$' "$COUNTS") ok, $(grep -c '^OFF$' "$COUNTS") OFF," \
+        "$(grep -c '^undecided$' "$COUNTS") undecided, of $(wc -l <"$COUNTS")"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "rtlab's own modes beside the drop-in (not sysbench's work; for information):"
