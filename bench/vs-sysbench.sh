@@ -147,7 +147,8 @@ cmp() {
     done
     read -r lo hi < <(interval "${q[@]}")
     v=$(verdict "$lo" "$hi" "$target")
-    echo "$v" >>"$COUNTS"
+    echo "$v $(awk -v m="$(median "${q[@]}")" -v t="$target" 'BEGIN {
+        split(t, b, "-"); print (m >= b[1] && m <= b[2]) ? "in" : "out" }')" >>"$COUNTS"
     printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f %3d  %s %s\n' "$name" "$(median "${s[@]}")" \
         "$(median "${r[@]}")" "$(median "${q[@]}")" "$lo" "$hi" "$round" "$target" "$v"
 }
@@ -181,8 +182,9 @@ if [[ -z $ONLY || "fileio" == *$ONLY* ]]; then
 fi
 
 if [ -s "$COUNTS" ]; then
-    echo "verdicts: $(grep -c '^ok$' "$COUNTS") ok, $(grep -c '^OFF$' "$COUNTS") OFF," \
-        "$(grep -c '^undecided$' "$COUNTS") undecided, of $(wc -l <"$COUNTS")"
+    echo "verdicts: $(grep -c '^ok ' "$COUNTS") ok, $(grep -c '^OFF ' "$COUNTS") OFF," \
+        "$(grep -c '^undecided ' "$COUNTS") undecided, of $(wc -l <"$COUNTS");" \
+        "medians within target: $(grep -c ' in$' "$COUNTS")"
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
