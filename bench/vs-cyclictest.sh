@@ -119,7 +119,7 @@ done
 echo "rtlab vs cyclictest: -i 200us -l $LOOPS -p 90 -m, 1 thread on CPU 0, $PAIRS pairs per condition"
 echo "kernel: $(uname -r) $(uname -v)"
 echo
-awk '
+awk -f bench/interval.awk -f <(printf '%s\n' '
     FILENAME ~ /task-clock$/ {
         key = $1 " " $2; tn[key]++; tc[key] += $3
         if (!(key in tmin) || $3 < tmin[key]) tmin[key] = $3
@@ -150,19 +150,13 @@ awk '
             printf "%-7s %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f %10.2f %11.3f %16s\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a], meas[b]/meas[a], (tc[b]/tn[b])/(tc[a]/tn[a]), sprintf("%.3f-%.3f", lo, hi)
         }
         # The task-clock goal (rtlab at most 1.05x cyclictest), decided on the
-        # pairs: the median of the per-pair ratios, and values k and n+1-k of
-        # them in order, k the largest with 2 P(Binomial(n, 1/2) < k) <= 0.10,
-        # between which the median lies with at least 90% confidence (with
-        # fewer than 5 pairs, the range of the pairs, which holds less).
+        # pairs: the median of the per-pair ratios and its 90% interval
+        # (bench/interval.awk).
         for (c = 1; c <= 2; c++) {
             m = np[conds[c]]
             if (m == 0) continue
             for (k = 1; k <= m; k++) v[k] = pr[conds[c], k]
-            for (k = 2; k <= m; k++) { x = v[k]; for (j = k - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-            med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-            kk = 1; cc = 1; cum = 0
-            for (j = 0; j < m; j++) { if (j > 0) cc = cc * (m - j + 1) / j; cum += cc / 2 ^ m; if (2 * cum > 0.10) break; kk = j + 1 }
-            lo = v[kk]; hi = v[m + 1 - kk]
+            median_interval(v, m); med = MED; lo = LO; hi = HI
             verdict = (hi <= 1.05) ? "ok" : (lo > 1.05) ? "OFF" : "undecided"
             printf "task-clock %-7s median of %d pairs %.3f, interval %.3f-%.3f (%s): %s against <= 1.05\n", conds[c], m, med, lo, hi, (m >= 5) ? "90%" : "the range: under 5 pairs", verdict
         }
@@ -170,4 +164,4 @@ awk '
         print " meas_kb: VmRSS while measuring; task_ms: task-clock of another run of each, interleaved,"
         print " with its range; proc_faults: minor + major of the whole process; faults_in_loop: total"
         print " over the pairs of the faults the measuring threads took while measuring, as rtlab records them)"
-    }' "$work/task-clock" "$work/results"
+    }') "$work/task-clock" "$work/results"

@@ -85,23 +85,13 @@ rate() {
             else print 1 / t
         }'
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# interval VALUES...: "LO HI", order statistics k and n+1-k of the values
-# with k the largest for which 2 P(Binomial(n, 1/2) < k) <= 0.10: the
-# median lies between them with at least 90% confidence (the extremes when
-# there are too few values for that).
-interval() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        n = NR; k = 1; c = 1; cum = 0
-        for (j = 0; j < n; j++) {
-            if (j > 0) c = c * (n - j + 1) / j
-            cum += c / 2 ^ n
-            if (2 * cum > 0.10) break
-            k = j + 1
-        }
-        print v[k], v[n + 1 - k] }'
+# stats VALUES...: "MEDIAN LO HI", the median and its 90% interval
+# (bench/interval.awk).
+stats() {
+    printf '%s\n' "$@" | awk -f bench/interval.awk \
+        -f <(echo '{ v[NR] = $1 } END { median_interval(v, NR); print MED, LO, HI }')
 }
+median() { stats "$@" | cut -d' ' -f1; }
 
 # verdict LO HI TARGET: ok, OFF or undecided (TARGET is "A-B").
 verdict() {
@@ -126,7 +116,7 @@ cmp() {
     local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() round=0 tool out a b
     [[ -z $ONLY || $name == *$ONLY* ]] || return 0
     [ "$pin" = - ] && pin= || pin=$PIN
-    local lo hi v=undecided
+    local m lo hi v=undecided
     while [ "$v" = undecided ] && [ "$round" -lt "$MAX" ]; do
         round=$((round + 1))
         for tool in $([ $((round % 2)) = 1 ] && echo "sb rt" || echo "rt sb"); do
@@ -141,16 +131,16 @@ cmp() {
         s+=("$a") r+=("$b") q+=("$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')")
         # Decide after the first ROUNDS rounds, then after every second one.
         if [ "$round" -ge "$ROUNDS" ] && [ $(((round - ROUNDS) % 2)) = 0 ]; then
-            read -r lo hi < <(interval "${q[@]}")
+            read -r m lo hi < <(stats "${q[@]}")
             v=$(verdict "$lo" "$hi" "$target")
         fi
     done
-    read -r lo hi < <(interval "${q[@]}")
+    read -r m lo hi < <(stats "${q[@]}")
     v=$(verdict "$lo" "$hi" "$target")
-    echo "$v $(awk -v m="$(median "${q[@]}")" -v t="$target" 'BEGIN {
+    echo "$v $(awk -v m="$m" -v t="$target" 'BEGIN {
         split(t, b, "-"); print (m >= b[1] && m <= b[2]) ? "in" : "out" }')" >>"$COUNTS"
     printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f %3d  %s %s\n' "$name" "$(median "${s[@]}")" \
-        "$(median "${r[@]}")" "$(median "${q[@]}")" "$lo" "$hi" "$round" "$target" "$v"
+        "$(median "${r[@]}")" "$m" "$lo" "$hi" "$round" "$target" "$v"
 }
 
 MEM="memory --time=$T"
