@@ -3,34 +3,26 @@
 //! `bench/vs-cyclictest.sh`): the median of a sample and the interval of order
 //! statistics that holds it with at least 90 % confidence.
 
+use crate::common::expect;
+use assert_cmd::Command;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs `median_interval` on `values` and returns (median, low, high).
 fn median_interval(values: &[f64]) -> (f64, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let prog = dir.path().join("prog.awk");
-    std::fs::write(
-        &prog,
-        "{ v[NR] = $1 } END { median_interval(v, NR); print MED, LO, HI }\n",
-    )
-    .unwrap();
+    let prog_text = "{ v[NR] = $1 } END { median_interval(v, NR); print MED, LO, HI }\n";
+    std::fs::write(&prog, prog_text).unwrap();
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/interval.awk");
     let input: String = values.iter().map(|v| format!("{v}\n")).collect();
-    let input_file = dir.path().join("values");
-    std::fs::write(&input_file, input).unwrap();
-    let out = Command::new("awk")
-        .arg("-f")
-        .arg(&lib)
-        .arg("-f")
-        .arg(&prog)
-        .arg(&input_file)
-        .output()
-        .expect("awk runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect(
+        Command::new("awk")
+            .arg("-f")
+            .arg(&lib)
+            .arg("-f")
+            .arg(&prog)
+            .write_stdin(input),
+        &[0],
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let f: Vec<f64> = text

@@ -183,7 +183,17 @@ impl Memory {
     /// Allocates and touches every block before the run: the shared one (global
     /// scope) or one per thread (local scope). `threads` share `total_size` in
     /// equal parts, as in sysbench.
+    ///
+    /// # Panics
+    /// If `cfg.block_size` is not a multiple of [`WORD`] of at least one word
+    /// (the command line refuses such sizes): sysbench's random loop, in
+    /// assembly on x86-64, touches one word before it looks at the size.
     pub fn new(cfg: MemoryConfig, threads: usize) -> Result<Self, BlockAllocError> {
+        assert!(
+            cfg.block_size >= WORD && cfg.block_size.is_multiple_of(WORD),
+            "a memory block is a multiple of {WORD} bytes, at least one word: {}",
+            cfg.block_size
+        );
         let threads = threads.max(1);
         let blocks = if cfg.scope == Scope::Global {
             1
@@ -870,6 +880,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "at least one word")]
+    fn a_block_below_one_word_is_refused() {
+        let _ = Memory::new(
+            MemoryConfig {
+                block_size: 4,
+                ..cfg(Oper::Write, Access::Rnd, Scope::Global)
+            },
+            1,
+        );
     }
 
     #[test]
