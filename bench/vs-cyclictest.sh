@@ -9,7 +9,8 @@
 # --histfile), so the comparison does not depend on either tool's own
 # arithmetic. Memory: peak RSS (GNU time), and VmRSS while measuring (the
 # largest of /proc/PID/status read every 50 ms over the middle half of the
-# run). CPU: task-clock (`perf stat`, a second run of each, interleaved),
+# run). CPU: task-clock (`perf stat`, a second run of each, interleaved;
+# also of a 10-wake-up run, to show the fixed part apart from the wake-ups),
 # and per sample (user+sys)/samples from GNU time. Page faults: those of the
 # whole process (start-up included, GNU time's minor + major), and for rtlab
 # those its measuring threads took while measuring (the run's "page faults
@@ -24,6 +25,7 @@ cd "$(dirname "$0")/.."
 LOOPS=${LOOPS:-100000}
 PAIRS=${PAIRS:-3}
 HIST_US=10000
+FIXED=10
 [ "$(id -u)" = 0 ] || { echo "needs root (SCHED_FIFO)"; exit 3; }
 for t in cyclictest stress-ng /usr/bin/time perf; do
     command -v "$t" >/dev/null || { echo "missing $t (apt-get install rt-tests stress-ng time linux-perf)"; exit 3; }
@@ -93,12 +95,16 @@ run_one() { # tool condition pair
         "$((minflt + majflt))" "${window:-?}" "$measuring" >> "$work/results"
 }
 
-# task_clock TOOL CONDITION PAIR: task-clock (ms) of a second run of TOOL.
+# task_clock TOOL CONDITION PAIR: task-clock (ms) of a second run of TOOL,
+# and of a run of FIXED wake-ups with the same options: what the tool spends
+# apart from waking up (start-up, its records, exit).
 task_clock() {
     local tc=$work/$1-$2-$3.tc
     # shellcheck disable=SC2046
     perf stat -x, -e task-clock -o "$tc" $(cmdline "$1" "$work/tc.hist") >/dev/null 2>&1
-    echo "$1 $2 $(awk -F, '/task-clock/ { print $1 }' "$tc")" >> "$work/task-clock"
+    # shellcheck disable=SC2046
+    perf stat -x, -e task-clock -o "$tc.fixed" $(LOOPS=$FIXED cmdline "$1" "$work/tc.hist") >/dev/null 2>&1
+    echo "$1 $2 $3 $(awk -F, '/task-clock/ { print $1 }' "$tc") $(awk -F, '/task-clock/ { print $1 }' "$tc.fixed")" >> "$work/task-clock"
 }
 
 for cond in idle stress; do
@@ -119,49 +125,4 @@ done
 echo "rtlab vs cyclictest: -i 200us -l $LOOPS -p 90 -m, 1 thread on CPU 0, $PAIRS pairs per condition"
 echo "kernel: $(uname -r) $(uname -v)"
 echo
-awk -f bench/interval.awk -f <(printf '%s\n' '
-    FILENAME ~ /task-clock$/ {
-        key = $1 " " $2; tn[key]++; tc[key] += $3
-        if (!(key in tmin) || $3 < tmin[key]) tmin[key] = $3
-        if ($3 > tmax[key]) tmax[key] = $3
-        # The pairs in order: a ratio per pair.
-        if ($1 == "cyclictest") last[$2] = $3; else { pr[$2, ++np[$2]] = $3 / last[$2] }
-        next
-    }
-    { key = $1 " " $2; n[key]++
-      min[key] += $3; p50[key] += $4; p99[key] += $5; max[key] += $6; cpu[key] += $7; rss[key] += $8
-      flt[key] += $9; meas[key] += $11
-      if ($10 == "-") win[key] = "-"; else if (win[key] != "?") win[key] = ($10 == "?") ? "?" : win[key] + $10 }
-    END {
-        printf "%-11s %-7s %7s %7s %7s %8s %13s %7s %8s %11s %14s %11s %14s\n", "tool", "load", "min_us", "p50_us", "p99_us", "max_us", "cpu_ns/sample", "rss_kb", "meas_kb", "proc_faults", "faults_in_loop", "task_ms", "(min-max)"
-        split("idle stress", conds, " ")
-        for (c = 1; c <= 2; c++) for (t = 1; t <= 2; t++) {
-            tool = (t == 1) ? "cyclictest" : "rtlab"; key = tool " " conds[c]
-            if (!(key in n)) continue
-            printf "%-11s %-7s %7.1f %7.1f %7.1f %8.1f %13.0f %7.0f %8.0f %11.0f %14s %11.1f %14s\n", tool, conds[c], min[key]/n[key], p50[key]/n[key], p99[key]/n[key], max[key]/n[key], cpu[key]/n[key], rss[key]/n[key], meas[key]/n[key], flt[key]/n[key], win[key], tc[key]/tn[key], sprintf("%.1f-%.1f", tmin[key], tmax[key])
-        }
-        print ""
-        printf "%-7s %9s %9s %9s %9s %10s %9s %10s %11s %16s\n", "load", "min", "p50", "p99", "max", "cpu/sample", "rss", "measuring", "task-clock", "(per pair)"
-        for (c = 1; c <= 2; c++) {
-            a = "cyclictest " conds[c]; b = "rtlab " conds[c]
-            if (!(a in n) || !(b in n)) continue
-            lo = hi = pr[conds[c], 1]
-            for (k = 2; k <= np[conds[c]]; k++) { r = pr[conds[c], k]; if (r < lo) lo = r; if (r > hi) hi = r }
-            printf "%-7s %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f %10.2f %11.3f %16s\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a], meas[b]/meas[a], (tc[b]/tn[b])/(tc[a]/tn[a]), sprintf("%.3f-%.3f", lo, hi)
-        }
-        # The task-clock goal (rtlab at most 1.05x cyclictest), decided on the
-        # pairs: the median of the per-pair ratios and its 90% interval
-        # (bench/interval.awk).
-        for (c = 1; c <= 2; c++) {
-            m = np[conds[c]]
-            if (m == 0) continue
-            for (k = 1; k <= m; k++) v[k] = pr[conds[c], k]
-            median_interval(v, m); med = MED; lo = LO; hi = HI
-            verdict = (hi <= 1.05) ? "ok" : (lo > 1.05) ? "OFF" : "undecided"
-            printf "task-clock %-7s median of %d pairs %.3f, interval %.3f-%.3f (%s): %s against <= 1.05\n", conds[c], m, med, lo, hi, (m >= 5) ? "90%" : "the range: under 5 pairs", verdict
-        }
-        print "(means over the pairs; ratios rtlab / cyclictest, below 1 is better for rtlab; rss: peak;"
-        print " meas_kb: VmRSS while measuring; task_ms: task-clock of another run of each, interleaved,"
-        print " with its range; proc_faults: minor + major of the whole process; faults_in_loop: total"
-        print " over the pairs of the faults the measuring threads took while measuring, as rtlab records them)"
-    }') "$work/task-clock" "$work/results"
+awk -f bench/interval.awk -f bench/cyclictest-report.awk -v loops="$LOOPS" -v fixed="$FIXED" "$work/task-clock" "$work/results"

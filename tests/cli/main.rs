@@ -19,6 +19,7 @@ mod sysbench_layout;
 
 mod audit_cli;
 mod bench_cli;
+mod bench_cyclictest_report;
 mod bench_interval;
 mod browser;
 mod campaign_cli;
