@@ -26,6 +26,8 @@ LOOPS=${LOOPS:-100000}
 PAIRS=${PAIRS:-3}
 HIST_US=10000
 FIXED=10
+[[ $LOOPS =~ ^[0-9]+$ && $PAIRS =~ ^[1-9][0-9]*$ ]] && [ "$LOOPS" -gt "$FIXED" ] ||
+    { echo "LOOPS takes a number of wake-ups above $FIXED, PAIRS a number of pairs: e.g. LOOPS=20000 PAIRS=10" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root (SCHED_FIFO)"; exit 3; }
 for t in cyclictest stress-ng /usr/bin/time perf; do
     command -v "$t" >/dev/null || { echo "missing $t (apt-get install rt-tests stress-ng time linux-perf)"; exit 3; }
