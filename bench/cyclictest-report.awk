@@ -5,16 +5,25 @@
 #   results: TOOL CONDITION MIN_US P50_US P99_US MAX_US CPU_NS_PER_SAMPLE
 #     RSS_KB FAULTS FAULTS_WHILE_MEASURING MEASURING_KB, one line per run.
 # The two runs of a pair are matched by the pair's number, whichever ran first.
+# The mean task-clock of a tool under a condition ("tool condition"); 0
+# without a reading.
+function mean_tc(key) { return tn[key] ? tc[key] / tn[key] : 0 }
+
 FILENAME ~ /task-clock$/ {
-    # tool condition pair task-clock fixed ($5: a run of FIXED wake-ups)
-    key = $1 " " $2; tn[key]++; tc[key] += $4
-    if (!(key in tmin) || $4 < tmin[key]) tmin[key] = $4
-    if ($4 > tmax[key]) tmax[key] = $4
-    fx[key, tn[key]] = $5
+    # tool condition pair task-clock fixed ($5: a run of FIXED wake-ups; "-"
+    # for a reading perf did not give, which is left out)
+    key = $1 " " $2
+    if ($4 > 0) {
+        tn[key]++; tc[key] += $4
+        if (!(key in tmin) || $4 < tmin[key]) tmin[key] = $4
+        if ($4 > tmax[key]) tmax[key] = $4
+    }
+    if ($5 > 0) fx[key, ++fn[key]] = $5
     # The two runs of each pair, whichever ran first: a ratio per pair of the
     # whole, and of the cost per wake-up beyond the fixed part.
-    whole[$1, $2, $3] = $4; per[$1, $2, $3] = ($4 - $5) / (loops - fixed)
-    if ($3 > np[$2]) np[$2] = $3
+    whole[$1, $2, $3] = $4
+    if ($4 > 0 && $5 > 0) per[$1, $2, $3] = ($4 - $5) / (loops - fixed)
+    if ($3 > pairs[$2]) pairs[$2] = $3
     next
 }
 { key = $1 " " $2; n[key]++
@@ -22,16 +31,20 @@ FILENAME ~ /task-clock$/ {
   flt[key] += $9; meas[key] += $11
   if ($10 == "-") win[key] = "-"; else if (win[key] != "?") win[key] = ($10 == "?") ? "?" : win[key] + $10 }
 END {
-    for (c in np) for (k = 1; k <= np[c]; k++) {
-        pr[c, k] = whole["rtlab", c, k] / whole["cyclictest", c, k]
-        wr[c, k] = per["rtlab", c, k] / per["cyclictest", c, k]
+    # A pair missing a reading (or, per wake-up, with no time beyond the
+    # fixed part) gives no ratio.
+    for (c in pairs) for (k = 1; k <= pairs[c]; k++) {
+        a = whole["cyclictest", c, k]; b = whole["rtlab", c, k]
+        if (a > 0 && b > 0) pr[c, ++np[c]] = b / a
+        a = per["cyclictest", c, k]; b = per["rtlab", c, k]
+        if (a > 0 && b > 0) wr[c, ++nw[c]] = b / a
     }
     printf "%-11s %-7s %7s %7s %7s %8s %13s %7s %8s %11s %14s %11s %14s\n", "tool", "load", "min_us", "p50_us", "p99_us", "max_us", "cpu_ns/sample", "rss_kb", "meas_kb", "proc_faults", "faults_in_loop", "task_ms", "(min-max)"
     split("idle stress", conds, " ")
     for (c = 1; c <= 2; c++) for (t = 1; t <= 2; t++) {
         tool = (t == 1) ? "cyclictest" : "rtlab"; key = tool " " conds[c]
         if (!(key in n)) continue
-        printf "%-11s %-7s %7.1f %7.1f %7.1f %8.1f %13.0f %7.0f %8.0f %11.0f %14s %11.1f %14s\n", tool, conds[c], min[key]/n[key], p50[key]/n[key], p99[key]/n[key], max[key]/n[key], cpu[key]/n[key], rss[key]/n[key], meas[key]/n[key], flt[key]/n[key], win[key], tc[key]/tn[key], sprintf("%.1f-%.1f", tmin[key], tmax[key])
+        printf "%-11s %-7s %7.1f %7.1f %7.1f %8.1f %13.0f %7.0f %8.0f %11.0f %14s %11.1f %14s\n", tool, conds[c], min[key]/n[key], p50[key]/n[key], p99[key]/n[key], max[key]/n[key], cpu[key]/n[key], rss[key]/n[key], meas[key]/n[key], flt[key]/n[key], win[key], mean_tc(key), sprintf("%.1f-%.1f", tmin[key], tmax[key])
     }
     print ""
     printf "%-7s %9s %9s %9s %9s %10s %9s %10s %11s %16s\n", "load", "min", "p50", "p99", "max", "cpu/sample", "rss", "measuring", "task-clock", "(per pair)"
@@ -40,7 +53,7 @@ END {
         if (!(a in n) || !(b in n)) continue
         lo = hi = pr[conds[c], 1]
         for (k = 2; k <= np[conds[c]]; k++) { r = pr[conds[c], k]; if (r < lo) lo = r; if (r > hi) hi = r }
-        printf "%-7s %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f %10.2f %11.3f %16s\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a], meas[b]/meas[a], (tc[b]/tn[b])/(tc[a]/tn[a]), sprintf("%.3f-%.3f", lo, hi)
+        printf "%-7s %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f %10.2f %11.3f %16s\n", conds[c], min[b]/min[a], p50[b]/p50[a], p99[b]/p99[a], max[b]/max[a], cpu[b]/cpu[a], rss[b]/rss[a], meas[b]/meas[a], (mean_tc(a) > 0) ? mean_tc(b) / mean_tc(a) : 0, sprintf("%.3f-%.3f", lo, hi)
     }
     # The task-clock goal (rtlab at most 1.05x cyclictest), decided on the
     # pairs: the median of the per-pair ratios and its 90% interval
@@ -56,12 +69,12 @@ END {
     # Where the task-clock goes: the fixed part of each tool and the ratio
     # per wake-up beyond it (for information; the goal is on the whole).
     for (c = 1; c <= 2; c++) {
-        m = np[conds[c]]
+        m = nw[conds[c]]
         if (m == 0) continue
         for (t = 1; t <= 2; t++) {
             key = ((t == 1) ? "cyclictest " : "rtlab ") conds[c]
-            for (k = 1; k <= tn[key]; k++) v[k] = fx[key, k]
-            median_interval(v, tn[key]); f[t] = MED
+            for (k = 1; k <= fn[key]; k++) v[k] = fx[key, k]
+            median_interval(v, fn[key]); f[t] = MED
         }
         for (k = 1; k <= m; k++) v[k] = wr[conds[c], k]
         median_interval(v, m)

@@ -106,7 +106,11 @@ task_clock() {
     perf stat -x, -e task-clock -o "$tc" $(cmdline "$1" "$work/tc.hist") >/dev/null 2>&1
     # shellcheck disable=SC2046
     perf stat -x, -e task-clock -o "$tc.fixed" $(LOOPS=$FIXED cmdline "$1" "$work/tc.hist") >/dev/null 2>&1
-    echo "$1 $2 $3 $(awk -F, '/task-clock/ { print $1 }' "$tc") $(awk -F, '/task-clock/ { print $1 }' "$tc.fixed")" >> "$work/task-clock"
+    local whole fixed
+    whole=$(awk -F, '/task-clock/ { print $1 }' "$tc" 2>/dev/null)
+    fixed=$(awk -F, '/task-clock/ { print $1 }' "$tc.fixed" 2>/dev/null)
+    # "-" for a reading perf did not give: the report leaves it out.
+    echo "$1 $2 $3 ${whole:--} ${fixed:--}" >> "$work/task-clock"
 }
 
 for cond in idle stress; do

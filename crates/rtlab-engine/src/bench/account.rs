@@ -25,11 +25,11 @@
 //! it), and sysbench's histogram ([`LogHistogram`]: the logarithm, a random
 //! copy, an atomic increment; left out, as sysbench leaves it out, when the
 //! run's `Report::latency_histogram` says so), which gives the percentile of
-//! the interval reports as sysbench's gives its own. The event's time also goes into the
-//! thread's exact moments and HdrHistogram, which are the run's statistics.
-//! The lock guards nothing that another thread reads: it is there because
-//! sysbench takes it, so that an event costs here what it costs there. Where
-//! events are short (a 1 KiB memory block is written in some 40 ns) this
+//! the interval reports as sysbench's gives its own. The event's time also
+//! goes into the thread's exact moments and HdrHistogram, which are the run's
+//! statistics. The lock guards nothing that another thread reads: it is there
+//! because sysbench takes it, so that an event costs here what it costs there.
+//! Where events are short (a 1 KiB memory block is written in some 40 ns) this
 //! bookkeeping is most of an event's time, in sysbench and here alike, so that
 //! events/s and MiB/s compare.
 //!
