@@ -77,7 +77,7 @@ fn busy_ticks(text: &str) -> Option<u64> {
 /// The real-time threads of user-space processes other than this one and its
 /// children (its loads are recorded as loads), as `name fifo 95`, each name
 /// and policy once. Every thread's policy is asked of the kernel
-/// (`sched_getscheduler(2)`, no text to format or parse); only a real-time
+/// (`sched_getscheduler(2)` alone, no text to format or parse); only a real-time
 /// thread's `/proc/PID/task/TID/stat` is read, for its name, its parent and
 /// the flags that mark kernel threads. Reading every thread's `stat` instead
 /// cost more than the rest of a short run's start-up together.
@@ -118,8 +118,8 @@ fn rt_threads_apart_from(own: &str) -> Vec<String> {
                 .collect()
         };
         for tid in tids {
-            let realtime = sched::thread_policy(tid)
-                .is_ok_and(|(policy, _)| policy.is_some_and(sched::Policy::is_realtime));
+            let realtime =
+                sched::policy_of(tid).is_ok_and(|p| p.is_some_and(sched::Policy::is_realtime));
             if !realtime {
                 continue;
             }

@@ -121,8 +121,9 @@ pub fn set_thread_policy(tid: i32, policy: Policy, priority: i32) -> Result<(), 
     }
 }
 
-/// Reads the policy and priority of thread `tid` (0 = the calling thread).
-pub fn thread_policy(tid: i32) -> Result<(Option<Policy>, i32), SchedError> {
+/// Reads the policy of thread `tid` (0 = the calling thread): one system call,
+/// where [`thread_policy`] makes two. `None`: a policy this crate does not name.
+pub fn policy_of(tid: i32) -> Result<Option<Policy>, SchedError> {
     // SAFETY: sched_getscheduler(2) takes a tid only.
     let raw = unsafe { libc::sched_getscheduler(tid) };
     if raw < 0 {
@@ -130,6 +131,12 @@ pub fn thread_policy(tid: i32) -> Result<(Option<Policy>, i32), SchedError> {
             errno: super::errno(),
         });
     }
+    Ok(Policy::from_raw(raw))
+}
+
+/// Reads the policy and priority of thread `tid` (0 = the calling thread).
+pub fn thread_policy(tid: i32) -> Result<(Option<Policy>, i32), SchedError> {
+    let policy = policy_of(tid)?;
     let mut param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_getparam(2) writes one sched_param through a valid pointer.
     let rc = unsafe { libc::sched_getparam(tid, &mut param) };
@@ -138,7 +145,7 @@ pub fn thread_policy(tid: i32) -> Result<(Option<Policy>, i32), SchedError> {
             errno: super::errno(),
         });
     }
-    Ok((Policy::from_raw(raw), param.sched_priority))
+    Ok((policy, param.sched_priority))
 }
 
 /// Pins thread `tid` (0 = the calling thread) to the given CPUs with
@@ -333,6 +340,20 @@ mod tests {
     fn other_policy_is_always_allowed() {
         set_thread_policy(0, Policy::Other, 0).unwrap();
         assert_eq!(thread_policy(0).unwrap(), (Some(Policy::Other), 0));
+    }
+
+    #[test]
+    fn the_policy_alone_is_read_as_with_the_priority() {
+        // A thread of its own, set to batch (no privilege needed), so that the
+        // answer is not the default a wrong call might also give.
+        std::thread::spawn(|| {
+            set_thread_policy(0, Policy::Batch, 0).unwrap();
+            assert_eq!(policy_of(0).unwrap(), Some(Policy::Batch));
+            assert_eq!(thread_policy(0).unwrap().0, policy_of(0).unwrap());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy_of(-1).unwrap_err().errno, libc::EINVAL);
     }
 
     #[test]
