@@ -12,7 +12,7 @@ use std::fmt;
 
 /// MemAvailable in bytes, when the kernel reports it.
 pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let meminfo = rtlab_engine::sysinfo::read_text("/proc/meminfo").ok()?;
     match meminfo_kib(&meminfo, "MemAvailable") {
         0 => None,
         kib => Some(kib.saturating_mul(1024)),

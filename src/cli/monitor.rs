@@ -242,7 +242,7 @@ pub fn run(ctx: &Context, a: MonitorArgs) -> Result<i32> {
 
 /// A new monitor session's id: the kernel's random UUID.
 fn session_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+    rtlab_engine::sysinfo::read_text("/proc/sys/kernel/random/uuid")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| format!("{}-{}", std::process::id(), monitor::now_ns()))
 }

@@ -60,7 +60,7 @@ impl Running {
 /// The SMT siblings of `cpu` (itself included), from sysfs.
 fn smt_siblings(cpu: usize) -> Option<CpuList> {
     let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
-    std::fs::read_to_string(path)
+    rtlab_engine::sysinfo::read_text(path)
         .ok()
         .and_then(|s| CpuList::parse(&s).ok())
 }

@@ -451,7 +451,7 @@ pub struct Machine {
 impl Machine {
     /// This machine, as seen by this process.
     pub fn this() -> Machine {
-        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        let online = rtlab_engine::sysinfo::read_text("/sys/devices/system/cpu/online")
             .ok()
             .and_then(|s| CpuList::parse(&s).ok())
             .unwrap_or_default();
@@ -468,7 +468,7 @@ impl Machine {
         } else {
             allowed
         };
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let meminfo = rtlab_engine::sysinfo::read_text("/proc/meminfo").unwrap_or_default();
         Machine {
             cpus,
             mem_available: rtlab_engine::sysinfo::meminfo_kib(&meminfo, "MemAvailable")

@@ -65,7 +65,7 @@ impl Owner {
 
     /// Process `pid`, if it exists and has not ended (a zombie has ended).
     pub fn of(pid: u32) -> Option<Owner> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let stat = rtlab_engine::sysinfo::read_text(format!("/proc/{pid}/stat")).ok()?;
         // The command name (field 2) is in parentheses and may hold spaces and
         // parentheses itself: fields are counted after the last ')'.
         let rest = &stat[stat.rfind(')')? + 1..];
@@ -75,7 +75,7 @@ impl Owner {
             return None;
         }
         let start = fields.get(19)?.parse().ok()?;
-        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        let boot = rtlab_engine::sysinfo::read_text("/proc/sys/kernel/random/boot_id")
             .map(|b| b.trim().to_string())
             .unwrap_or_default();
         Some(Owner { pid, start, boot })

@@ -123,7 +123,7 @@ fn rt_threads_apart_from(own: &str) -> Vec<String> {
             if !realtime {
                 continue;
             }
-            let Ok(stat) = read_text(&task_dir.join(tid.to_string()).join("stat")) else {
+            let Ok(stat) = read_text(task_dir.join(tid.to_string()).join("stat")) else {
                 continue;
             };
             if let Some(rt) = rt_thread(&stat, own) {

@@ -58,7 +58,7 @@ pub struct Session {
 
 /// The mount point of tracefs, mounted at [`TRACEFS`] when it is not.
 fn tracefs() -> std::result::Result<PathBuf, Unavailable> {
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let mounts = rtlab_engine::sysinfo::read_text("/proc/mounts").unwrap_or_default();
     let mut points = mounts
         .lines()
         .filter_map(|l| {
@@ -362,7 +362,7 @@ fn missing_reason(sys: &str, name: &str) -> String {
 }
 
 fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
+    rtlab_engine::sysinfo::read_text("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| CpuList::parse(t.trim()).ok())
         .map(|l| l.cpus().to_vec())

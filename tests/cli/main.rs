@@ -64,6 +64,7 @@ mod pg_cli;
 mod planted_links;
 mod prio_cli;
 mod probe_memory;
+mod probe_syscalls;
 mod progress_cli;
 mod readme;
 mod report_cli;

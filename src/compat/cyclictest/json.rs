@@ -75,7 +75,7 @@ fn thread(out: &mut String, i: usize, s: &Series, doc: &Document, last: bool) {
 /// The document of `run`.
 pub fn render(run: &Run, doc: &Document) -> String {
     let fp = &run.fingerprint;
-    let realtime = std::fs::read_to_string("/sys/kernel/realtime")
+    let realtime = rtlab_engine::sysinfo::read_text("/sys/kernel/realtime")
         .map(|s| s.trim() == "1")
         .unwrap_or(false);
     let mut out = format!(

@@ -69,7 +69,7 @@ fn print(text: &str) {
 }
 
 fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg").unwrap_or_default()
+    rtlab_engine::sysinfo::read_text("/proc/loadavg").unwrap_or_default()
 }
 
 impl<'a> Watch<'a> {

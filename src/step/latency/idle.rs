@@ -65,7 +65,7 @@ impl IdleLimit {
         let mut limit = IdleLimit { saved: Vec::new() };
         for &cpu in cpus {
             for path in deeper(cpu, deepest)? {
-                let was = std::fs::read_to_string(&path).unwrap_or_else(|_| "0".into());
+                let was = rtlab_engine::sysinfo::read_text(&path).unwrap_or_else(|_| "0".into());
                 std::fs::write(&path, "1").map_err(|e| {
                     SystemError(format!(
                         "--deepest-idle-state: cannot disable {} ({e})",

@@ -275,7 +275,7 @@ fn smt_sharing(threads: &[Option<usize>]) -> Option<Warning> {
     let cpus: Vec<usize> = threads.iter().flatten().copied().collect();
     for &c in &cpus {
         let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
-        let Some(sib) = std::fs::read_to_string(path)
+        let Some(sib) = rtlab_engine::sysinfo::read_text(path)
             .ok()
             .and_then(|s| CpuList::parse(&s).ok())
         else {

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 /// `period` µs (`None`: unlimited or unreadable).
 fn rt_throttle() -> Option<(u64, u64)> {
     let read = |f: &str| {
-        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+        rtlab_engine::sysinfo::read_text(format!("/proc/sys/kernel/{f}"))
             .ok()?
             .trim()
             .parse::<i64>()

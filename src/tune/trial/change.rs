@@ -239,7 +239,7 @@ impl std::fmt::Display for Refused {
 
 /// Reads a value file: its text, or the kernel's refusal.
 pub fn read_value(path: &Path) -> Result<String, Refused> {
-    std::fs::read_to_string(path)
+    rtlab_engine::sysinfo::read_text(path)
         .map(|s| s.trim().to_string())
         .map_err(|e| Refused(format!("reading {}: {}", path.display(), io_text(&e))))
 }
@@ -379,7 +379,7 @@ pub fn set_thread(
 
 /// Whether a file system is mounted at `target` (per `/proc/self/mounts`).
 pub fn mounted(target: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mounts").is_ok_and(|m| {
+    rtlab_engine::sysinfo::read_text("/proc/self/mounts").is_ok_and(|m| {
         m.lines()
             .any(|l| l.split_whitespace().nth(1) == Some(&*target.to_string_lossy()))
     })
@@ -403,7 +403,7 @@ pub fn mount_tool(tool: &str, args: &[&str]) -> Result<(), Refused> {
 
 /// The cgroup (v2) directory of process `pid`, below the cgroup2 mount `mount`.
 pub fn cgroup_of(mount: &Path, pid: u32) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let text = rtlab_engine::sysinfo::read_text(format!("/proc/{pid}/cgroup")).ok()?;
     let rel = text.lines().find_map(|l| l.strip_prefix("0::"))?;
     Some(mount.join(rel.trim().trim_start_matches('/')))
 }

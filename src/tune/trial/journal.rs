@@ -76,7 +76,7 @@ pub fn kept_path(state: &Path) -> PathBuf {
 
 /// This boot's id.
 pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+    rtlab_engine::sysinfo::read_text("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }

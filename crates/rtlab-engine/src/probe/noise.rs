@@ -69,7 +69,7 @@ pub fn tsc_usable() -> bool {
     if !cfg!(target_arch = "x86_64") {
         return false;
     }
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let info = crate::sysinfo::read_text("/proc/cpuinfo").unwrap_or_default();
     let flags = info
         .lines()
         .find(|l| l.starts_with("flags"))

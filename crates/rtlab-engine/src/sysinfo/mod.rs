@@ -94,9 +94,7 @@ impl SysRoot {
 
     /// A file's content with surrounding whitespace trimmed, or `None`.
     pub fn read(&self, abs: &str) -> Option<String> {
-        read_text(&self.path(abs))
-            .ok()
-            .map(|s| s.trim().to_string())
+        read_text(self.path(abs)).ok().map(|s| s.trim().to_string())
     }
 
     /// Whether a path exists.
@@ -118,11 +116,17 @@ impl SysRoot {
 /// A whole text file of `/proc` or `/sys`, read into a buffer of 8 KiB and
 /// more. These files say they are empty (`stat` size 0), and a string of
 /// unknown size is read 32 bytes first, then in growing pieces; each read of
-/// a `/proc` file makes all of it again (`/proc/meminfo`: five times).
-pub fn read_text(path: &Path) -> std::io::Result<String> {
+/// a `/proc` file makes all of it again (`/proc/meminfo`: five times). Read
+/// through `take`, not by `File::read_to_end`, which first asks the file's
+/// size and position (`statx`, `lseek`): two system calls per file, of the
+/// four it needs (open, read, the read that finds the end, close), for an
+/// answer these files do not have. A run reads some fifty of them.
+pub fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
     use std::io::Read;
     let mut bytes = Vec::with_capacity(8192);
-    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    std::fs::File::open(path)?
+        .take(u64::MAX)
+        .read_to_end(&mut bytes)?;
     String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 

@@ -137,7 +137,7 @@ pub fn set_thread_deadline(tid: i32, p: &DlParams) -> Result<(), SchedError> {
 /// `nr_involuntary_switches` of thread `tid` of this process, from
 /// `/proc/self/task/TID/sched` (None when the kernel does not show it).
 pub fn involuntary_switches(tid: i32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/sched")).ok()?;
+    let text = crate::sysinfo::read_text(format!("/proc/self/task/{tid}/sched")).ok()?;
     text.lines()
         .find(|l| l.starts_with("nr_involuntary_switches"))
         .and_then(|l| l.split(':').nth(1))
