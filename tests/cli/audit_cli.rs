@@ -71,6 +71,13 @@ fn write(root: &Path, abs: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// A symbolic link at `abs` below `root` to `target` (which need not exist).
+fn symlink(root: &Path, abs: &str, target: &str) {
+    let p = root.join(abs.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, p).unwrap();
+}
+
 #[test]
 fn this_machine_gets_a_row_for_every_check() {
     let doc = audit_json(&[]);
@@ -370,6 +377,46 @@ fn latency_runs_carry_the_audit_summary() {
     assert_eq!(total as usize, IDS.len());
 }
 
+/// A process whose program is named irqbalance (a copy of `sleep`), killed
+/// when dropped.
+struct FakeIrqbalance(std::process::Child);
+
+impl Drop for FakeIrqbalance {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs root: setpriv to an unprivileged user, who must not read root's program links"]
+fn irqbalance_is_seen_by_root_through_its_program_and_by_others_through_its_name() {
+    let running = |rows: &[(String, String, String)]| {
+        let (_, cur) = status(rows, "irqbalance");
+        cur.starts_with("running")
+    };
+    let as_nobody = || {
+        let out = crate::latency_cli::as_nobody(&["audit", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        checks(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let before = running(&checks(&audit_json(&[])));
+    assert_eq!(running(&as_nobody()), before, "root and nobody disagree");
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("irqbalance");
+    std::fs::copy("/bin/sleep", &program).unwrap();
+    let _fake = FakeIrqbalance(
+        std::process::Command::new(&program)
+            .arg("30")
+            .spawn()
+            .unwrap(),
+    );
+    // Root reads the program links (a kernel thread has none); nobody may not
+    // read root's, and reads every process's name instead.
+    assert!(running(&checks(&audit_json(&[]))), "root missed it");
+    assert!(running(&as_nobody()), "nobody missed it");
+}
+
 #[test]
 fn idle_states_irqbalance_and_pm_qos() {
     let dir = tempfile::tempdir().unwrap();
@@ -382,10 +429,18 @@ fn idle_states_irqbalance_and_pm_qos() {
         write(r, &format!("{base}/latency"), &format!("{lat}\n"));
         write(r, &format!("{base}/disable"), "0\n");
     }
-    write(r, "/proc/4242/comm", "irqbalance\n");
+    // A kernel thread (no program) and a shell: irqbalance is not running.
+    write(r, "/proc/2/comm", "kthreadd\n");
+    symlink(r, "/proc/77/exe", "/usr/bin/bash");
+    let root = r.to_str().unwrap();
+    assert_eq!(
+        status(&checks(&audit_json(&["--root", root])), "irqbalance"),
+        ("ok", "not running")
+    );
+    // irqbalance runs, known by its program, whose file an upgrade replaced.
+    symlink(r, "/proc/4242/exe", "/usr/sbin/irqbalance (deleted)");
     write(r, "/dev/cpu_dma_latency", "");
     std::fs::write(r.join("dev/cpu_dma_latency"), 0i32.to_le_bytes()).unwrap();
-    let root = r.to_str().unwrap();
     let rows = checks(&audit_json(&["--root", root]));
     let (st, cur) = status(&rows, "c_states");
     assert_eq!(st, "warn");

@@ -4,7 +4,7 @@
 //! processes' real-time threads before and after measuring) is most of what a
 //! short run costs beyond cyclictest's, and on a virtual machine each system
 //! call repeated per file or per process is microseconds of task-clock
-//! (bench/RESULTS.md). Counts, unlike times, hold still: these guard the two
+//! (bench/RESULTS.md). Counts, unlike times, hold still: these guard the three
 //! that were needless.
 
 use crate::common::shown;
@@ -17,7 +17,10 @@ fn a_latency_run_reads_files_and_threads_without_needless_system_calls() {
     let out = Command::new("strace")
         .args(["-f", "-qq", "-o"])
         .arg(&log)
-        .args(["-e", "trace=openat,lseek,sched_getscheduler,sched_getparam"])
+        .args([
+            "-e",
+            "trace=openat,lseek,sched_getscheduler,sched_getparam,readlink",
+        ])
         .arg(assert_cmd::cargo::cargo_bin("rtlab"))
         .arg("--db")
         .arg(dir.path().join("runs.db"))
@@ -66,4 +69,24 @@ fn a_latency_run_reads_files_and_threads_without_needless_system_calls() {
     // scans.
     assert!(calls("sched_getscheduler").len() >= 2, "{text}");
     assert_eq!(calls("sched_getparam"), Vec::<&str>::new());
+    // The audit looks for irqbalance by each process's program, one readlink
+    // of /proc/PID/exe (PID 1's at least). Root reads a process's name
+    // (open, read, close) only where its link was refused (a sandbox's PID 1
+    // hides its own); another user reads every name instead.
+    let exe = calls("readlink");
+    assert!(exe.iter().any(|l| l.contains("\"/proc/1/exe\"")), "{text}");
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let refused: Vec<String> = exe
+            .iter()
+            .filter(|l| l.contains("EACCES"))
+            .filter_map(|l| Some(l.split('"').nth(1)?.replace("/exe", "/comm")))
+            .collect();
+        let names: Vec<&str> = read
+            .iter()
+            .copied()
+            .filter(|l| l.contains("/comm\"") && !refused.iter().any(|r| l.contains(r.as_str())))
+            .collect();
+        assert_eq!(names, Vec::<&str>::new(), "{} programs asked", exe.len());
+    }
 }

@@ -895,15 +895,45 @@ fn irq_affinity(i: &Input) -> Check {
     }
 }
 
-/// Whether a process named `name` runs (scanning `/proc/*/comm`).
+/// Whether a process whose program is named `name` runs. Each process is
+/// asked for its program by one `readlink` of `/proc/PID/exe`, where reading
+/// its `comm` takes three calls (open, read, close); a kernel thread has no
+/// program and answers at once. Root may read every link but those of a
+/// process that hid its own (a sandbox's PID 1), whose name is read instead;
+/// another user may read only the links of its own processes, and reads every
+/// process's name from the start. Below another root than `/` the links of
+/// the tree are read, as root's are.
 fn process_running(i: &Input, name: &str) -> Option<bool> {
     let dir = std::fs::read_dir(i.root.path("/proc")).ok()?;
+    let links = i.root.root() != std::path::Path::new("/")
+        || rtlab_engine::rt::process::effective_uid() == 0;
     Some(dir.filter_map(|e| e.ok()).any(|e| {
-        e.file_name()
+        if !e
+            .file_name()
             .to_str()
             .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            && comm_is(&e.path().join("comm"), name)
+        {
+            return false;
+        }
+        if links {
+            match std::fs::read_link(e.path().join("exe")) {
+                Ok(program) => return program_is(&program, name),
+                Err(err) if err.kind() != std::io::ErrorKind::PermissionDenied => return false,
+                Err(_) => {}
+            }
+        }
+        comm_is(&e.path().join("comm"), name)
     }))
+}
+
+/// Whether the target of a `/proc/PID/exe` link is a program named `name`,
+/// also once its file was replaced (an upgrade: the link then ends in
+/// " (deleted)").
+fn program_is(program: &std::path::Path, name: &str) -> bool {
+    let Some(file) = program.file_name().and_then(|f| f.to_str()) else {
+        return false;
+    };
+    file.strip_suffix(" (deleted)").unwrap_or(file) == name
 }
 
 /// Whether a `/proc/PID/comm` file names `name`: one read into a buffer of
