@@ -23,25 +23,36 @@
 # machine are printed but marked. At the end: the count of each verdict, the
 # load average, and rtlab's timing overhead per event.
 #
-# Usage: bench/vs-sysbench.sh [-r ROUNDS] [-m MAX] [-t SECONDS] [-k PATTERN] [-n]
+# With -a every round also runs sysbench a second time, the control: the
+# ratio of sysbench's second run to its first, with its interval and its
+# verdict against the same target, in three more columns. Where sysbench
+# does not hold within the target against itself, the target is finer than
+# the anchor's own repeatability on this machine, and neither tool's figure
+# can be told from the other's at that precision. The orders alternate as
+# "sysbench rtlab sysbench" and "rtlab sysbench sysbench", so that each
+# ratio has its divisor run first in one round and later in the next.
+#
+# Usage: bench/vs-sysbench.sh [-r ROUNDS] [-m MAX] [-t SECONDS] [-k PATTERN] [-n] [-a]
 #   -r  rounds per comparison before deciding (default 5)
 #   -m  rounds at most for an undecided comparison (default 15)
 #   -t  seconds per run (default 2)
 #   -k  only the comparisons whose name contains PATTERN
 #   -n  do not wait for a quiet machine
+#   -a  run the control too (sysbench against itself; half as long again)
 # About 15 minutes with the defaults on a quiet machine, longer on a noisy
 # one. RTLAB=BINARY: another rtlab build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ROUNDS=5 MAX=15 T=2 ONLY= WAIT=1
-while getopts "r:m:t:k:n" o; do
+ROUNDS=5 MAX=15 T=2 ONLY= WAIT=1 SELF=
+while getopts "r:m:t:k:na" o; do
     case $o in
     r) ROUNDS=$OPTARG ;;
     m) MAX=$OPTARG ;;
     t) T=$OPTARG ;;
     k) ONLY=$OPTARG ;;
     n) WAIT= ;;
+    a) SELF=1 ;;
     *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
@@ -106,29 +117,38 @@ echo "sysbench $(sysbench --version | awk '{print $2}'), $($RTLAB --version); $C
     "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)$BUSY"
 echo "${T}s per run, $ROUNDS rounds (up to $MAX while undecided) in alternating order"
 echo "ratio = rtlab / sysbench of the rate; interval: the median ratio's, 90% confidence"
-printf '%-34s %12s %12s %7s %13s %3s  %s\n' comparison sysbench rtlab ratio interval n "target verdict"
-COUNTS=$WORK/verdicts
+[ -z "$SELF" ] || echo "self = sysbench's second run / its first in the same rounds (the control)," \
+    "with its interval and its verdict against the same target"
+printf '%-34s %12s %12s %7s %13s %3s  %s' comparison sysbench rtlab ratio interval n "target verdict"
+[ -z "$SELF" ] && echo || printf '   %6s %13s  %s\n' self interval verdict
+COUNTS=$WORK/verdicts SELFCOUNTS=$WORK/self-verdicts
 
 # cmp NAME KIND TARGET PIN|- ARGS: rounds of `sysbench ARGS run` and
 # `rtlab sysbench ARGS run` until decided (see the top); KIND is the rate
 # (mib, ops, eps, evt, rd, inv).
 cmp() {
-    local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() round=0 tool out a b
+    local name=$1 kind=$2 target=$3 pin=$4 args=$5 s=() r=() q=() c=() round=0 tool out a b
     [[ -z $ONLY || $name == *$ONLY* ]] || return 0
     [ "$pin" = - ] && pin= || pin=$PIN
-    local m lo hi v=undecided
+    local m lo hi v=undecided order
     while [ "$v" = undecided ] && [ "$round" -lt "$MAX" ]; do
         round=$((round + 1))
-        for tool in $([ $((round % 2)) = 1 ] && echo "sb rt" || echo "rt sb"); do
+        if [ -n "$SELF" ]; then
+            [ $((round % 2)) = 1 ] && order="sb rt s2" || order="rt s2 sb"
+        else
+            [ $((round % 2)) = 1 ] && order="sb rt" || order="rt sb"
+        fi
+        for tool in $order; do
             out=$WORK/$tool
-            if [ "$tool" = sb ]; then
-                (cd "$WORK" && $pin sysbench $args run) >"$out"
-            else
+            if [ "$tool" = rt ]; then
                 (cd "$WORK" && $pin "$RTLAB" sysbench $args run) >"$out"
+            else
+                (cd "$WORK" && $pin sysbench $args run) >"$out"
             fi
         done
         a=$(rate "$kind" <"$WORK/sb") b=$(rate "$kind" <"$WORK/rt")
         s+=("$a") r+=("$b") q+=("$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')")
+        [ -z "$SELF" ] || c+=("$(awk -v a="$a" -v b="$(rate "$kind" <"$WORK/s2")" 'BEGIN { print b / a }')")
         # Decide after the first ROUNDS rounds, then after every second one.
         if [ "$round" -ge "$ROUNDS" ] && [ $(((round - ROUNDS) % 2)) = 0 ]; then
             read -r m lo hi < <(stats "${q[@]}")
@@ -139,8 +159,16 @@ cmp() {
     v=$(verdict "$lo" "$hi" "$target")
     echo "$v $(awk -v m="$m" -v t="$target" 'BEGIN {
         split(t, b, "-"); print (m >= b[1] && m <= b[2]) ? "in" : "out" }')" >>"$COUNTS"
-    printf '%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f %3d  %s %s\n' "$name" "$(median "${s[@]}")" \
-        "$(median "${r[@]}")" "$m" "$lo" "$hi" "$round" "$target" "$v"
+    printf "%-34s %12.2f %12.2f %7.3f %6.3f-%-6.3f %3d  %s %${SELF:+-9}s" "$name" \
+        "$(median "${s[@]}")" "$(median "${r[@]}")" "$m" "$lo" "$hi" "$round" "$target" "$v"
+    if [ -z "$SELF" ]; then
+        echo
+        return
+    fi
+    read -r m lo hi < <(stats "${c[@]}")
+    v=$(verdict "$lo" "$hi" "$target")
+    echo "$v" >>"$SELFCOUNTS"
+    printf '   %6.3f %6.3f-%-6.3f  %s\n' "$m" "$lo" "$hi" "$v"
 }
 
 MEM="memory --time=$T"
@@ -175,6 +203,10 @@ if [ -s "$COUNTS" ]; then
     echo "verdicts: $(grep -c '^ok ' "$COUNTS") ok, $(grep -c '^OFF ' "$COUNTS") OFF," \
         "$(grep -c '^undecided ' "$COUNTS") undecided, of $(wc -l <"$COUNTS");" \
         "medians within target: $(grep -c ' in$' "$COUNTS")"
+fi
+if [ -s "$SELFCOUNTS" ]; then
+    echo "sysbench against itself: $(grep -c '^ok' "$SELFCOUNTS") ok, $(grep -c '^OFF' "$SELFCOUNTS") OFF," \
+        "$(grep -c '^undecided' "$SELFCOUNTS") undecided, of $(wc -l <"$SELFCOUNTS")"
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
