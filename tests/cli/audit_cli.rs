@@ -437,6 +437,13 @@ fn idle_states_irqbalance_and_pm_qos() {
         status(&checks(&audit_json(&["--root", root])), "irqbalance"),
         ("ok", "not running")
     );
+    // A copy of a tree may hold a process's name without its program's link.
+    write(r, "/proc/99/comm", "irqbalance\n");
+    assert_eq!(
+        status(&checks(&audit_json(&["--root", root])), "irqbalance"),
+        ("warn", "running, no CPU banned")
+    );
+    std::fs::remove_dir_all(r.join("proc/99")).unwrap();
     // irqbalance runs, known by its program, whose file an upgrade replaced.
     symlink(r, "/proc/4242/exe", "/usr/sbin/irqbalance (deleted)");
     write(r, "/dev/cpu_dma_latency", "");

@@ -901,12 +901,13 @@ fn irq_affinity(i: &Input) -> Check {
 /// program and answers at once. Root may read every link but those of a
 /// process that hid its own (a sandbox's PID 1), whose name is read instead;
 /// another user may read only the links of its own processes, and reads every
-/// process's name from the start. Below another root than `/` the links of
-/// the tree are read, as root's are.
+/// process's name from the start. Below another root than `/` (a copy of
+/// another system's tree) a process without its link may have been copied
+/// without it: its name is read.
 fn process_running(i: &Input, name: &str) -> Option<bool> {
     let dir = std::fs::read_dir(i.root.path("/proc")).ok()?;
-    let links = i.root.root() != std::path::Path::new("/")
-        || rtlab_engine::rt::process::effective_uid() == 0;
+    let live = i.root.root() == std::path::Path::new("/");
+    let links = !live || rtlab_engine::rt::process::effective_uid() == 0;
     Some(dir.filter_map(|e| e.ok()).any(|e| {
         if !e
             .file_name()
@@ -918,7 +919,7 @@ fn process_running(i: &Input, name: &str) -> Option<bool> {
         if links {
             match std::fs::read_link(e.path().join("exe")) {
                 Ok(program) => return program_is(&program, name),
-                Err(err) if err.kind() != std::io::ErrorKind::PermissionDenied => return false,
+                Err(err) if live && err.kind() == std::io::ErrorKind::NotFound => return false,
                 Err(_) => {}
             }
         }
