@@ -136,12 +136,12 @@ fn stress_ng_metrics_and_yaml_give_one_load_per_stressor() {
     let (text, run) = run_and_import(
         dir.path(),
         "m.txt",
-        "stress-ng --cpu 2 --timer 1 -t 1s --metrics-brief --yaml sng.yaml",
+        "stress-ng --cpu 2 --matrix 1 -t 1s --metrics-brief --yaml sng.yaml",
     );
     assert_eq!(run["kind"], "load");
     let loads = run["loads"].as_array().unwrap();
     let specs: Vec<&str> = loads.iter().map(|l| l["spec"].as_str().unwrap()).collect();
-    assert_eq!(specs, ["cpu:2", "timer:1"], "{text}");
+    assert_eq!(specs, ["cpu:2", "matrix:1"], "{text}");
     // The rates are the table's, to its two decimals.
     for l in loads {
         let row = text
