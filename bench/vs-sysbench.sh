@@ -119,7 +119,8 @@ echo "${T}s per run, $ROUNDS rounds (up to $MAX while undecided) in alternating 
 echo "ratio = rtlab / sysbench of the rate; interval: the median ratio's, 90% confidence"
 [ -z "$SELF" ] || echo "self = sysbench's second run / its first in the same rounds (the control)," \
     "with its interval and its verdict against the same target"
-printf '%-34s %12s %12s %7s %13s %3s  %s' comparison sysbench rtlab ratio interval n "target verdict"
+printf "%-34s %12s %12s %7s %13s %3s  %-9s %${SELF:+-9}s" comparison sysbench rtlab ratio interval n \
+    target verdict
 [ -z "$SELF" ] && echo || printf '   %6s %13s  %s\n' self interval verdict
 COUNTS=$WORK/verdicts SELFCOUNTS=$WORK/self-verdicts
 

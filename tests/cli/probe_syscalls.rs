@@ -12,14 +12,49 @@ use std::process::Command;
 
 #[test]
 fn a_latency_run_reads_files_and_threads_without_needless_system_calls() {
+    counted(Command::new("strace"), is_root());
+}
+
+#[test]
+#[ignore = "needs root: setpriv to an unprivileged user, who must not read root's program links"]
+fn another_user_reads_names_where_root_reads_program_links() {
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "strace",
+    ])
+    .env("HOME", "/nonexistent");
+    counted(c, false);
+}
+
+/// Whether this process runs as root.
+fn is_root() -> bool {
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs a 10-wake-up latency run under `strace` (the command given, which
+/// may first change user; `root`: whether the run is root's) and checks the
+/// system calls it made for its record.
+fn counted(mut strace: Command, root: bool) {
     let dir = tempfile::tempdir().unwrap();
+    // Another user writes the trace and the store here too.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let log = dir.path().join("strace.log");
-    let out = Command::new("strace")
+    let out = strace
         .args(["-f", "-qq", "-o"])
         .arg(&log)
         .args([
             "-e",
-            "trace=openat,lseek,sched_getscheduler,sched_getparam,readlink",
+            // `?`: machines without readlink(2) (arm64) have readlinkat only.
+            "trace=openat,lseek,sched_getscheduler,sched_getparam,?readlink,readlinkat",
         ])
         .arg(assert_cmd::cargo::cargo_bin("rtlab"))
         .arg("--db")
@@ -69,24 +104,46 @@ fn a_latency_run_reads_files_and_threads_without_needless_system_calls() {
     // scans.
     assert!(calls("sched_getscheduler").len() >= 2, "{text}");
     assert_eq!(calls("sched_getparam"), Vec::<&str>::new());
-    // The audit looks for irqbalance by each process's program, one readlink
-    // of /proc/PID/exe (PID 1's at least). Root reads a process's name
-    // (open, read, close) only where its link was refused (a sandbox's PID 1
-    // hides its own); another user reads every name instead.
-    let exe = calls("readlink");
-    assert!(exe.iter().any(|l| l.contains("\"/proc/1/exe\"")), "{text}");
-    // SAFETY: geteuid(2) takes nothing and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    // The audit looks for irqbalance by each process's program: one readlink
+    // of /proc/PID/exe. Root reads a process's name (open, read, close) only
+    // where its link was refused (a sandbox's PID 1 hides its own); another
+    // user may not read root's links and reads every name instead.
+    let exe: Vec<&str> = [calls("readlink"), calls("readlinkat")]
+        .concat()
+        .into_iter()
+        .filter(|l| l.split('"').nth(1).is_some_and(is_pid_file("exe")))
+        .collect();
+    let names: Vec<&str> = read
+        .iter()
+        .copied()
+        .filter(|l| l.split('"').nth(1).is_some_and(is_pid_file("comm")))
+        .collect();
+    if root {
+        assert!(exe.iter().any(|l| l.contains("\"/proc/1/exe\"")), "{text}");
         let refused: Vec<String> = exe
             .iter()
             .filter(|l| l.contains("EACCES"))
-            .filter_map(|l| Some(l.split('"').nth(1)?.replace("/exe", "/comm")))
+            .filter_map(|l| Some(l.split('"').nth(1)?.replace("/exe", "/comm\"")))
             .collect();
-        let names: Vec<&str> = read
-            .iter()
-            .copied()
-            .filter(|l| l.contains("/comm\"") && !refused.iter().any(|r| l.contains(r.as_str())))
+        let needless: Vec<&str> = names
+            .into_iter()
+            .filter(|l| !refused.iter().any(|r| l.contains(r.as_str())))
             .collect();
-        assert_eq!(names, Vec::<&str>::new(), "{} programs asked", exe.len());
+        assert_eq!(needless, Vec::<&str>::new(), "{} programs asked", exe.len());
+    } else {
+        assert_eq!(exe, Vec::<&str>::new(), "links another user may not read");
+        assert!(
+            names.iter().any(|l| l.contains("\"/proc/1/comm\"")),
+            "{text}"
+        );
+    }
+}
+
+/// Whether a path is `/proc/PID/<file>` for a numeric PID.
+fn is_pid_file(file: &str) -> impl Fn(&str) -> bool + '_ {
+    move |path| {
+        path.strip_prefix("/proc/")
+            .and_then(|rest| rest.strip_suffix(file)?.strip_suffix('/'))
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
     }
 }
