@@ -22,12 +22,12 @@
 //! [`Accounting::Sysbench`] does the same, step for step: the clock read for
 //! the time limit (when one is set), the timer's lock around both clock reads,
 //! the event timed from its own start to its own end (without the loop around
-//! it), and sysbench's histogram ([`LogHistogram`]: the logarithm, a random
-//! copy, an atomic increment; left out, as sysbench leaves it out, when the
-//! run's `Report::latency_histogram` says so), which gives the percentile of
-//! the interval reports as sysbench's gives its own. The event's time also
-//! goes into the thread's exact moments and HdrHistogram, which are the run's
-//! statistics. The lock guards nothing that another thread reads: it is there
+//! it), and sysbench's histogram ([`LogHistogram`]: the logarithm and the
+//! floor as libm runs them, a random copy, an atomic increment; left out, as
+//! sysbench leaves it out, when the run's `Report::latency_histogram` says
+//! so), which gives the percentile of the interval reports as sysbench's gives
+//! its own. The event's time also goes into the thread's exact moments and
+//! HdrHistogram, which are the run's statistics. The lock guards nothing that another thread reads: it is there
 //! because sysbench takes it, so that an event costs here what it costs there.
 //! Where events are short (a 1 KiB memory block is written in some 40 ns) this
 //! bookkeeping is most of an event's time, in sysbench and here alike, so that
@@ -100,22 +100,59 @@ pub fn log_per_ln() -> f64 {
 
 /// The bucket of `ms` on sysbench's scale: the nearest step; below and above
 /// the range, the first and the last.
-///
-/// sysbench rounds with `floor(x + 0.5)`, a call into libm, where the machine
-/// has an instruction for it. Here the conversion to an integer does the
-/// rounding: from 0 up, truncation is the floor, and below 0 the bucket is the
-/// first either way. Without SSE4.1 in the target, `floor` would be a
-/// software routine of some twenty instructions, which made the event's
-/// bookkeeping dearer than sysbench's by that much.
-#[inline]
 pub fn log_bucket(ms: f64, per_ln: f64) -> usize {
-    let x = (ms.ln() - LOG_LOW_MS.ln()) * per_ln + 0.5;
-    if x < 0.0 {
+    bucket_at(log_position(ms, per_ln).floor())
+}
+
+/// Where `ms` lies on sysbench's scale, in buckets, plus one half: its floor
+/// is the bucket.
+#[inline(always)]
+fn log_position(ms: f64, per_ln: f64) -> f64 {
+    (ms.ln() - LOG_LOW_MS.ln()) * per_ln + 0.5
+}
+
+/// The bucket of a floored position: below the scale the first, above it
+/// the last.
+#[inline(always)]
+fn bucket_at(i: f64) -> usize {
+    if i < 0.0 {
         0
     } else {
-        // Truncation of a value from 0 up (saturating): its floor.
-        (x as usize).min(LOG_BUCKETS - 1)
+        (i as usize).min(LOG_BUCKETS - 1)
     }
+}
+
+/// `floor` as sysbench calls it, from glibc's libm: out of line, through a
+/// pointer set once (glibc picks its `floor` when the library is loaded),
+/// and on a CPU with SSE4.1 one rounding instruction. Rust's `f64::floor`
+/// for a target without SSE4.1 is a software routine of some twenty
+/// instructions, which made each event's bookkeeping dearer than sysbench's;
+/// truncating instead would make it cheaper.
+type Floor = unsafe fn(f64) -> f64;
+
+/// The `floor` this CPU's glibc would pick.
+fn libm_floor() -> Floor {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("sse4.1") {
+        return floor_sse41;
+    }
+    floor_soft
+}
+
+/// `floor` in one SSE4.1 instruction (`roundsd`, towards minus infinity).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.1")]
+#[inline(never)]
+fn floor_sse41(x: f64) -> f64 {
+    use std::arch::x86_64::{_mm_cvtsd_f64, _mm_floor_sd, _mm_set_sd};
+    let v = _mm_set_sd(x);
+    _mm_cvtsd_f64(_mm_floor_sd(v, v))
+}
+
+/// `floor` where the CPU has no instruction for it.
+#[inline(never)]
+fn floor_soft(x: f64) -> f64 {
+    x.floor()
 }
 
 /// The value (ms) of bucket `i` of sysbench's scale.
@@ -128,6 +165,7 @@ pub fn log_value(i: usize) -> f64 {
 pub(super) struct LogHistogram {
     counts: Box<[AtomicU64]>,
     per_ln: f64,
+    floor: Floor,
 }
 
 impl LogHistogram {
@@ -138,6 +176,7 @@ impl LogHistogram {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             per_ln: log_per_ln(),
+            floor: libm_floor(),
         }
     }
 
@@ -145,7 +184,9 @@ impl LogHistogram {
     #[inline]
     pub(super) fn record(&self, ns: u64, rng: &mut Xoroshiro) {
         let copy = (rng.next_u64() % COPIES as u64) as usize;
-        let i = log_bucket(ns as f64 / 1e6, self.per_ln);
+        // SAFETY: `libm_floor` picks the SSE4.1 floor only on a CPU that
+        // has SSE4.1.
+        let i = bucket_at(unsafe { (self.floor)(log_position(ns as f64 / 1e6, self.per_ln)) });
         self.counts[copy * LOG_BUCKETS + i].fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -190,21 +231,12 @@ mod tests {
         }
     }
 
-    /// The bucket as sysbench writes it: `floor(x + 0.5)`, clamped.
-    fn sysbench_bucket(ms: f64, per_ln: f64) -> usize {
-        let i = ((ms.ln() - LOG_LOW_MS.ln()) * per_ln + 0.5).floor();
-        if i < 0.0 {
-            0
-        } else {
-            (i as usize).min(LOG_BUCKETS - 1)
-        }
-    }
-
     #[test]
-    fn rounding_by_conversion_puts_every_value_where_floor_does() {
+    fn the_floor_picked_for_the_histogram_is_floor_at_every_bucket_edge() {
         let per_ln = log_per_ln();
+        let h = LogHistogram::new();
         let mut values = vec![0.0, f64::MIN_POSITIVE, 1e-9, f64::INFINITY];
-        // Every bucket's edges (where x + 0.5 is a whole number) and the
+        // Every bucket's edges (where the position is a whole number) and the
         // values a few ulps either side of them.
         for i in 0..=LOG_BUCKETS {
             let edge = ((i as f64 - 0.5) / per_ln + LOG_LOW_MS.ln()).exp();
@@ -223,12 +255,21 @@ mod tests {
             values.push(ns / 1e6);
             ns *= 1.01;
         }
+        // Both floors, where the CPU runs both, and the one picked.
+        let mut floors: Vec<Floor> = vec![floor_soft, h.floor];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("sse4.1") {
+            floors.push(floor_sse41);
+        }
         for ms in values {
-            assert_eq!(
-                log_bucket(ms, per_ln),
-                sysbench_bucket(ms, per_ln),
-                "{ms} ms"
-            );
+            let x = log_position(ms, per_ln);
+            for floor in &floors {
+                // SAFETY: the SSE4.1 floor is in the list only where the CPU
+                // has SSE4.1.
+                let f = unsafe { floor(x) };
+                assert_eq!(f.to_bits(), x.floor().to_bits(), "{ms} ms");
+                assert_eq!(bucket_at(f), log_bucket(ms, per_ln), "{ms} ms");
+            }
         }
     }
 
