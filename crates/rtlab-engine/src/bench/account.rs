@@ -27,8 +27,13 @@
 //! sysbench leaves it out, when the run's `Report::latency_histogram` says
 //! so), which gives the percentile of the interval reports as sysbench's gives
 //! its own. The event's time also goes into the thread's exact moments and
-//! HdrHistogram, which are the run's statistics. The lock guards nothing that another thread reads: it is there
-//! because sysbench takes it, so that an event costs here what it costs there.
+//! HdrHistogram, which are the run's statistics. The lock guards nothing that
+//! another thread reads: it is there because sysbench takes it, so that an
+//! event costs here what it costs there. One cost of sysbench's is left out:
+//! its test returns step 2's event record (48 bytes) by value with only the
+//! type written, and the loop's copy of it waits on a store the CPU cannot
+//! forward to the wider loads; copied here the same way, that wait cost more
+//! than sysbench's whole extra time per event (`bench/RESULTS.md`).
 //! Where events are short (a 1 KiB memory block is written in some 40 ns) this
 //! bookkeeping is most of an event's time, in sysbench and here alike, so that
 //! events/s and MiB/s compare.
