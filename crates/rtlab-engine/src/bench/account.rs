@@ -154,7 +154,9 @@ fn floor_sse41(x: f64) -> f64 {
     _mm_cvtsd_f64(_mm_floor_sd(v, v))
 }
 
-/// `floor` where the CPU has no instruction for it.
+/// `floor` as the target compiles it, out of line: the software routine on an
+/// x86-64 CPU without SSE4.1, one instruction where the base instruction set
+/// has it (arm64's `frintm`).
 #[inline(never)]
 fn floor_soft(x: f64) -> f64 {
     x.floor()
