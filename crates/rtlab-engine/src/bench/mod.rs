@@ -566,6 +566,22 @@ pub(crate) fn test_run<W: Workload>(w: &W, threads: usize, time_ns: u64, events:
     )
 }
 
+/// How many of the pages that hold the `len` bytes from `start` are not yet
+/// in memory (mincore(2)): a page a timed run touches first would take a page
+/// fault inside the run.
+#[cfg(test)]
+pub(crate) fn pages_not_resident(start: *const u8, len: usize) -> usize {
+    let page = crate::load::sys::page_size();
+    let first = start as usize & !(page - 1);
+    let span = start as usize + len - first;
+    let mut resident = vec![0u8; span.div_ceil(page)];
+    // SAFETY: mincore(2) on pages of a live allocation of the caller's, with
+    // one byte per page to fill.
+    let rc = unsafe { libc::mincore(first as *mut libc::c_void, span, resident.as_mut_ptr()) };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    resident.iter().filter(|r| **r & 1 == 0).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
