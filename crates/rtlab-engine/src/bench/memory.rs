@@ -449,13 +449,11 @@ mod sysbench {
 
     /// Puts `rng` into this thread's [`Loop`], and `buf` and its size when
     /// they are not already there, runs `run` on it and takes the generator
-    /// back. sysbench sets its block's address once per thread. Stored again
-    /// before every event, the two made 1 KiB random writes (128 words an
-    /// event) slower by 8 % in the median and by up to 30 % in some runs,
-    /// by how much depending on where the address space was laid out: as far
-    /// as can be told without hardware counters, the processor learns from
-    /// each event's first turn that the loop's loads of them depend on a
-    /// store, and makes them wait in the turns after (bench/RESULTS.md).
+    /// back. sysbench sets its block's address once per thread. With the
+    /// address on a line of its own but stored again before every event, 1 KiB
+    /// random writes (128 words an event) ran at 0.70 of sysbench's rate;
+    /// stored once, as here, they run as with the old layout or faster
+    /// (bench/RESULTS.md).
     #[inline(always)]
     fn in_loop(buf: &[AtomicUsize], rng: &mut Xoroshiro, run: impl FnOnce(*mut Loop)) {
         LOOP.with(|cell| {
