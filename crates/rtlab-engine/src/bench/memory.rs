@@ -1037,9 +1037,10 @@ mod tests {
             assert_eq!(b.words().as_ptr() as usize % page, 0);
             assert!(b.words().iter().all(|w| w.load(R) == 0));
         }
-        // Every page is in memory before a run touches it: 8 MiB, far above
-        // glibc's mmap threshold, so the pages come fresh from the kernel.
-        let b = Block::new(8 << 20).unwrap();
+        // Every page is in memory before a run touches it: 40 MiB, above the
+        // largest mmap threshold glibc ever sets (32 MiB), so the pages always
+        // come fresh from the kernel, whatever other tests freed before.
+        let b = Block::new(40 << 20).unwrap();
         let words = b.words();
         let len = words.len() * WORD as usize;
         assert_eq!(

@@ -151,9 +151,10 @@ mod tests {
     /// `pthread_mutex_init` loop writes every page of its own block).
     #[test]
     fn every_page_of_the_block_is_resident_before_the_first_lock() {
-        // 1.2 MB: far above glibc's mmap threshold, so the block is fresh
-        // pages straight from the kernel, as in the `mutex` test.
-        let m = Spaced::new(4096);
+        // 41 MB: above the largest mmap threshold glibc ever sets (32 MiB),
+        // so the block is always fresh pages from the kernel, whatever other
+        // tests freed before, as the `mutex` test's 1.2 MB are in a run.
+        let m = Spaced::new(140_000);
         // Up to the end of the last mutex: the padding after it is never
         // written, here or in sysbench.
         let len = (m.len() - 1) * std::mem::size_of::<SpacedSlot>()
