@@ -16,6 +16,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=link/cc");
+    println!("cargo:rerun-if-changed=link/order");
     println!("cargo:rerun-if-env-changed=RTLAB_NO_HOT_CODE");
     println!("cargo:rerun-if-env-changed=RTLAB_NO_RELR");
     let var = |k: &str| std::env::var(k).unwrap_or_default();

@@ -38,6 +38,7 @@ mod cyclictest_vs;
 mod fleet_cli;
 mod golden;
 mod hostile_names;
+mod hot_code_order;
 mod import_cyclictest;
 mod import_formats;
 mod import_sysbench;
