@@ -9,8 +9,9 @@
 # --histfile), so the comparison does not depend on either tool's own
 # arithmetic. Memory: peak RSS (GNU time), and VmRSS while measuring (the
 # largest of /proc/PID/status read every 50 ms over the middle half of the
-# run). CPU: task-clock (`perf stat`, a second run of each, interleaved;
-# also of a 10-wake-up run, to show the fixed part apart from the wake-ups),
+# run), both binaries read from the disk (see below). CPU: task-clock (`perf
+# stat`, a second run of each, interleaved; also of a 10-wake-up run, to show
+# the fixed part apart from the wake-ups),
 # and per sample (user+sys)/samples from GNU time. Page faults: those of the
 # whole process (start-up included, GNU time's minor + major), and for rtlab
 # those its measuring threads took while measuring (the run's "page faults
@@ -36,6 +37,14 @@ if [ -z "${RTLAB:-}" ]; then
     cargo build --release -q
     RTLAB=${CARGO_TARGET_DIR:-$PWD/target}/release/rtlab
 fi
+# Both programs as installed ones are: their files read from the disk, not
+# left in the page cache as the linker wrote them. The same bytes just written
+# measure about 0.2 MB more RSS while measuring and 0.4 MB more at the peak
+# (bench/RESULTS.md), until the file is read again.
+sync
+for f in "$RTLAB" "$(command -v cyclictest)"; do
+    dd if="$f" iflag=nocache count=0 status=none
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
