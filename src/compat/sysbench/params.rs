@@ -130,6 +130,7 @@ const FLAGS: &[(Test, &str, &str)] = &[
     (Test::Memory, "--block-size", "--memory-block-size"),
     (Test::Memory, "--total-size", "--memory-total-size"),
     (Test::Memory, "--scope", "--memory-scope"),
+    (Test::Memory, "--hugetlb", "--memory-hugetlb"),
     (Test::Fileio, "--total-size", "--file-total-size"),
     (Test::Fileio, "--block-size", "--file-block-size"),
     (Test::Fileio, "--files", "--file-num"),
@@ -300,11 +301,6 @@ fn common(t: Test, v: &Values) -> Result<Common> {
 }
 
 fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
-    v.only(
-        "memory-hugetlb",
-        &["off"],
-        "rtlab takes the blocks from ordinary pages",
-    )?;
     let oper = v.word("memory-oper", &["read", "write", "none"])?;
     let block = v.size("memory-block-size")?;
     if block < 8 || !block.is_power_of_two() {
@@ -328,6 +324,7 @@ fn memory_params(v: &Values, common: Common) -> Result<memory::Params> {
             _ => memory::ScopeArg::Global,
         },
         mode: memory::ModeArg::Sysbench,
+        hugetlb: v.on("memory-hugetlb"),
         common,
     })
 }

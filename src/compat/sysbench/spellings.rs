@@ -45,6 +45,21 @@ fn memory_of(line: &str) -> (String, String, [String; 3]) {
 }
 
 #[test]
+fn memory_hugetlb_takes_the_blocks_from_huge_pages() {
+    for (line, huge) in [
+        ("memory --memory-hugetlb=on run", true),
+        ("memory --memory-hugetlb run", true),
+        ("memory --memory-hugetlb=off run", false),
+        ("memory run", false),
+    ] {
+        let Params::BenchMemory(m) = planned(line).0.step else {
+            panic!("{line}")
+        };
+        assert_eq!(m.hugetlb, huge, "{line}");
+    }
+}
+
+#[test]
 fn sysbench_1_0_options_of_cpu_and_the_general_ones() {
     let (p, warnings) = planned(
         "cpu --threads=2 --time=5 --events=7 --cpu-max-prime=2000 --report-interval=1 \
@@ -302,7 +317,6 @@ fn what_rtlab_cannot_honour_is_refused_with_the_reason() {
         ("memory --rand-seed=7 run", "from the clock"),
         ("mutex --rand-seed=7 run", "from the clock"),
         ("cpu --config-file=opts run", "on the command line"),
-        ("memory --memory-hugetlb run", "ordinary pages"),
         ("fileio --file-io-mode=async run", "synchronous requests"),
         ("fileio --file-io-mode=mmap run", "synchronous requests"),
         ("fileio --file-fsync-all=on run", "every --file-fsync-freq"),

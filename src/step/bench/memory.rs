@@ -9,7 +9,9 @@ use crate::step::value::Size;
 use crate::step::{Machine, Observer};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use rtlab_engine::bench::memory::{self, Access, Memory, MemoryConfig, Method, Oper, Scope};
+use rtlab_engine::bench::memory::{
+    self, Access, HugePool, Memory, MemoryConfig, Method, Oper, Scope,
+};
 use rtlab_engine::bench::Tally;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -50,6 +52,11 @@ pub struct Params {
     /// read per event: the memory's speed).
     #[arg(long, value_enum, default_value_t = ModeArg::Sysbench)]
     pub mode: ModeArg,
+    /// Take the blocks from the HugeTLB pool (huge pages reserved beforehand,
+    /// e.g. `sysctl vm.nr_hugepages=16`) instead of ordinary pages.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hugetlb: bool,
     #[command(flatten)]
     #[serde(flatten)]
     pub common: Common,
@@ -66,7 +73,7 @@ bench_step!(
 /// What a memory run was asked, in words.
 fn what(a: &super::Asked) -> String {
     format!(
-        "block {}, {} {} {}, total {}{}",
+        "block {}, {} {} {}, total {}{}{}",
         a.size("block_size"),
         a.word("access"),
         a.word("oper"),
@@ -75,7 +82,8 @@ fn what(a: &super::Asked) -> String {
         match a.word("mode") {
             "bandwidth" => ", bandwidth mode",
             _ => "",
-        }
+        },
+        if a.on("hugetlb") { ", huge pages" } else { "" }
     )
 }
 
@@ -132,8 +140,12 @@ impl Params {
             what: &what,
             fix: "give a smaller --block-size (or fewer --threads with --scope local)",
         };
-        let budget = (m.mem_available > 0).then(|| limits::budget_of(m.mem_available));
-        limits::check_memory("--block-size", &need, budget)?;
+        if cfg.hugetlb {
+            check_pool(&cfg, threads, HugePool::now())?;
+        } else {
+            let budget = (m.mem_available > 0).then(|| limits::budget_of(m.mem_available));
+            limits::check_memory("--block-size", &need, budget)?;
+        }
         if cfg.total_size / cfg.block_size < threads as u64 {
             return Err(bad_flag(
                 "--total-size",
@@ -186,24 +198,56 @@ impl Params {
                 ModeArg::Sysbench => Method::Sysbench,
                 ModeArg::Bandwidth => Method::Bandwidth,
             },
+            hugetlb: self.hugetlb,
         })
     }
 
     /// What it was asked, for [`super::asked`].
     pub(super) fn asked(&self) -> Value {
         let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
-        super::with_threads(
-            &self.common,
-            json!({
-                "block_size": self.block_size.get(),
-                "total_size": self.total_size.get(),
-                "oper": word(json!(self.oper)),
-                "access": word(json!(self.access)),
-                "scope": word(json!(self.scope)),
-                "mode": word(json!(self.mode)),
-            }),
-        )
+        let mut asked = json!({
+            "block_size": self.block_size.get(),
+            "total_size": self.total_size.get(),
+            "oper": word(json!(self.oper)),
+            "access": word(json!(self.access)),
+            "scope": word(json!(self.scope)),
+            "mode": word(json!(self.mode)),
+        });
+        if self.hugetlb {
+            asked["hugetlb"] = json!(true);
+        }
+        super::with_threads(&self.common, asked)
     }
+}
+
+/// Refuses a run whose blocks the HugeTLB pool cannot hold, saying how many
+/// huge pages to reserve.
+fn check_pool(c: &MemoryConfig, threads: usize, pool: Option<HugePool>) -> Result<()> {
+    let Some(pool) = pool else {
+        return Err(bad_flag(
+            "--hugetlb",
+            "this kernel has no HugeTLB pool (no HugePages_Free in /proc/meminfo); run without it",
+        ));
+    };
+    let blocks = match c.scope {
+        Scope::Global => 1,
+        Scope::Local => threads as u64,
+    };
+    let need = pool.pages_for(c.block_size).saturating_mul(blocks);
+    if need > pool.free {
+        return Err(bad_flag(
+            "--hugetlb",
+            format!(
+                "{blocks} block(s) of {} need {need} huge page(s) of {}, and the pool has {} free of {}; reserve them as root (sysctl vm.nr_hugepages={}) or run without --hugetlb",
+                bytes(c.block_size),
+                bytes(pool.page),
+                pool.free,
+                pool.total,
+                pool.total + need - pool.free
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Memory the blocks take: one block (global scope) or one per thread.
@@ -285,6 +329,38 @@ mod tests {
         let c = p.plan(&machine(8 << 30)).unwrap().cfg;
         assert_eq!((c.oper, c.method), (Oper::Write, Method::Bandwidth));
         assert_eq!((c.block_size, c.total_size), (1024, 100 << 30));
+    }
+
+    #[test]
+    fn huge_pages_are_counted_before_the_run() {
+        let pool = |free, total| {
+            Some(HugePool {
+                page: 2 << 20,
+                total,
+                free,
+            })
+        };
+        let p: Params = serde_json::from_value(json!({
+            "block_size": "3M", "scope": "local", "hugetlb": true, "threads": 2,
+        }))
+        .unwrap();
+        assert_eq!(p.asked()["hugetlb"], true);
+        round_trip(&p);
+        let c = p.config().unwrap();
+        assert!(c.hugetlb);
+        // Two blocks of 3 MiB: two huge pages each.
+        assert!(check_pool(&c, 2, pool(4, 4)).is_ok());
+        let e = refusal(check_pool(&c, 2, pool(3, 8)));
+        assert_eq!(
+            e,
+            "--hugetlb: 2 block(s) of 3MiB need 4 huge page(s) of 2MiB, and the pool has 3 free of 8; \
+             reserve them as root (sysctl vm.nr_hugepages=9) or run without --hugetlb"
+        );
+        assert!(refusal(check_pool(&c, 2, None)).contains("no HugeTLB pool"));
+        // Not asked: not recorded, and a record without it reads as ordinary pages.
+        let p: Params = serde_json::from_value(json!({"block_size": "3M"})).unwrap();
+        assert!(!p.hugetlb && p.asked().get("hugetlb").is_none());
+        assert!(serde_json::to_value(&p).unwrap().get("hugetlb").is_none());
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! bookkeeping ([`Accounting::Lean`]): the memory's speed, not sysbench's.
 
 use super::{Accounting, EventCtl, EventError, Tally, Workload, Xoroshiro};
+use crate::load::sys::Mapping;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -89,6 +90,9 @@ pub struct MemoryConfig {
     pub scope: Scope,
     /// sysbench's work or the bandwidth mode's.
     pub method: Method,
+    /// Blocks from the HugeTLB pool (huge pages reserved beforehand, as
+    /// sysbench's `--memory-hugetlb`) instead of ordinary pages.
+    pub hugetlb: bool,
 }
 
 /// The memory workload, with every block allocated and touched.
@@ -101,21 +105,32 @@ pub struct Memory {
 }
 
 /// The blocks could not be allocated: the system refused `bytes` bytes. The
-/// caller should have checked the size against the memory available first;
-/// this catches sizes no address space holds.
+/// caller should have checked the size against the memory available (or the
+/// HugeTLB pool) first; this catches sizes no address space holds, and a pool
+/// emptied meanwhile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockAllocError {
     /// Bytes asked for, over all blocks.
     pub bytes: u64,
+    /// Asked of the HugeTLB pool.
+    pub hugetlb: bool,
 }
 
 impl std::fmt::Display for BlockAllocError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "cannot allocate {} bytes of memory blocks; give a smaller --block-size or fewer threads",
-            self.bytes
-        )
+        if self.hugetlb {
+            write!(
+                f,
+                "cannot take {} bytes of memory blocks from the HugeTLB pool; reserve more huge pages (/proc/sys/vm/nr_hugepages) or give a smaller --block-size",
+                self.bytes
+            )
+        } else {
+            write!(
+                f,
+                "cannot allocate {} bytes of memory blocks; give a smaller --block-size or fewer threads",
+                self.bytes
+            )
+        }
     }
 }
 
@@ -132,23 +147,88 @@ pub struct MemoryThread {
 }
 
 /// One block of words starting on a page boundary, as sysbench allocates its
-/// blocks (`memalign` to the page size): where a block starts within a page
-/// changes how fast the caches and the prefetchers move it.
+/// blocks (`memalign` to the page size, or huge pages): where a block starts
+/// within a page changes how fast the caches and the prefetchers move it.
 pub struct Block {
     /// The words, with room before the first page boundary.
-    storage: Box<[AtomicUsize]>,
+    storage: Storage,
     /// Where the block starts in `storage`.
     start: usize,
     /// Its length in words.
     words: usize,
 }
 
+/// Where a block's words live.
+enum Storage {
+    /// Ordinary pages, from the allocator.
+    Heap(Box<[AtomicUsize]>),
+    /// Huge pages from the HugeTLB pool, the block at their start.
+    Huge(Mapping),
+}
+
+/// The HugeTLB pool of the default huge page size, from `/proc/meminfo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HugePool {
+    /// Bytes per huge page.
+    pub page: u64,
+    /// Huge pages reserved (`vm.nr_hugepages`).
+    pub total: u64,
+    /// Of those, free.
+    pub free: u64,
+}
+
+impl HugePool {
+    /// The pool as `/proc/meminfo` shows it, `None` when it shows none (a
+    /// kernel without HugeTLB).
+    pub fn now() -> Option<HugePool> {
+        Self::parse(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    }
+
+    /// The pool from the text of `/proc/meminfo`.
+    pub fn parse(meminfo: &str) -> Option<HugePool> {
+        let field = |key: &str| {
+            meminfo.lines().find_map(|l| {
+                let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+                let mut words = rest.split_whitespace();
+                let n: u64 = words.next()?.parse().ok()?;
+                Some(match words.next() {
+                    Some("kB") => n * 1024,
+                    _ => n,
+                })
+            })
+        };
+        Some(HugePool {
+            page: field("Hugepagesize")?.max(1),
+            total: field("HugePages_Total")?,
+            free: field("HugePages_Free")?,
+        })
+    }
+
+    /// Huge pages one block of `bytes` takes.
+    pub fn pages_for(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.page)
+    }
+}
+
 impl Block {
     /// A block of `bytes` (a multiple of [`WORD`]), every page written once,
     /// or `None` when the system refuses the memory: asked for fallibly, so
     /// that a size from the command line cannot abort the process.
-    fn new(bytes: u64) -> Option<Block> {
+    fn new(bytes: u64, hugetlb: bool) -> Option<Block> {
         let words = usize::try_from(bytes / WORD).ok()?;
+        if hugetlb {
+            let pool = HugePool::now()?;
+            let len = usize::try_from(pool.pages_for(bytes).checked_mul(pool.page)?).ok()?;
+            let m = Mapping::huge(len).ok()?;
+            // Written once, as sysbench clears its blocks: every huge page is
+            // mapped before the start.
+            m.atomic_words().iter().for_each(|w| w.store(0, R));
+            return Some(Block {
+                storage: Storage::Huge(m),
+                start: 0,
+                words,
+            });
+        }
         let page = crate::load::sys::page_size() / WORD as usize;
         let mut v: Vec<AtomicUsize> = Vec::new();
         v.try_reserve_exact(words.checked_add(page)?).ok()?;
@@ -156,7 +236,7 @@ impl Block {
         v.extend((0..words + page).map(|_| AtomicUsize::new(0)));
         let start = v.as_ptr().align_offset(page * WORD as usize).min(page);
         Some(Block {
-            storage: v.into_boxed_slice(),
+            storage: Storage::Heap(v.into_boxed_slice()),
             start,
             words,
         })
@@ -165,7 +245,11 @@ impl Block {
     /// The block's words.
     #[inline(always)]
     fn words(&self) -> &[AtomicUsize] {
-        &self.storage[self.start..self.start + self.words]
+        let all = match &self.storage {
+            Storage::Heap(words) => words,
+            Storage::Huge(m) => m.atomic_words(),
+        };
+        &all[self.start..self.start + self.words]
     }
 }
 
@@ -202,11 +286,14 @@ impl Memory {
         };
         let refused = BlockAllocError {
             bytes: cfg.block_size.saturating_mul(blocks as u64),
+            hugetlb: cfg.hugetlb,
         };
         let mut all = Vec::new();
         all.try_reserve_exact(blocks).map_err(|_| refused)?;
         for _ in 0..blocks {
-            all.push(Some(Block::new(cfg.block_size).ok_or(refused)?));
+            all.push(Some(
+                Block::new(cfg.block_size, cfg.hugetlb).ok_or(refused)?,
+            ));
         }
         let (global, local) = match cfg.scope {
             Scope::Global => (all.pop().flatten(), Vec::new()),
@@ -855,6 +942,7 @@ mod tests {
             access,
             scope,
             method: Method::Sysbench,
+            hugetlb: false,
         }
     }
 
@@ -1032,7 +1120,7 @@ mod tests {
     fn blocks_start_on_a_page_and_hold_their_words() {
         let page = crate::load::sys::page_size();
         for bytes in [8, 1024, 100_000 * 8] {
-            let b = Block::new(bytes).unwrap();
+            let b = Block::new(bytes, false).unwrap();
             assert_eq!(b.words().len() as u64 * WORD, bytes);
             assert_eq!(b.words().as_ptr() as usize % page, 0);
             assert!(b.words().iter().all(|w| w.load(R) == 0));
@@ -1040,13 +1128,124 @@ mod tests {
         // Every page is in memory before a run touches it: 40 MiB, above the
         // largest mmap threshold glibc ever sets (32 MiB), so the pages always
         // come fresh from the kernel, whatever other tests freed before.
-        let b = Block::new(40 << 20).unwrap();
+        let b = Block::new(40 << 20, false).unwrap();
         let words = b.words();
         let len = words.len() * WORD as usize;
         assert_eq!(
             super::super::pages_not_resident(words.as_ptr().cast(), len),
             0
         );
+    }
+
+    #[test]
+    fn the_huge_page_pool_is_read_from_meminfo() {
+        let text = "MemTotal:        2029132 kB\nHugePages_Total:       8\nHugePages_Free:        7\n\
+                    HugePages_Rsvd:        0\nHugepagesize:       2048 kB\nHugetlb:           16384 kB\n";
+        let pool = HugePool::parse(text).unwrap();
+        assert_eq!(
+            pool,
+            HugePool {
+                page: 2 << 20,
+                total: 8,
+                free: 7
+            }
+        );
+        assert_eq!(
+            [1, 2 << 20, (2 << 20) + 8, 64 << 20].map(|b| pool.pages_for(b)),
+            [1, 1, 2, 32]
+        );
+        assert_eq!(HugePool::parse("MemTotal:        2029132 kB\n"), None);
+    }
+
+    /// Holds at least `free` huge pages free in the pool (reserving more),
+    /// and gives back what it reserved when dropped.
+    struct Reserved(u64);
+
+    impl Reserved {
+        const KNOB: &str = "/proc/sys/vm/nr_hugepages";
+
+        fn at_least(free: u64) -> Reserved {
+            let pool = HugePool::now().expect("this kernel has a HugeTLB pool");
+            let was = pool.total;
+            if pool.free < free {
+                std::fs::write(Self::KNOB, (was + free - pool.free).to_string()).unwrap();
+            }
+            let now = HugePool::now().unwrap();
+            assert!(
+                now.free >= free,
+                "the kernel reserved {} huge pages of {} asked (memory too fragmented?)",
+                now.free,
+                free
+            );
+            Reserved(was)
+        }
+    }
+
+    impl Drop for Reserved {
+        fn drop(&mut self) {
+            let _ = std::fs::write(Self::KNOB, self.0.to_string());
+        }
+    }
+
+    /// The page size the kernel maps at `addr` in this process, from
+    /// `/proc/self/smaps` (kB).
+    fn kernel_page_kb(addr: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((lo, hi)) = range.split_once('-') {
+                    if let (Ok(lo), Ok(hi)) =
+                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                    {
+                        inside = (lo..hi).contains(&addr);
+                        continue;
+                    }
+                }
+            }
+            if let (true, Some(kb)) = (inside, line.strip_prefix("KernelPageSize:")) {
+                return kb.trim().trim_end_matches("kB").trim().parse().unwrap();
+            }
+        }
+        panic!("{addr:#x} is in no mapping of /proc/self/smaps");
+    }
+
+    #[test]
+    #[ignore = "needs root: reserves huge pages (/proc/sys/vm/nr_hugepages)"]
+    fn huge_blocks_come_from_the_pool() {
+        let _reserved = Reserved::at_least(2);
+        let before = HugePool::now().unwrap();
+        // 3 MiB: two huge pages of 2 MiB.
+        let c = MemoryConfig {
+            block_size: 3 << 20,
+            total_size: 30 << 20,
+            hugetlb: true,
+            ..cfg(Oper::Write, Access::Seq, Scope::Global)
+        };
+        let w = Memory::new(c, 1).unwrap();
+        let during = HugePool::now().unwrap();
+        let b = w.global.as_ref().unwrap();
+        let start = b.words().as_ptr() as usize;
+        assert_eq!(before.free - during.free, before.pages_for(3 << 20));
+        assert_eq!(start % before.page as usize, 0);
+        assert_eq!(kernel_page_kb(start), before.page / 1024);
+        assert_eq!(b.words().len() as u64 * WORD, 3 << 20);
+        let out = test_run(&w, 1, 0, 0);
+        let all = super::super::ThreadStats::total(&out.threads);
+        assert_eq!((all.events(), all.tally.bytes_written), (10, 30 << 20));
+        // sysbench's sequential write: the words from each to the block's end.
+        let n = b.words().len();
+        assert_eq!(b.words()[0].load(R), n);
+        assert_eq!(b.words()[n - 1].load(R), 1);
+        drop(w);
+        assert_eq!(HugePool::now().unwrap().free, before.free);
+        // A pool with too few pages: refused, not a crash at the first touch.
+        let c = MemoryConfig {
+            block_size: (before.free + 1) * before.page,
+            ..c
+        };
+        let e = Memory::new(c, 1).err().unwrap();
+        assert!(e.to_string().contains("HugeTLB pool"), "{e}");
     }
 
     #[test]

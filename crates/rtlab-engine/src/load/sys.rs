@@ -4,6 +4,7 @@
 use crate::rt::errno;
 use crate::rt::process::{send_signal, SIGKILL, SIGTERM};
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 /// The page size (`sysconf(_SC_PAGESIZE)`), 4096 if unknown.
@@ -23,9 +24,28 @@ pub struct Mapping {
     len: usize,
 }
 
+// SAFETY: the mapping is owned by this value alone; through a shared reference
+// it is only read or written as atomic words (`atomic_words`), and plain
+// writes (`touch`) need `&mut`.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
 impl Mapping {
     /// Maps `len` bytes of anonymous memory (`mmap(2)`); returns the errno.
     pub fn anonymous(len: usize) -> Result<Mapping, i32> {
+        Self::map(len, libc::MAP_NORESERVE)
+    }
+
+    /// Maps `len` bytes (a multiple of the huge page size) from the HugeTLB
+    /// pool (`MAP_HUGETLB`, pages of the default size): the pages are
+    /// reserved now, so a pool with too few free fails here (ENOMEM) rather
+    /// than at the first touch.
+    pub fn huge(len: usize) -> Result<Mapping, i32> {
+        Self::map(len, libc::MAP_HUGETLB)
+    }
+
+    fn map(len: usize, flags: i32) -> Result<Mapping, i32> {
         // SAFETY: mmap(2) with a null hint, an anonymous private mapping and no fd;
         // the result is checked against MAP_FAILED.
         let ptr = unsafe {
@@ -33,7 +53,7 @@ impl Mapping {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
                 -1,
                 0,
             )
@@ -45,6 +65,20 @@ impl Mapping {
             ptr: ptr.cast(),
             len,
         })
+    }
+
+    /// The mapping as words, each read and written atomically.
+    #[inline(always)]
+    pub fn atomic_words(&self) -> &[AtomicUsize] {
+        // SAFETY: the mapping is page-aligned, readable and writable, filled
+        // with zeros by the kernel (a valid AtomicUsize) and lives as long as
+        // `self`; every access through the slice is atomic.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.ptr.cast::<AtomicUsize>(),
+                self.len / std::mem::size_of::<AtomicUsize>(),
+            )
+        }
     }
 
     /// Writes `value` to the first byte of page `page` (of size `page_size`).
