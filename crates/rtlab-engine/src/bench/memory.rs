@@ -150,21 +150,21 @@ pub struct MemoryThread {
 /// blocks (`memalign` to the page size, or huge pages): where a block starts
 /// within a page changes how fast the caches and the prefetchers move it.
 pub struct Block {
-    /// The words, with room before the first page boundary.
-    storage: Storage,
-    /// Where the block starts in `storage`.
-    start: usize,
+    /// The block's first word, on a page boundary in `_storage`.
+    first: std::ptr::NonNull<AtomicUsize>,
     /// Its length in words.
     words: usize,
+    /// What holds the words, which never move while it lives: ordinary
+    /// pages from the allocator (a boxed slice with room before the first
+    /// page boundary) or huge pages (a [`Mapping`]).
+    _storage: Box<dyn Send + Sync>,
 }
 
-/// Where a block's words live.
-enum Storage {
-    /// Ordinary pages, from the allocator.
-    Heap(Box<[AtomicUsize]>),
-    /// Huge pages from the HugeTLB pool, the block at their start.
-    Huge(Mapping),
-}
+// SAFETY: `first` points into `_storage`, which the block owns and which never
+// moves; every access to the words is atomic.
+unsafe impl Send for Block {}
+// SAFETY: as above.
+unsafe impl Sync for Block {}
 
 /// The HugeTLB pool of the default huge page size, from `/proc/meminfo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,9 +224,9 @@ impl Block {
             // mapped before the start.
             m.atomic_words().iter().for_each(|w| w.store(0, R));
             return Some(Block {
-                storage: Storage::Huge(m),
-                start: 0,
+                first: std::ptr::NonNull::from(m.atomic_words().first()?),
                 words,
+                _storage: Box::new(m),
             });
         }
         let page = crate::load::sys::page_size() / WORD as usize;
@@ -235,21 +235,20 @@ impl Block {
         // Zeroed and written once, so every page is mapped before the start.
         v.extend((0..words + page).map(|_| AtomicUsize::new(0)));
         let start = v.as_ptr().align_offset(page * WORD as usize).min(page);
+        let v = v.into_boxed_slice();
         Some(Block {
-            storage: Storage::Heap(v.into_boxed_slice()),
-            start,
+            first: std::ptr::NonNull::from(v.get(start)?),
             words,
+            _storage: Box::new(v),
         })
     }
 
     /// The block's words.
     #[inline(always)]
     fn words(&self) -> &[AtomicUsize] {
-        let all = match &self.storage {
-            Storage::Heap(words) => words,
-            Storage::Huge(m) => m.atomic_words(),
-        };
-        &all[self.start..self.start + self.words]
+        // SAFETY: `words` words from `first` lie in `_storage` (made so by
+        // `new`), which lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.first.as_ptr(), self.words) }
     }
 }
 
