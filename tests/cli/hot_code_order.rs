@@ -147,3 +147,20 @@ fn a_file_that_is_not_a_profile_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_binary_without_readable_symbols_stops_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = binary(dir.path());
+    let profiles = profiles(dir.path(), &bin, false);
+    let not_elf = dir.path().join("app");
+    std::fs::write(&not_elf, "not an object file\n").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/order");
+    let out = expect(Command::new(script).arg(&not_elf).args(&profiles), &[2]);
+    assert!(out.stdout.is_empty(), "no order is printed");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("nm cannot read") && err.contains("app"),
+        "{err}"
+    );
+}

@@ -229,10 +229,7 @@ fn check_pool(c: &MemoryConfig, threads: usize, pool: Option<HugePool>) -> Resul
             "this kernel has no HugeTLB pool (no HugePages_Free in /proc/meminfo); run without it",
         ));
     };
-    let blocks = match c.scope {
-        Scope::Global => 1,
-        Scope::Local => threads as u64,
-    };
+    let blocks = blocks(c, threads);
     let need = pool.pages_for(c.block_size).saturating_mul(blocks);
     if need > pool.free {
         return Err(bad_flag(
@@ -250,18 +247,24 @@ fn check_pool(c: &MemoryConfig, threads: usize, pool: Option<HugePool>) -> Resul
     Ok(())
 }
 
-/// Memory the blocks take: one block (global scope) or one per thread.
-fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
+/// How many blocks the run maps: one (global scope) or one per thread.
+fn blocks(c: &MemoryConfig, threads: usize) -> u64 {
     match c.scope {
-        Scope::Global => (c.block_size, format!("one {} block", bytes(c.block_size))),
-        Scope::Local => (
-            c.block_size.saturating_mul(threads as u64),
-            format!(
-                "{threads} thread(s) × one {} block (--scope local)",
-                bytes(c.block_size)
-            ),
-        ),
+        Scope::Global => 1,
+        Scope::Local => threads as u64,
     }
+}
+
+/// Memory the blocks take, and what they are.
+fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
+    let what = match c.scope {
+        Scope::Global => format!("one {} block", bytes(c.block_size)),
+        Scope::Local => format!(
+            "{threads} thread(s) × one {} block (--scope local)",
+            bytes(c.block_size)
+        ),
+    };
+    (c.block_size.saturating_mul(blocks(c, threads)), what)
 }
 
 /// Moves blocks until the total size, a limit or a signal; the run has the
