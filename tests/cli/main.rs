@@ -21,6 +21,7 @@ mod audit_cli;
 mod bench_cli;
 mod bench_cyclictest_report;
 mod bench_interval;
+mod bench_rows;
 mod browser;
 mod campaign_cli;
 mod ci_cli;
