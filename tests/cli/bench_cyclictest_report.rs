@@ -3,7 +3,7 @@
 //! whichever tool ran first, the task-clock verdict on the pairs' ratios, and
 //! the fixed part apart from the cost per wake-up.
 
-use crate::common::expect;
+use crate::common::{expect, squeezed_line as line};
 use assert_cmd::Command;
 use std::path::Path;
 
@@ -61,14 +61,6 @@ fn report(task_clock: &str) -> String {
         &[0],
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// The line of `text` that starts with `start`, its spaces squeezed.
-fn line(text: &str, start: &str) -> String {
-    text.lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .find(|l| l.starts_with(start))
-        .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
 }
 
 #[test]

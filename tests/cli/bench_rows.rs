@@ -4,7 +4,7 @@
 //! counted, whatever else the outputs hold (the control's columns, the old
 //! format without an interval, prose).
 
-use crate::common::expect;
+use crate::common::{expect, squeezed_line as line};
 use assert_cmd::Command;
 use std::path::Path;
 
@@ -41,14 +41,6 @@ fn summary(outputs: &[String]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/rows.awk");
     let out = expect(Command::new("awk").arg("-f").arg(script).args(&files), &[0]);
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// The line of `text` that starts with `start`, its spaces squeezed.
-fn line(text: &str, start: &str) -> String {
-    text.lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .find(|l| l.starts_with(start))
-        .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
 }
 
 #[test]

@@ -231,3 +231,12 @@ pub fn children_of(pid: i32) -> Vec<i32> {
     }
     out
 }
+
+/// The line of `text` that starts with `start`, its spaces squeezed: a row
+/// of a table printed in aligned columns.
+pub fn squeezed_line(text: &str, start: &str) -> String {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
+}
