@@ -229,7 +229,7 @@ fn check_pool(c: &MemoryConfig, threads: usize, pool: Option<HugePool>) -> Resul
             "this kernel has no HugeTLB pool (no HugePages_Free in /proc/meminfo); run without it",
         ));
     };
-    let blocks = blocks(c, threads);
+    let blocks = c.blocks(threads) as u64;
     let need = pool.pages_for(c.block_size).saturating_mul(blocks);
     if need > pool.free {
         return Err(bad_flag(
@@ -247,14 +247,6 @@ fn check_pool(c: &MemoryConfig, threads: usize, pool: Option<HugePool>) -> Resul
     Ok(())
 }
 
-/// How many blocks the run maps: one (global scope) or one per thread.
-fn blocks(c: &MemoryConfig, threads: usize) -> u64 {
-    match c.scope {
-        Scope::Global => 1,
-        Scope::Local => threads as u64,
-    }
-}
-
 /// Memory the blocks take, and what they are.
 fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
     let what = match c.scope {
@@ -264,7 +256,7 @@ fn memory_need(c: &MemoryConfig, threads: usize) -> (u64, String) {
             bytes(c.block_size)
         ),
     };
-    (c.block_size.saturating_mul(blocks(c, threads)), what)
+    (c.block_size.saturating_mul(c.blocks(threads) as u64), what)
 }
 
 /// Moves blocks until the total size, a limit or a signal; the run has the

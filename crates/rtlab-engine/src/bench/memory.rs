@@ -95,6 +95,17 @@ pub struct MemoryConfig {
     pub hugetlb: bool,
 }
 
+impl MemoryConfig {
+    /// The blocks a run of `threads` threads maps: one (global scope) or one
+    /// per thread.
+    pub fn blocks(&self, threads: usize) -> usize {
+        match self.scope {
+            Scope::Global => 1,
+            Scope::Local => threads.max(1),
+        }
+    }
+}
+
 /// The memory workload, with every block allocated and touched.
 pub struct Memory {
     cfg: MemoryConfig,
@@ -173,7 +184,9 @@ pub struct HugePool {
     pub page: u64,
     /// Huge pages reserved (`vm.nr_hugepages`).
     pub total: u64,
-    /// Of those, free.
+    /// Of those, free for a new mapping: free, less those another mapping
+    /// has reserved but not yet touched (`HugePages_Rsvd`), which a
+    /// `MAP_HUGETLB` mapping cannot take.
     pub free: u64,
 }
 
@@ -200,7 +213,7 @@ impl HugePool {
         Some(HugePool {
             page: field("Hugepagesize")?.max(1),
             total: field("HugePages_Total")?,
-            free: field("HugePages_Free")?,
+            free: field("HugePages_Free")?.saturating_sub(field("HugePages_Rsvd").unwrap_or(0)),
         })
     }
 
@@ -278,11 +291,7 @@ impl Memory {
             cfg.block_size
         );
         let threads = threads.max(1);
-        let blocks = if cfg.scope == Scope::Global {
-            1
-        } else {
-            threads
-        };
+        let blocks = cfg.blocks(threads);
         let refused = BlockAllocError {
             bytes: cfg.block_size.saturating_mul(blocks as u64),
             hugetlb: cfg.hugetlb,
@@ -1154,6 +1163,11 @@ mod tests {
             [1, 1, 2, 32]
         );
         assert_eq!(HugePool::parse("MemTotal:        2029132 kB\n"), None);
+        // Pages another mapping reserved are not free for this one.
+        let reserved = text.replace("HugePages_Rsvd:        0", "HugePages_Rsvd:        5");
+        assert_eq!(HugePool::parse(&reserved).unwrap().free, 2);
+        let older = text.replace("HugePages_Rsvd:        0\n", "");
+        assert_eq!(HugePool::parse(&older).unwrap().free, 7);
     }
 
     /// Holds at least `free` huge pages free in the pool (reserving more),
