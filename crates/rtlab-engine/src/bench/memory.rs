@@ -147,11 +147,11 @@ impl std::fmt::Display for BlockAllocError {
 
 impl std::error::Error for BlockAllocError {}
 
-/// A thread's state: its own block (local scope), random generator, and the
-/// blocks it may still move.
+/// A thread's state: its own block (local scope) and the blocks it may still
+/// move. Its random generator is the thread's own, in thread-local memory, as
+/// sysbench's: [`Memory::thread`] seeds it on the thread that runs the events.
 pub struct MemoryThread {
     local: Option<Block>,
-    rng: Xoroshiro,
     /// The bandwidth mode's walk: the next index of the full-period sequence.
     walk: u64,
     left: u64,
@@ -320,15 +320,16 @@ impl Workload for Memory {
     type Thread = MemoryThread;
 
     fn thread(&self, index: usize) -> MemoryThread {
-        // Called once per index before the start barrier: taking the block
-        // out of the lock is not on the measured path.
+        // Called once per index before the start barrier, on the thread that
+        // runs the events: taking the block out of the lock is not on the
+        // measured path, and the generator seeded here is that thread's.
+        sysbench::seed(Xoroshiro::from_clock(index as u64));
         let local = match self.local.lock() {
             Ok(mut blocks) => blocks.get_mut(index).and_then(Option::take),
             Err(poisoned) => poisoned.into_inner().get_mut(index).and_then(Option::take),
         };
         MemoryThread {
             local,
-            rng: Xoroshiro::from_clock(index as u64),
             walk: 0,
             left: blocks_per_thread(self.cfg.total_size, self.cfg.block_size, self.threads),
         }
@@ -361,9 +362,9 @@ impl Workload for Memory {
             (Method::Sysbench, Access::Seq, Oper::Write) => sysbench::seq_write(buf),
             (Method::Sysbench, Access::Seq, Oper::Read) => sysbench::seq_read(buf),
             (Method::Sysbench, Access::Seq, Oper::None) => sysbench::seq_none(buf),
-            (Method::Sysbench, Access::Rnd, Oper::Write) => sysbench::rnd_write(buf, &mut t.rng),
-            (Method::Sysbench, Access::Rnd, Oper::Read) => sysbench::rnd_read(buf, &mut t.rng),
-            (Method::Sysbench, Access::Rnd, Oper::None) => sysbench::rnd_none(buf, &mut t.rng),
+            (Method::Sysbench, Access::Rnd, Oper::Write) => sysbench::rnd_write(buf),
+            (Method::Sysbench, Access::Rnd, Oper::Read) => sysbench::rnd_read(buf),
+            (Method::Sysbench, Access::Rnd, Oper::None) => sysbench::rnd_none(buf),
             (Method::Bandwidth, Access::Seq, Oper::Write) => bandwidth::seq_write(buf),
             (Method::Bandwidth, Access::Seq, _) => {
                 black_box(bandwidth::seq_read(buf));
@@ -488,7 +489,9 @@ mod sysbench {
     /// thread-local block address lies two lines after it; its size is a
     /// global. The loop stores the generator at every turn: with the address
     /// and the size on the generator's line, 1 MiB random writes ran 6 %
-    /// faster than sysbench's (bench/RESULTS.md).
+    /// faster than sysbench's (bench/RESULTS.md). The generator stays here
+    /// for the thread's life, as sysbench's: copied in and out around every
+    /// event, it cost 1 KiB random writes some 6 % (bench/RESULTS.md).
     #[repr(C, align(64))]
     struct Loop {
         rng: Xoroshiro,
@@ -527,14 +530,28 @@ mod sysbench {
         Load,
     }
 
-    /// Runs sysbench's random loop over `buf` with `rng`'s state, which it
-    /// leaves where the loop stopped: as many times as the block has words,
-    /// stores the byte offset reached at (or loads) the word a draw names.
+    /// Seeds this thread's generator, which its random loops draw from.
+    pub(super) fn seed(rng: Xoroshiro) {
+        // SAFETY: the thread's own `Loop`, not borrowed elsewhere.
+        LOOP.with(|cell| unsafe { (*cell.as_ptr()).rng = rng });
+    }
+
+    /// This thread's generator as the loops left it.
+    #[cfg(test)]
+    pub(super) fn generator() -> Xoroshiro {
+        // SAFETY: as in `seed`.
+        LOOP.with(|cell| unsafe { (*cell.as_ptr()).rng.clone() })
+    }
+
+    /// Runs sysbench's random loop over `buf` with this thread's generator,
+    /// which it leaves where the loop stopped: as many times as the block has
+    /// words, stores the byte offset reached at (or loads) the word a draw
+    /// names.
     #[inline(always)]
-    fn rnd(buf: &[AtomicUsize], rng: &mut Xoroshiro, touch: Touch) {
+    fn rnd(buf: &[AtomicUsize], touch: Touch) {
         // SAFETY: `in_loop` hands over this thread's own `Loop`, holding
         // `buf` and its size, as both loops require.
-        in_loop(buf, rng, |p| unsafe {
+        in_loop(buf, |p| unsafe {
             #[cfg(target_arch = "x86_64")]
             x86_64::rnd(p, touch);
             #[cfg(not(target_arch = "x86_64"))]
@@ -542,39 +559,35 @@ mod sysbench {
         });
     }
 
-    /// Puts `rng` into this thread's [`Loop`], and `buf` and its size when
-    /// they are not already there, runs `run` on it and takes the generator
-    /// back. sysbench sets its block's address once per thread. With the
-    /// address on a line of its own but stored again before every event, 1 KiB
-    /// random writes (128 words an event) ran at 0.70 of sysbench's rate;
-    /// stored once, as here, they run as with the old layout or faster
-    /// (bench/RESULTS.md).
+    /// Puts `buf` and its size into this thread's [`Loop`] when they are not
+    /// already there, and runs `run` on it. sysbench sets its block's address
+    /// once per thread. With the address on a line of its own but stored
+    /// again before every event, 1 KiB random writes (128 words an event) ran
+    /// at 0.70 of sysbench's rate; stored once, as here, they run as with the
+    /// old layout or faster (bench/RESULTS.md).
     #[inline(always)]
-    fn in_loop(buf: &[AtomicUsize], rng: &mut Xoroshiro, run: impl FnOnce(*mut Loop)) {
+    fn in_loop(buf: &[AtomicUsize], run: impl FnOnce(*mut Loop)) {
         LOOP.with(|cell| {
             let p = cell.as_ptr();
             let bytes = buf.len() as u64 * WORD;
             // SAFETY: the thread's own `Loop`, not borrowed elsewhere.
             unsafe {
-                (*p).rng = rng.clone();
                 if (*p).base != buf.as_ptr() || (*p).bytes != bytes {
                     (*p).base = buf.as_ptr();
                     (*p).bytes = bytes;
                 }
             }
             run(p);
-            // SAFETY: the thread's own `Loop`; the loop is over.
-            *rng = unsafe { (*cell.as_ptr()).rng.clone() };
         });
     }
 
     /// The portable random loop, which the machines without an assembly
     /// loop run, for the tests to hold the two to the same results.
     #[cfg(all(test, target_arch = "x86_64"))]
-    pub(super) fn rnd_portable(buf: &[AtomicUsize], rng: &mut Xoroshiro, write: bool) {
+    pub(super) fn rnd_portable(buf: &[AtomicUsize], write: bool) {
         let touch = if write { Touch::Store } else { Touch::Load };
         // SAFETY: as in `rnd`.
-        in_loop(buf, rng, |p| unsafe { portable::rnd(p, touch) });
+        in_loop(buf, |p| unsafe { portable::rnd(p, touch) });
     }
 
     /// The random loop as sysbench's compiled one runs on x86-64, instruction
@@ -750,23 +763,30 @@ mod sysbench {
     /// As many times as the block has words, stores the byte offset reached
     /// at a random word.
     #[inline(always)]
-    pub(super) fn rnd_write(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        rnd(buf, rng, Touch::Store);
+    pub(super) fn rnd_write(buf: &[AtomicUsize]) {
+        rnd(buf, Touch::Store);
     }
 
     /// As many times as the block has words, loads a random word.
     #[inline(always)]
-    pub(super) fn rnd_read(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        rnd(buf, rng, Touch::Load);
+    pub(super) fn rnd_read(buf: &[AtomicUsize]) {
+        rnd(buf, Touch::Load);
     }
 
-    /// The random draws of [`rnd_read`] alone, the generator kept in
-    /// registers (no access to the block, so nothing makes sysbench's loop
-    /// reload it).
+    /// The random draws of [`rnd_read`] alone, this thread's generator
+    /// taken into registers for the event (no access to the block, so
+    /// nothing makes sysbench's loop reload it) and put back after it.
     #[inline(always)]
-    pub(super) fn rnd_none(buf: &[AtomicUsize], rng: &mut Xoroshiro) {
-        by_eights(buf, |_| {
-            rng.next_u64();
+    pub(super) fn rnd_none(buf: &[AtomicUsize]) {
+        LOOP.with(|cell| {
+            let p = cell.as_ptr();
+            // SAFETY: the thread's own `Loop`, not borrowed elsewhere.
+            let mut rng = unsafe { (*p).rng.clone() };
+            by_eights(buf, |_| {
+                rng.next_u64();
+            });
+            // SAFETY: as above.
+            unsafe { (*p).rng = rng };
         });
     }
 }
@@ -1044,8 +1064,8 @@ mod tests {
         assert_eq!(values(&b), (1..=19).rev().collect::<Vec<_>>());
         // rnd: the byte offset reached, at random words inside the block.
         let b = words(64);
-        let mut rng = Xoroshiro::new(3);
-        sysbench::rnd_write(&b, &mut rng);
+        sysbench::seed(Xoroshiro::new(3));
+        sysbench::rnd_write(&b);
         let v = values(&b);
         assert!(v.iter().all(|x| x % 8 == 0 && *x < 64 * 8));
         assert!(v.iter().filter(|x| **x != 0).count() > 16, "{v:?}");
@@ -1053,51 +1073,88 @@ mod tests {
         let b = words(64);
         sysbench::seq_none(&b);
         sysbench::seq_read(&b);
-        sysbench::rnd_read(&b, &mut rng);
-        sysbench::rnd_none(&b, &mut rng);
+        sysbench::rnd_read(&b);
+        sysbench::rnd_none(&b);
         assert!(values(&b).iter().all(|x| *x == 0));
     }
 
     /// The random loop stores each byte offset at the word sysbench's draw
-    /// names, and its generator goes on from one event to the next (its
-    /// state lives apart from the loop's caller while an event runs).
+    /// names, and the thread's generator goes on from one event to the next.
     #[test]
     fn the_random_loop_draws_sysbenchs_sequence_and_keeps_its_generator() {
         let b = words(64);
-        let mut rng = Xoroshiro::new(11);
-        let mut draws = rng.clone();
+        let mut draws = Xoroshiro::new(11);
+        sysbench::seed(draws.clone());
         let mut expected = vec![0; 64];
         for event in 0..3 {
-            sysbench::rnd_write(&b, &mut rng);
+            sysbench::rnd_write(&b);
             for i in 0..64 {
                 expected[(draws.unit() * 64.0) as usize] = i * 8;
             }
             assert_eq!(values(&b), expected, "event {event}");
+            assert_eq!(
+                sysbench::generator().next_u64(),
+                draws.clone().next_u64(),
+                "event {event}"
+            );
         }
+        // The draws of the `none` operation step the same generator.
+        sysbench::rnd_none(&b);
+        for _ in 0..64 {
+            draws.next_u64();
+        }
+        assert_eq!(sysbench::generator().next_u64(), draws.next_u64());
+    }
+
+    /// The generator is the thread's, as sysbench's: another thread's seed
+    /// and draws leave it alone, and a thread taking its state seeds it.
+    #[test]
+    fn each_thread_draws_from_its_own_generator() {
+        sysbench::seed(Xoroshiro::new(11));
+        std::thread::spawn(|| {
+            sysbench::seed(Xoroshiro::new(5));
+            sysbench::rnd_write(&words(64));
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            sysbench::generator().next_u64(),
+            Xoroshiro::new(11).next_u64()
+        );
+        // An unseeded (all-zero) generator draws only zeros, word 0 each time.
+        sysbench::seed(Xoroshiro::ZERO);
+        let m = Memory::new(cfg(Oper::Write, Access::Rnd, Scope::Local), 1).unwrap();
+        let _state = m.thread(0);
+        let mut g = sysbench::generator();
+        assert_ne!((g.next_u64(), g.next_u64()), (0, 0));
     }
 
     /// On x86-64 the random loop is sysbench's, written in assembly; other
-    /// machines run the portable loop. Both store the same words and leave
-    /// the generator in the same state, event after event.
+    /// machines run the portable loop. From the same seed, both store the
+    /// same words and leave the generator in the same state, event after
+    /// event.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_assembly_and_the_portable_random_loops_agree() {
         for n in [1, 2, 7, 64, 1000] {
             for write in [true, false] {
-                let (asm, portable) = (words(n), words(n));
-                let (mut a, mut p) = (Xoroshiro::new(n as u64), Xoroshiro::new(n as u64));
-                for event in 0..3 {
-                    if write {
-                        sysbench::rnd_write(&asm, &mut a);
-                    } else {
-                        sysbench::rnd_read(&asm, &mut a);
-                    }
-                    sysbench::rnd_portable(&portable, &mut p, write);
-                    let what = format!("{n} words, write {write}, event {event}");
-                    assert_eq!(values(&asm), values(&portable), "{what}");
-                    assert_eq!(a.clone().next_u64(), p.clone().next_u64(), "{what}");
-                }
-                assert_eq!(values(&asm).iter().any(|v| *v != 0), write && n > 1);
+                let run = |portable: bool| {
+                    let b = words(n);
+                    sysbench::seed(Xoroshiro::new(n as u64));
+                    (0..3)
+                        .map(|_| {
+                            match (portable, write) {
+                                (true, _) => sysbench::rnd_portable(&b, write),
+                                (false, true) => sysbench::rnd_write(&b),
+                                (false, false) => sysbench::rnd_read(&b),
+                            }
+                            (values(&b), sysbench::generator().next_u64())
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let (asm, portable) = (run(false), run(true));
+                assert_eq!(asm, portable, "{n} words, write {write}");
+                assert_eq!(asm[2].0.iter().any(|v| *v != 0), write && n > 1);
             }
         }
     }

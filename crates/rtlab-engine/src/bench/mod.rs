@@ -152,7 +152,9 @@ impl EventCtl<'_> {
 pub trait Workload: Sync {
     /// A thread's own state (buffers, random generator).
     type Thread: Send;
-    /// Makes thread `index`'s state; runs before the start barrier, untimed.
+    /// Makes thread `index`'s state; runs before the start barrier, untimed,
+    /// on the thread that runs its events (thread-local state set here is
+    /// that thread's).
     fn thread(&self, index: usize) -> Self::Thread;
     /// Runs one event. `Ok(true)`: an event was done; `Ok(false)`: the workload has
     /// no more work and did nothing.
