@@ -1,10 +1,12 @@
 # The report of bench/vs-cyclictest.sh, from its two files of records
-# (needs bench/interval.awk; -v loops=LOOPS -v fixed=FIXED):
+# (needs bench/interval.awk; -v loops=LOOPS -v fixed=FIXED; -v together=1
+# when the two runs of each pair ran at once):
 #   task-clock: TOOL CONDITION PAIR TASK_CLOCK_MS FIXED_MS, one line per run
 #     of perf stat (FIXED_MS: the same options for FIXED wake-ups);
 #   results: TOOL CONDITION MIN_US P50_US P99_US MAX_US CPU_NS_PER_SAMPLE
 #     RSS_KB FAULTS FAULTS_WHILE_MEASURING MEASURING_KB, one line per run.
-# The two runs of a pair are matched by the pair's number, whichever ran first.
+# The two runs of a pair are matched by the pair's number, whichever ran first
+# (or whether they ran at once).
 # The mean task-clock of a tool under a condition ("tool condition"); 0
 # without a reading.
 function mean_tc(key) { return tn[key] ? tc[key] / tn[key] : 0 }
@@ -81,7 +83,7 @@ END {
         printf "  %-7s fixed (a %d-wake-up run): rtlab %.1f ms, cyclictest %.1f ms; per wake-up beyond it: median %.3f, interval %.3f-%.3f\n", conds[c], fixed, f[2], f[1], MED, LO, HI
     }
     print "(means over the pairs; ratios rtlab / cyclictest, below 1 is better for rtlab; rss: peak;"
-    print " meas_kb: VmRSS while measuring; task_ms: task-clock of another run of each, interleaved,"
+    print " meas_kb: VmRSS while measuring; task_ms: task-clock of another run of each, " (together ? "both at once," : "interleaved,")
     print " with its range; proc_faults: minor + major of the whole process; faults_in_loop: total"
     print " over the pairs of the faults the measuring threads took while measuring, as rtlab records them;"
     print " fixed: median task-clock of a " fixed "-wake-up run; per wake-up: (task-clock - fixed) / (loops - " fixed "),"

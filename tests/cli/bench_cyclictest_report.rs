@@ -1,7 +1,8 @@
 //! The report of `bench/vs-cyclictest.sh` (`bench/cyclictest-report.awk`) on
 //! records written here: each pair's two runs matched by the pair's number
 //! whichever tool ran first, the task-clock verdict on the pairs' ratios, and
-//! the fixed part apart from the cost per wake-up.
+//! the fixed part apart from the cost per wake-up; runs taken at once
+//! (`TASK_CLOCK=together`) read the same and are said to be so.
 
 use crate::common::{expect, squeezed_line as line};
 use assert_cmd::Command;
@@ -37,6 +38,11 @@ fn records(cond: &str, pairs: u32, fixed: (f64, f64), per_wakeup: f64) -> (Strin
 /// The report of the records, with one line of the other measurements per
 /// tool and condition.
 fn report(task_clock: &str) -> String {
+    report_with(task_clock, &[])
+}
+
+/// [`report`] with more `-v NAME=VALUE` settings of the report.
+fn report_with(task_clock: &str, settings: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("task-clock"), task_clock).unwrap();
     let mut results = String::new();
@@ -56,6 +62,7 @@ fn report(task_clock: &str) -> String {
             .arg(format!("loops={LOOPS}"))
             .arg("-v")
             .arg(format!("fixed={FIXED}"))
+            .args(settings.iter().flat_map(|s| ["-v", s]))
             .arg(dir.path().join("task-clock"))
             .arg(dir.path().join("results")),
         &[0],
@@ -118,5 +125,41 @@ fn a_reading_perf_did_not_give_leaves_its_pair_out() {
     assert!(
         line(&text, "idle fixed").ends_with("median 1.000, interval 1.000-1.000"),
         "{text}"
+    );
+}
+
+#[test]
+fn runs_taken_at_once_are_paired_alike_and_said_to_be() {
+    let (idle, _) = records("idle", 5, (8.0, 3.0), 1.01);
+    let (stress, _) = records("stress", 5, (3.0, 3.0), 1.0);
+    let records = idle + &stress;
+    // The script writes rtlab's line first in every pair when both ran at
+    // once: the same records in another order.
+    let mut at_once: Vec<&str> = records.lines().collect();
+    at_once.sort_by_key(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (
+            f[1] == "stress",
+            f[2].parse::<u32>().unwrap(),
+            f[0] == "cyclictest",
+        )
+    });
+    let together = report_with(&(at_once.join("\n") + "\n"), &["together=1"]);
+    let apart = report(&records);
+    for key in [
+        "task-clock idle",
+        "task-clock stress",
+        "idle fixed",
+        "stress fixed",
+    ] {
+        assert_eq!(line(&together, key), line(&apart, key), "{key}");
+    }
+    assert!(
+        together.contains("task_ms: task-clock of another run of each, both at once,"),
+        "{together}"
+    );
+    assert!(
+        apart.contains("task_ms: task-clock of another run of each, interleaved,"),
+        "{apart}"
     );
 }
